@@ -1,0 +1,28 @@
+#include "collectives/core/error.hpp"
+
+namespace collbench {
+
+std::string ErrorContext::describe() const {
+  std::string s;
+  auto add = [&s](const std::string& kv) {
+    if (!s.empty()) s += ' ';
+    s += kv;
+  };
+  if (!op.empty()) add("op=" + op);
+  if (!algo.empty()) add("algo=" + algo);
+  if (point_bytes) add("size=" + std::to_string(point_bytes));
+  if (!phase.empty()) add("phase=" + phase);
+  if (iteration >= 0) add("iteration=" + std::to_string(iteration));
+  if (rank >= 0) add("rank=" + std::to_string(rank));
+  if (peer >= 0) add("peer=" + std::to_string(peer));
+  if (tag >= 0) add("tag=" + std::to_string(tag));
+  if (bytes) add("bytes=" + std::to_string(bytes));
+  return s;
+}
+
+std::string Error::with_context(const std::string& what, const ErrorContext& ctx) {
+  const std::string d = ctx.describe();
+  return d.empty() ? what : what + " (" + d + ")";
+}
+
+}  // namespace collbench

@@ -1,0 +1,63 @@
+#pragma once
+// Typed errors that say where they happened: op, algo, rank, peer, tag, bytes. The harness
+// prints `what()` as the one line a user sees, so every message is complete on its own.
+#include <cstddef>
+#include <stdexcept>
+#include <string>
+
+namespace collbench {
+
+// What a rank was doing when something went wrong; filled by the transport from the call
+// context the harness sets (op/algo/bytes/iteration) plus the request (peer/tag/bytes).
+struct ErrorContext {
+  std::string op;
+  std::string algo;
+  int rank = -1;
+  int peer = -1;
+  int tag = -1;
+  std::size_t bytes = 0;      // bytes of the message involved (0 when none)
+  std::size_t point_bytes = 0;  // size of the measured point
+  long iteration = -1;        // -1: not inside a measured iteration
+  std::string phase;          // "warmup", "timed", "verify", ...
+  std::string describe() const;  // "op=allreduce algo=ring rank=1 peer=2 tag=3 ..."
+};
+
+class Error : public std::runtime_error {
+ public:
+  Error(std::string what, ErrorContext ctx = {})
+      : std::runtime_error(with_context(what, ctx)), ctx_(std::move(ctx)), message_(std::move(what)) {}
+  const ErrorContext& context() const { return ctx_; }
+  const std::string& message() const { return message_; }  // without the context suffix
+
+ private:
+  static std::string with_context(const std::string& what, const ErrorContext& ctx);
+  ErrorContext ctx_;
+  std::string message_;
+};
+
+// An algorithm refuses a case up front (e.g. a world size it cannot handle): recorded as a
+// skipped point with this reason, never a failure.
+class NotSupported : public Error {
+ public:
+  using Error::Error;
+};
+
+// A wait exceeded the transport's timeout: names the peer it was waiting for.
+class TimeoutError : public Error {
+ public:
+  using Error::Error;
+};
+
+// The backend (MPI/NCCL/CUDA) returned an error code, or a peer died.
+class TransportError : public Error {
+ public:
+  using Error::Error;
+};
+
+// Bad command line, config file or other user input: one line, exit status 2.
+class UsageError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+}  // namespace collbench

@@ -1,0 +1,40 @@
+#pragma once
+// A reduction as algorithms see it: the op, the element type and a type-erased host kernel
+// out[i] = a[i] (op) b[i]. `out` may alias `a` or `b` (accumulate in place).
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "collectives/core/dtype.hpp"
+#include "collectives/core/elementwise.hpp"
+
+namespace collbench {
+
+using ReduceFn = void (*)(void* out, const void* a, const void* b, std::size_t n);
+
+struct ReduceOp {
+  RedOp kind = RedOp::sum;
+  DType dtype = DType::float32;
+  ReduceFn host_fn = nullptr;  // device memory spaces launch their own kernel for (kind, dtype)
+};
+
+inline constexpr RedOp kAllRedOps[] = {RedOp::sum, RedOp::prod, RedOp::max, RedOp::min};
+
+constexpr std::string_view redop_name(RedOp op) {
+  switch (op) {
+    case RedOp::sum: return "sum";
+    case RedOp::prod: return "prod";
+    case RedOp::max: return "max";
+    case RedOp::min: return "min";
+  }
+  return "?";
+}
+std::optional<RedOp> parse_redop(std::string_view name);
+std::string redop_names();
+
+// The vectorised host kernel for (op, dtype); never null.
+ReduceFn host_reduce_fn(RedOp op, DType dtype);
+inline ReduceOp make_reduce_op(RedOp op, DType dtype) { return {op, dtype, host_reduce_fn(op, dtype)}; }
+
+}  // namespace collbench

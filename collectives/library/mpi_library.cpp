@@ -1,0 +1,181 @@
+// The MPI library's own collectives as registry entries (algo "library", backend "mpi"),
+// so they go through the same timing, verification and JSON path as the custom ones.
+#include <mpi.h>
+
+#include <climits>
+#include <cstring>
+
+#include "collectives/registry.hpp"
+#include "collectives/transport/mpi/mpi_transport.hpp"
+
+namespace collbench {
+namespace {
+
+MPI_Datatype mpi_type(DType t) {
+  switch (t) {
+    case DType::int8: return MPI_INT8_T;
+    case DType::uint8: return MPI_UINT8_T;
+    case DType::int32: return MPI_INT32_T;
+    case DType::int64: return MPI_INT64_T;
+    case DType::float32: return MPI_FLOAT;
+    case DType::float64: return MPI_DOUBLE;
+    case DType::float16:
+    case DType::bfloat16: return MPI_UINT16_T;  // moved as raw bits; reductions use a user op
+  }
+  return MPI_BYTE;
+}
+
+// User-defined MPI op applying our kernel: the only way to reduce float16/bfloat16 in MPI,
+// and exact same arithmetic as the custom algorithms for them.
+template <RedOp Op, DType T>
+void user_reduce(void* in, void* inout, int* len, MPI_Datatype*) {
+  host_reduce_fn(Op, T)(inout, inout, in, static_cast<std::size_t>(*len));
+}
+
+struct MpiOp {
+  MPI_Op op = MPI_OP_NULL;
+  bool user = false;
+  ~MpiOp() {
+    if (user) MPI_Op_free(&op);
+  }
+};
+
+MPI_Op builtin_op(RedOp op) {
+  switch (op) {
+    case RedOp::sum: return MPI_SUM;
+    case RedOp::prod: return MPI_PROD;
+    case RedOp::max: return MPI_MAX;
+    case RedOp::min: return MPI_MIN;
+  }
+  return MPI_SUM;
+}
+
+template <DType T>
+MPI_User_function* user_fn(RedOp op) {
+  switch (op) {
+    case RedOp::sum: return &user_reduce<RedOp::sum, T>;
+    case RedOp::prod: return &user_reduce<RedOp::prod, T>;
+    case RedOp::max: return &user_reduce<RedOp::max, T>;
+    case RedOp::min: return &user_reduce<RedOp::min, T>;
+  }
+  return nullptr;
+}
+
+// Built-in ops for native types. Integer sum/prod in MPI wrap in two's complement like
+// ours. 16-bit floats (and a planted test kernel) need a user op.
+void make_op(const ReduceOp& r, MpiOp& out) {
+  const bool native = r.dtype != DType::float16 && r.dtype != DType::bfloat16;
+  if (native && r.host_fn == host_reduce_fn(r.kind, r.dtype)) {
+    out.op = builtin_op(r.kind);
+    return;
+  }
+  if (r.host_fn != host_reduce_fn(r.kind, r.dtype))
+    throw NotSupported("the MPI library path cannot apply a custom reduce kernel");
+  MPI_User_function* fn = r.dtype == DType::float16 ? user_fn<DType::float16>(r.kind) : user_fn<DType::bfloat16>(r.kind);
+  MPI_Op_create(fn, /*commute=*/1, &out.op);
+  out.user = true;
+}
+
+MpiTransport& mpi(Transport& t) {
+  auto* m = dynamic_cast<MpiTransport*>(&t);
+  if (!m) throw NotSupported("MPI library collectives need the mpi backend");
+  return *m;
+}
+
+int icount(std::size_t count, const Transport& t) {
+  if (count > static_cast<std::size_t>(INT_MAX)) throw NotSupported("count exceeds MPI's int", t.error_context());
+  return static_cast<int>(count);
+}
+
+const void* in_place_if(bool cond, const void* p) { return cond ? MPI_IN_PLACE : p; }
+
+void bcast(Transport& t, const CollArgs& a) {
+  MpiTransport& m = mpi(t);
+  if (m.rank() == a.root) m.memory().copy(a.recv, a.send, a.bytes(a.count));
+  COLLBENCH_MPI_CHECK(MPI_Bcast(a.recv, icount(a.count, t), mpi_type(a.dtype), a.root, m.comm()), &t);
+}
+
+void reduce(Transport& t, const CollArgs& a) {
+  MpiTransport& m = mpi(t);
+  MpiOp op;
+  make_op(a.op, op);
+  const bool ip = a.send == a.recv;
+  // MPI_IN_PLACE is only valid at the root; elsewhere the send buffer is simply the input.
+  const void* s = (ip && m.rank() == a.root) ? MPI_IN_PLACE : a.send;
+  COLLBENCH_MPI_CHECK(MPI_Reduce(s, a.recv, icount(a.count, t), mpi_type(a.dtype), op.op, a.root, m.comm()), &t);
+}
+
+void allreduce(Transport& t, const CollArgs& a) {
+  MpiTransport& m = mpi(t);
+  MpiOp op;
+  make_op(a.op, op);
+  COLLBENCH_MPI_CHECK(MPI_Allreduce(in_place_if(a.send == a.recv, a.send), a.recv, icount(a.count, t),
+                                    mpi_type(a.dtype), op.op, m.comm()),
+                      &t);
+}
+
+void gather(Transport& t, const CollArgs& a) {
+  MpiTransport& m = mpi(t);
+  const bool ip = m.rank() == a.root && a.send == elem_ptr(a.recv, m.rank() * a.count, a.dtype);
+  const int c = icount(a.count, t);
+  COLLBENCH_MPI_CHECK(MPI_Gather(in_place_if(ip, a.send), c, mpi_type(a.dtype), a.recv, c, mpi_type(a.dtype), a.root,
+                                 m.comm()),
+                      &t);
+}
+
+void allgather(Transport& t, const CollArgs& a) {
+  MpiTransport& m = mpi(t);
+  const bool ip = a.send == elem_ptr(a.recv, m.rank() * a.count, a.dtype);
+  const int c = icount(a.count, t);
+  COLLBENCH_MPI_CHECK(
+      MPI_Allgather(in_place_if(ip, a.send), c, mpi_type(a.dtype), a.recv, c, mpi_type(a.dtype), m.comm()), &t);
+}
+
+void scatter(Transport& t, const CollArgs& a) {
+  MpiTransport& m = mpi(t);
+  const bool ip = m.rank() == a.root && a.recv == elem_ptr(a.send, m.rank() * a.count, a.dtype);
+  const int c = icount(a.count, t);
+  COLLBENCH_MPI_CHECK(MPI_Scatter(a.send, c, mpi_type(a.dtype), ip ? MPI_IN_PLACE : a.recv, c, mpi_type(a.dtype),
+                                  a.root, m.comm()),
+                      &t);
+}
+
+void reduce_scatter(Transport& t, const CollArgs& a) {
+  MpiTransport& m = mpi(t);
+  MpiOp op;
+  make_op(a.op, op);
+  const bool ip = a.recv == elem_ptr(a.send, m.rank() * a.count, a.dtype);
+  if (ip) {
+    // MPI's in-place form reduces in the whole send buffer and leaves the result at its start;
+    // NCCL's (ours) leaves it at offset rank*count: move it there afterwards.
+    COLLBENCH_MPI_CHECK(MPI_Reduce_scatter_block(MPI_IN_PLACE, const_cast<void*>(a.send), icount(a.count, t),
+                                                 mpi_type(a.dtype), op.op, m.comm()),
+                        &t);
+    if (m.rank() != 0) std::memmove(a.recv, a.send, a.bytes(a.count));
+    return;
+  }
+  COLLBENCH_MPI_CHECK(
+      MPI_Reduce_scatter_block(a.send, a.recv, icount(a.count, t), mpi_type(a.dtype), op.op, m.comm()), &t);
+}
+
+void alltoall(Transport& t, const CollArgs& a) {
+  MpiTransport& m = mpi(t);
+  const int c = icount(a.count, t);
+  COLLBENCH_MPI_CHECK(MPI_Alltoall(in_place_if(a.send == a.recv, a.send), c, mpi_type(a.dtype), a.recv, c,
+                                   mpi_type(a.dtype), m.comm()),
+                      &t);
+}
+
+constexpr const char* kAny = "any world size, any root, any count below 2^31 elements";
+
+COLLBENCH_REGISTER({Op::broadcast, "library", "mpi", "MPI_Bcast", kAny, &bcast});
+COLLBENCH_REGISTER({Op::reduce, "library", "mpi", "MPI_Reduce", kAny, &reduce});
+COLLBENCH_REGISTER({Op::allreduce, "library", "mpi", "MPI_Allreduce", kAny, &allreduce});
+COLLBENCH_REGISTER({Op::gather, "library", "mpi", "MPI_Gather", kAny, &gather});
+COLLBENCH_REGISTER({Op::allgather, "library", "mpi", "MPI_Allgather", kAny, &allgather});
+COLLBENCH_REGISTER({Op::scatter, "library", "mpi", "MPI_Scatter", kAny, &scatter});
+COLLBENCH_REGISTER({Op::reduce_scatter, "library", "mpi", "MPI_Reduce_scatter_block", kAny, &reduce_scatter});
+COLLBENCH_REGISTER({Op::alltoall, "library", "mpi", "MPI_Alltoall", kAny, &alltoall});
+
+}  // namespace
+}  // namespace collbench

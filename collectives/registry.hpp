@@ -1,0 +1,56 @@
+#pragma once
+// (op, algo, backend) -> how to run it. Each algorithm file registers itself with
+// COLLBENCH_REGISTER, so adding an algorithm touches no other file. The table is filled
+// during static initialisation and only read afterwards.
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "collectives/collective.hpp"
+#include "collectives/transport/transport.hpp"
+
+namespace collbench {
+
+using CollFn = void (*)(Transport&, const CollArgs&);
+// Returns a reason when the algorithm cannot run this case (world size, count...), checked
+// before any communication so every rank skips consistently.
+using SupportFn = std::optional<std::string> (*)(int world_size, const CollArgs&);
+
+struct AlgoEntry {
+  Op op;
+  std::string algo;          // "ring", "tree", ... or "library" for the backend's own
+  std::string backend;       // "any" for algorithms over Transport; "mpi"/"nccl" for library entries
+  std::string description;   // one line for --list
+  std::string requirements;  // one line for --list, e.g. "any world size, any count"
+  CollFn run = nullptr;
+  SupportFn supports = nullptr;  // null: supports every case
+};
+
+class Registry {
+ public:
+  static const Registry& get();
+  static void add(AlgoEntry e);
+
+  // The entry for (op, algo) usable on `backend` ("library" resolves to that backend's one).
+  const AlgoEntry* find(Op op, std::string_view algo, std::string_view backend) const;
+  // Every algo name for an op usable on a backend, custom ones first, sorted.
+  std::vector<const AlgoEntry*> for_op(Op op, std::string_view backend) const;
+  const std::vector<AlgoEntry>& all() const { return entries_; }
+
+ private:
+  static Registry& mutable_instance();
+  std::vector<AlgoEntry> entries_;
+};
+
+struct Registrar {
+  explicit Registrar(AlgoEntry e) { Registry::add(std::move(e)); }
+};
+
+#define CB_CONCAT_INNER(a, b) a##b
+#define CB_CONCAT(a, b) CB_CONCAT_INNER(a, b)
+// COLLBENCH_REGISTER({Op::allreduce, "ring", "any", "description", "requirements", &run});
+#define COLLBENCH_REGISTER(...) \
+  static const ::collbench::Registrar CB_CONCAT(collbench_registrar_, __LINE__)(::collbench::AlgoEntry __VA_ARGS__)
+
+}  // namespace collbench

@@ -1,0 +1,46 @@
+#pragma once
+// Point-to-point over MPI_Isend/MPI_Irecv on a communicator the caller owns. Waits poll
+// MPI_Testall so a timeout can fire and name the peer; on timeout the harness aborts the
+// communicator (a blocked MPI call cannot be cancelled portably).
+#include <mpi.h>
+
+#include "collectives/transport/transport.hpp"
+
+namespace collbench {
+
+class MpiTransport final : public Transport {
+ public:
+  explicit MpiTransport(MPI_Comm comm);
+  int rank() const override { return rank_; }
+  int size() const override { return size_; }
+  std::string_view backend() const override { return "mpi"; }
+  MemorySpace& memory() override { return *memory_; }
+  Request isend(const void* buf, std::size_t bytes, int peer, int tag) override;
+  Request irecv(void* buf, std::size_t bytes, int peer, int tag) override;
+  void wait(Request& r) override;
+  void wait_all(std::span<Request> rs) override;
+  void barrier() override;
+
+  MPI_Comm comm() const { return comm_; }
+  // Buffers of another space (e.g. CUDA staging) can be plugged in by the device layer.
+  void set_memory(MemorySpace& m) { memory_ = &m; }
+
+ private:
+  [[noreturn]] void fail(int code, const char* call, const Request* r) const;
+  MPI_Comm comm_;
+  int rank_ = 0;
+  int size_ = 1;
+  HostMemory host_;
+  MemorySpace* memory_ = &host_;
+};
+
+// Turns an MPI return code into a TransportError with file:line, the call and the context.
+#define COLLBENCH_MPI_CHECK(call, transport)                                                          \
+  do {                                                                                               \
+    int cb_rc_ = (call);                                                                             \
+    if (cb_rc_ != MPI_SUCCESS) ::collbench::mpi_error(cb_rc_, #call, __FILE__, __LINE__, (transport)); \
+  } while (0)
+
+[[noreturn]] void mpi_error(int code, const char* call, const char* file, int line, const Transport* t);
+
+}  // namespace collbench

@@ -1,0 +1,47 @@
+#pragma once
+// The cross product of cases every algorithm is checked on (thread and MPI suites share it).
+#include <string>
+#include <vector>
+
+#include "harness/verify.hpp"
+
+namespace collbench::testing {
+
+struct CaseSpace {
+  std::vector<std::size_t> counts;
+  std::vector<DType> dtypes;
+  std::vector<RedOp> redops;
+  bool both_roots = true;  // root 0 and root n-1 for rooted ops
+  bool both_placements = true;  // in-place and out-of-place
+};
+
+// Counts {0, 1, n-1, 1000, uneven}: n-1 leaves some ranks' chunks empty, uneven ones differ
+// by one element between ranks.
+inline std::vector<std::size_t> small_counts(int n) {
+  std::vector<std::size_t> c = {0, 1, 1000, static_cast<std::size_t>(7 * n + 3)};
+  if (n > 2) c.push_back(static_cast<std::size_t>(n - 1));
+  return c;
+}
+
+inline std::vector<verify::Case> expand(Op op, int world, int rank, const CaseSpace& s) {
+  std::vector<verify::Case> out;
+  std::vector<int> roots = {0};
+  if (op_has_root(op) && s.both_roots && world > 1) roots.push_back(world - 1);
+  std::vector<RedOp> redops = op_reduces(op) ? s.redops : std::vector<RedOp>{RedOp::sum};
+  std::vector<bool> placements = {false};
+  if (s.both_placements) placements.push_back(true);
+  for (std::size_t count : s.counts)
+    for (DType t : s.dtypes)
+      for (RedOp r : redops)
+        for (int root : roots)
+          for (bool ip : placements) out.push_back({op, t, r, count, root, rank, world, ip});
+  return out;
+}
+
+inline std::string describe(const verify::Case& c) {
+  return std::string(op_name(c.op)) + " n=" + std::to_string(c.world) + " count=" + std::to_string(c.count) + " " +
+         std::string(dtype_name(c.dtype)) + (op_reduces(c.op) ? " " + std::string(redop_name(c.redop)) : "") +
+         " root=" + std::to_string(c.root) + (c.in_place ? " in-place" : " out-of-place");
+}
+
+}  // namespace collbench::testing

@@ -1,0 +1,65 @@
+// The same checks as the thread suite, through real MPI processes (mpirun -np 2..5):
+// every custom algorithm over the MPI transport and every MPI library entry.
+#include <gtest/gtest.h>
+#include <mpi.h>
+
+#include "collectives/registry.hpp"
+#include "collectives/transport/mpi/mpi_transport.hpp"
+#include "common/cases.hpp"
+
+namespace collbench {
+namespace {
+
+class MpiCollectives : public ::testing::TestWithParam<const AlgoEntry*> {};
+
+std::vector<const AlgoEntry*> mpi_entries() {
+  std::vector<const AlgoEntry*> out;
+  for (const AlgoEntry& e : Registry::get().all())
+    if (e.backend == "any" || e.backend == "mpi") out.push_back(&e);
+  return out;
+}
+
+TEST_P(MpiCollectives, VerifiedOnEveryCase) {
+  const AlgoEntry& e = *GetParam();
+  MpiTransport t(MPI_COMM_WORLD);
+  t.set_timeout(std::chrono::seconds(60));
+  testing::CaseSpace s{testing::small_counts(t.size()), {DType::int8, DType::float16, DType::bfloat16, DType::float32, DType::float64, DType::int64},
+                       {std::begin(kAllRedOps), std::end(kAllRedOps)}};
+  s.counts.push_back((1u << 18) + 1);  // a large, uneven count too
+  std::string first_failure;
+  long failures = 0, skipped = 0;
+  for (const verify::Case& c : testing::expand(e.op, t.size(), t.rank(), s)) {
+    if (c.count > 100000 && (c.dtype != DType::float32 || c.redop != RedOp::sum)) continue;
+    t.set_context({std::string(op_name(e.op)), e.algo, c.count * dtype_size(c.dtype), -1, "test"});
+    const verify::Outcome o = verify::run_checked(t, e, c);
+    skipped += o.skipped;
+    long wrong = static_cast<long>(o.check.wrong), total = 0;
+    MPI_Allreduce(&wrong, &total, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);  // every rank agrees
+    if (total && first_failure.empty()) first_failure = testing::describe(c) + ": " + std::to_string(total) + " wrong";
+    failures += total != 0;
+  }
+  EXPECT_EQ(failures, 0) << op_name(e.op) << "/" << e.algo << " (" << e.backend << "), first: " << first_failure;
+  if (t.rank() == 0 && skipped) std::printf("  %s/%s: %ld case(s) skipped (NotSupported)\n", std::string(op_name(e.op)).c_str(), e.algo.c_str(), skipped);
+}
+
+INSTANTIATE_TEST_SUITE_P(Registry, MpiCollectives, ::testing::ValuesIn(mpi_entries()),
+                         [](const ::testing::TestParamInfo<const AlgoEntry*>& i) {
+                           return std::string(op_name(i.param->op)) + "_" + i.param->algo;
+                         });
+
+}  // namespace
+}  // namespace collbench
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  ::testing::InitGoogleTest(&argc, argv);
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  if (rank != 0) {  // one report, from rank 0; results are agreed by allreduce
+    auto& listeners = ::testing::UnitTest::GetInstance()->listeners();
+    delete listeners.Release(listeners.default_result_printer());
+  }
+  const int rc = RUN_ALL_TESTS();
+  MPI_Finalize();
+  return rc;
+}
