@@ -1,0 +1,61 @@
+// Host reduce kernels (every dtype × op) next to a memcpy of the same size: the kernels are
+// the roofline of every reducing algorithm. Bytes/s counts the bytes of one input array, as
+// for memcpy, so "float32 sum at 80 % of memcpy" compares like with like.
+#include <benchmark/benchmark.h>
+
+#include <cstring>
+#include <string>
+
+#include "collectives/core/memory.hpp"
+#include "collectives/core/reduce_op.hpp"
+
+namespace collbench {
+namespace {
+
+// In-place accumulate (out aliases a), the form the ring algorithms use.
+void BM_Reduce(benchmark::State& st, DType t, RedOp op) {
+  const std::size_t bytes = static_cast<std::size_t>(st.range(0));
+  const std::size_t n = bytes / dtype_size(t);
+  HostMemory mem;
+  Buffer acc(mem, bytes), in(mem, bytes);
+  std::memset(acc.data(), 0, bytes);
+  std::memset(in.data(), 0, bytes);
+  const ReduceFn fn = host_reduce_fn(op, t);
+  for (auto _ : st) {
+    fn(acc.data(), acc.data(), in.data(), n);
+    benchmark::ClobberMemory();
+  }
+  st.SetBytesProcessed(static_cast<int64_t>(st.iterations()) * static_cast<int64_t>(bytes));
+}
+
+void BM_Memcpy(benchmark::State& st) {
+  const std::size_t bytes = static_cast<std::size_t>(st.range(0));
+  HostMemory mem;
+  Buffer dst(mem, bytes), src(mem, bytes);
+  std::memset(src.data(), 1, bytes);
+  std::memset(dst.data(), 0, bytes);  // touch pages outside the timed loop
+  for (auto _ : st) {
+    std::memcpy(dst.data(), src.data(), bytes);
+    benchmark::ClobberMemory();
+  }
+  st.SetBytesProcessed(static_cast<int64_t>(st.iterations()) * static_cast<int64_t>(bytes));
+}
+
+// 64 KiB (L2), 1 MiB (L3), 64 MiB (DRAM, beyond the last-level cache).
+constexpr int64_t kSizes[] = {64 << 10, 1 << 20, 64 << 20};
+
+int register_all() {
+  for (int64_t s : kSizes) benchmark::RegisterBenchmark("memcpy", BM_Memcpy)->Arg(s);
+  for (DType t : kAllDTypes)
+    for (RedOp op : kAllRedOps) {
+      const std::string name = "reduce/" + std::string(dtype_name(t)) + "/" + std::string(redop_name(op));
+      for (int64_t s : kSizes) benchmark::RegisterBenchmark(name.c_str(), BM_Reduce, t, op)->Arg(s);
+    }
+  return 0;
+}
+const int registered = register_all();
+
+}  // namespace
+}  // namespace collbench
+
+BENCHMARK_MAIN();

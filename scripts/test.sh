@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# The test command: installs what is missing, builds (CUDA/NCCL code compiled when the
+# toolkit exists), and runs every ctest suite: unit (thread transport), mpi (mpirun -np 2..5),
+# harness (collbench end to end, NVTX), slurm (emulated nodes + a real local Slurm cluster),
+# analysis (Python), gpu (skipped with a reason when no GPU), sanitizers and fuzzers.
+# Extra arguments go to ctest (e.g. -L unit, -R allreduce).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/deps.sh
+scripts/build.sh
+cd "${BUILD_DIR:-build}"
+ctest --output-on-failure -j"${CTEST_JOBS:-2}" "$@"
