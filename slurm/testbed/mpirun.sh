@@ -1,0 +1,103 @@
+#!/usr/bin/env bash
+# collbench testbed: run an MPI program across emulated nodes with Open MPI's mpirun.
+#
+#   mpirun.sh [--state DIR] [--no-up] [--print] LAYOUT [MPIRUN-OPTIONS...] -- PROGRAM [ARGS...]
+#
+# LAYOUT is NxR: N nodes (n1..nN) x R ranks per node (world size N*R, block mapping: ranks
+# 0..R-1 on n1, R..2R-1 on n2, ...). mpirun itself runs on n1; orted is started on the other
+# nodes by rsh-agent.sh. BTLs self,vader,tcp with TCP (and ORTE's OOB) restricted to
+# 10.77.0.0/24: ranks on one node talk over shared memory, ranks on different nodes over TCP
+# through the emulated switch (rate-limited if the testbed was brought up with --rate).
+#
+# If the switch or any of n1..nN is missing, the testbed is brought up (grown to N nodes,
+# never shrunk, keeping the recorded --rate); --no-up makes that an error instead.
+#
+# Environment:
+#   COLLBENCH_TESTBED_STATE  testbed state dir (default /tmp/collbench-testbed)
+#   COLLBENCH_MPIRUN_ENV     names of variables to forward with -x (space/comma separated);
+#                            the whole environment is inherited anyway (no ssh), -x makes it explicit
+#   COLLBENCH_MPIRUN_ARGS    extra mpirun options (word-split), e.g. "--mca btl self,tcp"
+#   COLLBENCH_RSH_AGENT_LOG  file to which rsh-agent.sh logs every launch (debugging)
+# PROGRAM must be an absolute path or on PATH on every node (the filesystem is shared).
+set -euo pipefail
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+die() { echo "mpirun.sh: error: $*" >&2; exit 2; }
+
+STATE=${COLLBENCH_TESTBED_STATE:-/tmp/collbench-testbed}
+auto_up=1 print=0
+while (($#)); do
+  case $1 in
+    --state) STATE=$2; shift 2 ;;
+    --state=*) STATE=${1#*=}; shift ;;
+    --no-up) auto_up=0; shift ;;
+    --print) print=1; shift ;;
+    -h | --help) sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) break ;;
+  esac
+done
+(($#)) || die "usage: mpirun.sh [--state DIR] LAYOUT [MPIRUN-OPTIONS...] -- PROGRAM [ARGS...]"
+layout=$1; shift
+[[ $layout =~ ^([0-9]+)x([0-9]+)$ ]] || die "LAYOUT must be NxR (nodes x ranks per node), got '$layout'"
+N=$((10#${BASH_REMATCH[1]})); R=$((10#${BASH_REMATCH[2]}))
+((N >= 1 && N <= 253 && R >= 1)) || die "bad layout '$layout'"
+extra=()
+while (($#)) && [[ $1 != -- ]]; do extra+=("$1"); shift; done
+[[ ${1:-} == -- ]] || die "missing '--' before PROGRAM"
+shift
+(($#)) || die "missing PROGRAM after '--'"
+prog=$1
+if [[ $prog != /* ]]; then
+  if [[ $prog == */* ]]; then prog=$(realpath -- "$prog"); shift; set -- "$prog" "$@"
+  else command -v -- "$prog" >/dev/null || die "PROGRAM '$prog' not found on PATH"; fi
+fi
+[[ $(id -u) == 0 ]] || die "must run as root (it enters network namespaces)"
+
+STATE=$(realpath -m "$STATE")
+export COLLBENCH_TESTBED_STATE=$STATE
+nodes="$here/nodes.sh"
+if ! "$nodes" check "$N" --state "$STATE"; then
+  ((auto_up)) || die "testbed nodes n1..n$N are not up (run: $nodes up $N --state $STATE)"
+  have=$("$nodes" status --state "$STATE" 2>/dev/null | awk '$1 ~ /^n[0-9]+$/ {sub("n","",$1); if ($1+0>m) m=$1+0} END{print m+0}' || true)
+  want=$((have > N ? have : N))
+  rate=()
+  [[ -s $STATE/rate ]] && rate=(--rate "$(cat "$STATE/rate")")
+  "$nodes" up "$want" --state "$STATE" "${rate[@]}" >&2
+fi
+
+mkdir -p "$STATE"
+hostfile="$STATE/hostfile-${N}x${R}"
+tmp=$(mktemp "$hostfile.XXXXXX")
+for ((i = 1; i <= N; i++)); do echo "n$i slots=$R"; done >"$tmp"
+mv -f "$tmp" "$hostfile"
+
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+export OMPI_MCA_mpi_yield_when_idle=${OMPI_MCA_mpi_yield_when_idle:-1}
+xargs_=(-x OMPI_MCA_mpi_yield_when_idle)
+cbenv=${COLLBENCH_MPIRUN_ENV:-}
+for v in ${cbenv//,/ }; do
+  [[ $v =~ ^[A-Za-z_][A-Za-z0-9_]*$ ]] || die "COLLBENCH_MPIRUN_ENV: bad variable name '$v'"
+  xargs_+=(-x "$v")
+done
+# shellcheck disable=SC2206
+user_args=(${COLLBENCH_MPIRUN_ARGS:-})
+
+# Our MCA defaults; a `--mca NAME VALUE` among the user's options replaces ours (Open MPI
+# refuses the same parameter twice on one command line).
+declare -A mca=(
+  [plm_rsh_agent]="$here/rsh-agent.sh" [plm_rsh_no_tree_spawn]=1
+  [pml]=ob1 [btl]="self,vader,tcp"
+  [btl_tcp_if_include]=10.77.0.0/24 [oob_tcp_if_include]=10.77.0.0/24
+)
+all_user=("${user_args[@]}" "${extra[@]}")
+for ((k = 0; k < ${#all_user[@]}; k++)); do
+  case ${all_user[k]} in --mca | -mca | --gmca | -gmca) unset "mca[${all_user[k + 1]:-}]" ;; esac
+done
+mca_args=()
+for k in "${!mca[@]}"; do mca_args+=(--mca "$k" "${mca[$k]}"); done
+
+cmd=(mpirun
+  --hostfile "$hostfile" -np $((N * R)) --map-by "ppr:$R:node" --bind-to none --oversubscribe
+  "${mca_args[@]}" "${xargs_[@]}" "${user_args[@]}" "${extra[@]}" "$@")
+if ((print)); then printf '%q ' "$nodes" exec n1 "${cmd[@]}"; echo; exit 0; fi
+# mpirun runs on n1 (its namespaces, hostname n1); exec keeps the PID so signals reach it.
+exec "$nodes" exec --state "$STATE" n1 "${cmd[@]}"
