@@ -1,0 +1,536 @@
+"""Load, validate and group collbench JSON Lines results (schema ``collbench/1``).
+
+Everything downstream (plots, compare, model, report) works on the typed
+:class:`Point` / :class:`Run` records built here, so validation happens once and
+error messages can always name the offending ``file:line``.
+"""
+from __future__ import annotations
+
+import json
+import re
+import sys
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, Callable, Hashable, Iterable, Mapping, Sequence, TypeVar
+
+SCHEMA = "collbench/1"
+LIBRARY_ALGO = "library"
+P2P_OPS = frozenset({"pingpong"})
+
+T = TypeVar("T")
+K = TypeVar("K", bound=Hashable)
+WarnFn = Callable[[str], None]
+
+
+class LoadError(Exception):
+    """Bad input. ``str(err)`` is one line naming file and line, ready to print."""
+
+
+def warn_stderr(msg: str) -> None:
+    """Default warning sink: warnings must not pollute stdout tables."""
+    print(f"warning: {msg}", file=sys.stderr)
+
+
+# --------------------------------------------------------------------------- sizes
+
+_SIZE_RE = re.compile(r"(\d+(?:\.\d+)?)\s*([KMGT]?)(?:I?B)?")
+_SCALE = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
+
+
+def parse_size(text: str) -> int:
+    """Parse ``8``, ``64K``, ``16M``, ``1G``, ``4KiB`` (binary multiples, like nccl-tests' -b/-e)."""
+    m = _SIZE_RE.fullmatch(text.strip().upper())
+    if not m:
+        raise ValueError(f"bad size {text!r} (expected e.g. 8, 64K, 16M, 1G)")
+    return int(round(float(m.group(1)) * _SCALE[m.group(2)]))
+
+
+def format_bytes(n: float) -> str:
+    """Compact binary size label: 8B, 1K, 1.5K, 16M, 1G (the axis/table style)."""
+    n = float(n)
+    for suffix, scale in (("G", 1 << 30), ("M", 1 << 20), ("K", 1 << 10)):
+        if n >= scale:
+            v = n / scale
+            return f"{v:.0f}{suffix}" if abs(v - round(v)) < 1e-9 else f"{v:.3g}{suffix}"
+    return f"{n:.0f}B"
+
+
+# --------------------------------------------------------------------------- records
+
+@dataclass(frozen=True)
+class TimeStats:
+    """Per-point time statistics in microseconds (over iterations, max over ranks)."""
+
+    p50: float
+    min: float | None = None
+    p5: float | None = None
+    mean: float | None = None
+    p95: float | None = None
+    p99: float | None = None
+    max: float | None = None
+    stdev: float | None = None
+
+    @property
+    def lo(self) -> float:
+        """Fast end of the spread band: p5, else min, else p50."""
+        return next(v for v in (self.p5, self.min, self.p50) if v is not None)
+
+    @property
+    def hi(self) -> float:
+        """Slow end of the spread band: p95, else max, else p50."""
+        return next(v for v in (self.p95, self.max, self.p50) if v is not None)
+
+    @property
+    def band_name(self) -> str:
+        return "p5–p95" if self.p5 is not None and self.p95 is not None else "min–max"
+
+    @property
+    def half_spread(self) -> float:
+        """Half the p5–p95 (or min–max) width: this run's own noise level."""
+        return (self.hi - self.lo) / 2.0
+
+
+def busbw_factor(op: str, n: int) -> float:
+    """busbw/algbw per nccl-tests doc/PERFORMANCE.md (used only when busbw is absent)."""
+    if n <= 1:
+        return 1.0
+    if op == "allreduce":
+        return 2.0 * (n - 1) / n
+    if op in ("allgather", "reduce_scatter", "alltoall", "gather", "scatter"):
+        return (n - 1) / n
+    return 1.0
+
+
+@dataclass(frozen=True)
+class Point:
+    """One measured (or skipped) point: one ``result`` record."""
+
+    op: str
+    algo: str
+    backend: str
+    device: str
+    dtype: str
+    bytes: int
+    world_size: int
+    nodes: int
+    ranks_per_node: int
+    source: str
+    run_id: str | None = None
+    redop: str | None = None
+    root: int | None = None
+    in_place: bool = False
+    count: int | None = None
+    iters: int | None = None
+    warmup: int | None = None
+    mode: str = "per_iter"
+    time: TimeStats | None = None
+    algbw: float | None = None
+    busbw: float | None = None
+    wrong: int = 0
+    skipped: bool = False
+    skip_reason: str | None = None
+    src: int | None = None
+    dst: int | None = None
+    link: str | None = None
+
+    @property
+    def layout(self) -> str:
+        return f"{self.nodes}x{self.ranks_per_node}"
+
+    @property
+    def is_p2p(self) -> bool:
+        return self.op in P2P_OPS
+
+    @property
+    def measured(self) -> bool:
+        return not self.skipped and self.time is not None
+
+    @property
+    def is_library(self) -> bool:
+        return self.algo == LIBRARY_ALGO
+
+    def bw_at(self, time_us: float) -> float:
+        """Bus bandwidth (GB/s) this point would have at ``time_us``.
+
+        busbw is inversely proportional to time, so the p5/p95 band of the
+        bandwidth is the reported busbw rescaled by p50/t.
+        """
+        if time_us <= 0:
+            return float("nan")
+        if self.busbw is not None and self.time is not None and self.time.p50 > 0:
+            return self.busbw * self.time.p50 / time_us
+        return self.bytes / time_us / 1e3 * busbw_factor(self.op, self.world_size)
+
+    @property
+    def bw(self) -> float:
+        """Bus bandwidth (GB/s) at p50."""
+        assert self.time is not None
+        return self.busbw if self.busbw is not None else self.bw_at(self.time.p50)
+
+    @property
+    def bw_lo(self) -> float:
+        assert self.time is not None
+        return self.bw_at(self.time.hi)
+
+    @property
+    def bw_hi(self) -> float:
+        assert self.time is not None
+        return self.bw_at(self.time.lo)
+
+
+@dataclass
+class Run:
+    """One invocation's ``run`` record, plus its ``end`` record when present."""
+
+    run_id: str
+    source: str
+    argv: list[str] = field(default_factory=list)
+    start_time: str | None = None
+    hosts: list[str] = field(default_factory=list)
+    node_of_rank: list[int] = field(default_factory=list)
+    world_size: int | None = None
+    nodes: int | None = None
+    ranks_per_node: int | None = None
+    backend: str | None = None
+    device: str | None = None
+    versions: dict[str, Any] = field(default_factory=dict)
+    git_commit: str | None = None
+    slurm: dict[str, Any] | None = None
+    end_time: str | None = None
+    exit_status: int | None = None
+    end_points: int | None = None
+
+    @property
+    def layout(self) -> str:
+        return f"{self.nodes}x{self.ranks_per_node}" if self.nodes else "?"
+
+    @property
+    def finished(self) -> bool:
+        return self.end_time is not None
+
+
+@dataclass
+class Dataset:
+    """All runs and points loaded from a set of inputs."""
+
+    files: list[Path]
+    runs: dict[str, Run]
+    points: list[Point]
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def measured(self) -> list[Point]:
+        return [p for p in self.points if p.measured]
+
+    @property
+    def skipped(self) -> list[Point]:
+        return [p for p in self.points if p.skipped]
+
+    @property
+    def collectives(self) -> list[Point]:
+        return [p for p in self.measured if not p.is_p2p]
+
+    @property
+    def p2p(self) -> list[Point]:
+        return [p for p in self.measured if p.is_p2p]
+
+
+# --------------------------------------------------------------------------- validation
+
+class _Fields:
+    """Typed accessors for one JSON object that name ``file:line`` on error."""
+
+    def __init__(self, rec: Mapping[str, Any], where: str) -> None:
+        self.rec = rec
+        self.where = where
+
+    def _fail(self, key: str, want: str) -> LoadError:
+        got = self.rec.get(key, "<missing>")
+        return LoadError(f"{self.where}: field {key!r} must be {want}, got {got!r}")
+
+    def str(self, key: str, default: Any = ..., nullable: bool = False) -> Any:
+        v = self.rec.get(key, default)
+        if v is ... or not (isinstance(v, str) or (v is None and (nullable or default is None))):
+            raise self._fail(key, "a string")
+        return v
+
+    def int(self, key: str, default: Any = ..., minimum: int | None = None) -> Any:
+        v = self.rec.get(key, default)
+        if v is None and default is None:
+            return None
+        if v is ... or isinstance(v, bool) or not isinstance(v, int):
+            raise self._fail(key, "an integer")
+        if minimum is not None and v < minimum:
+            raise self._fail(key, f"an integer >= {minimum}")
+        return v
+
+    def num(self, key: str, default: Any = ...) -> Any:
+        v = self.rec.get(key, default)
+        if v is None and default is None:
+            return None
+        if v is ... or isinstance(v, bool) or not isinstance(v, (int, float)):
+            raise self._fail(key, "a number")
+        return float(v)
+
+    def bool(self, key: str, default: Any = ...) -> Any:
+        v = self.rec.get(key, default)
+        if not isinstance(v, bool):
+            raise self._fail(key, "true or false")
+        return v
+
+
+def _time_stats(f: _Fields) -> TimeStats:
+    raw = f.rec.get("time_us")
+    if not isinstance(raw, dict):
+        raise LoadError(f"{f.where}: field 'time_us' must be an object with p50 (not skipped point)")
+    t = _Fields(raw, f"{f.where}: time_us")
+    stats = TimeStats(
+        p50=t.num("p50"),
+        **{k: t.num(k, None) for k in ("min", "p5", "mean", "p95", "p99", "max", "stdev")},
+    )
+    if stats.p50 < 0:
+        raise LoadError(f"{f.where}: time_us.p50 is negative ({stats.p50})")
+    return stats
+
+
+def _parse_result(rec: Mapping[str, Any], where: str) -> Point:
+    f = _Fields(rec, where)
+    skipped = f.bool("skipped", False)
+    return Point(
+        op=f.str("op"),
+        algo=f.str("algo"),
+        backend=f.str("backend"),
+        device=f.str("device"),
+        dtype=f.str("dtype"),
+        bytes=f.int("bytes", minimum=0),
+        world_size=f.int("world_size", minimum=1),
+        nodes=f.int("nodes", minimum=1),
+        ranks_per_node=f.int("ranks_per_node", minimum=1),
+        source=where,
+        run_id=f.str("run_id", None),
+        redop=f.str("redop", None),
+        root=f.int("root", None),
+        in_place=f.bool("in_place", False),
+        count=f.int("count", None),
+        iters=f.int("iters", None),
+        warmup=f.int("warmup", None),
+        mode=f.str("mode", "per_iter") or "per_iter",
+        time=None if skipped else _time_stats(f),
+        algbw=None if skipped else f.num("algbw_GBps", None),
+        busbw=None if skipped else f.num("busbw_GBps", None),
+        wrong=f.int("wrong", 0) or 0,
+        skipped=skipped,
+        skip_reason=f.str("skip_reason", None),
+        src=f.int("src", None),
+        dst=f.int("dst", None),
+        link=f.str("link", None),
+    )
+
+
+def _parse_run(rec: Mapping[str, Any], where: str) -> Run:
+    f = _Fields(rec, where)
+    argv = rec.get("argv") or []
+    hosts = rec.get("hosts") or []
+    nor = rec.get("node_of_rank") or []
+    slurm = rec.get("slurm")
+    versions = rec.get("versions") or {}
+    if not isinstance(argv, list) or not isinstance(hosts, list) or not isinstance(nor, list):
+        raise LoadError(f"{where}: 'argv', 'hosts' and 'node_of_rank' must be lists")
+    if not isinstance(versions, dict) or not (slurm is None or isinstance(slurm, dict)):
+        raise LoadError(f"{where}: 'versions' must be an object and 'slurm' an object or null")
+    return Run(
+        run_id=f.str("run_id"),
+        source=where,
+        argv=[str(a) for a in argv],
+        start_time=f.str("start_time", None),
+        hosts=[str(h) for h in hosts],
+        node_of_rank=[int(n) for n in nor if isinstance(n, int)],
+        world_size=f.int("world_size", None),
+        nodes=f.int("nodes", None),
+        ranks_per_node=f.int("ranks_per_node", None),
+        backend=f.str("backend", None),
+        device=f.str("device", None),
+        versions=dict(versions),
+        git_commit=f.str("git_commit", None),
+        slurm=slurm,
+    )
+
+
+def _apply_end(runs: dict[str, Run], rec: Mapping[str, Any], where: str) -> None:
+    f = _Fields(rec, where)
+    run_id = f.str("run_id")
+    run = runs.get(run_id)
+    if run is None:  # end without run record: keep it, so metadata tables still show it
+        run = runs.setdefault(run_id, Run(run_id=run_id, source=where))
+    run.end_time = f.str("end_time", None)
+    run.exit_status = f.int("exit_status", None)
+    run.end_points = f.int("points", None)
+
+
+# --------------------------------------------------------------------------- files
+
+def discover(paths: Sequence[str | Path]) -> list[Path]:
+    """Expand inputs: files as given, folders searched recursively for ``*.jsonl``."""
+    if not paths:
+        raise LoadError("no input given")
+    files: list[Path] = []
+    for raw in paths:
+        p = Path(raw)
+        if p.is_dir():
+            found = sorted(q for q in p.rglob("*.jsonl") if q.is_file())
+            if not found:
+                raise LoadError(f"{p}: folder holds no *.jsonl files")
+            files.extend(found)
+        elif p.is_file():
+            files.append(p)
+        else:
+            raise LoadError(f"{p}: no such file or directory")
+    return list(dict.fromkeys(files))
+
+
+def _read_lines(path: Path) -> list[str]:
+    try:
+        return path.read_text(encoding="utf-8").split("\n")
+    except (OSError, UnicodeDecodeError) as err:
+        raise LoadError(f"{path}: cannot read ({err})") from None
+
+
+def _load_file(path: Path, ds: Dataset, warn: WarnFn) -> None:
+    lines = _read_lines(path)
+    nonblank = [i for i, line in enumerate(lines, 1) if line.strip()]
+    if not nonblank:
+        raise LoadError(f"{path}: empty file (no collbench records)")
+    last = nonblank[-1]
+    for lineno in nonblank:
+        where = f"{path}:{lineno}"
+        try:
+            rec = json.loads(lines[lineno - 1])
+        except json.JSONDecodeError as err:
+            if lineno == last:
+                msg = f"{where}: truncated last line skipped (run killed mid-write?)"
+                ds.warnings.append(msg)
+                warn(msg)
+                continue
+            raise LoadError(f"{where}: not valid JSON ({err.msg} at column {err.colno})") from None
+        if not isinstance(rec, dict):
+            raise LoadError(f"{where}: expected a JSON object, got {type(rec).__name__}")
+        schema = rec.get("schema")
+        if schema != SCHEMA:
+            shown = "missing" if schema is None else repr(schema)
+            raise LoadError(f"{where}: unsupported schema {shown} (this tool reads {SCHEMA!r})")
+        kind = rec.get("type")
+        if kind == "result":
+            ds.points.append(_parse_result(rec, where))
+        elif kind == "run":
+            run = _parse_run(rec, where)
+            ds.runs[run.run_id] = run
+        elif kind == "end":
+            _apply_end(ds.runs, rec, where)
+        else:
+            raise LoadError(f"{where}: unknown record type {kind!r} (expected run, result or end)")
+
+
+def _fill_links(ds: Dataset) -> None:
+    """Derive a missing p2p ``link`` from the run's node_of_rank, so tables never show None."""
+    fixed: list[Point] = []
+    for p in ds.points:
+        if p.is_p2p and p.link is None and p.src is not None and p.dst is not None:
+            run = ds.runs.get(p.run_id or "")
+            nor = run.node_of_rank if run else []
+            if max(p.src, p.dst) < len(nor):
+                p = replace(p, link="intra" if nor[p.src] == nor[p.dst] else "inter")
+        fixed.append(p)
+    ds.points = fixed
+
+
+def load(paths: Sequence[str | Path], warn: WarnFn = warn_stderr) -> Dataset:
+    """Load every input; raise :class:`LoadError` on anything but a truncated last line."""
+    files = discover(paths)
+    ds = Dataset(files=files, runs={}, points=[])
+    for path in files:
+        _load_file(path, ds, warn)
+    if not ds.points:
+        names = ", ".join(str(f) for f in files)
+        raise LoadError(f"no result records in {names}")
+    _fill_links(ds)
+    return ds
+
+
+# --------------------------------------------------------------------------- grouping
+
+def group_by(items: Iterable[T], key: Callable[[T], K]) -> dict[K, list[T]]:
+    """Stable grouping: keys and members keep first-seen order."""
+    out: dict[K, list[T]] = {}
+    for item in items:
+        out.setdefault(key(item), []).append(item)
+    return out
+
+
+MATCH_FIELDS: tuple[str, ...] = (
+    "op", "algo", "backend", "device", "dtype", "redop", "in_place", "bytes",
+    "world_size", "nodes", "ranks_per_node", "src", "dst", "mode",
+)
+
+
+def match_key(p: Point) -> tuple[Any, ...]:
+    """Identity of a measurement across runs (what collcompare pairs up)."""
+    return tuple(getattr(p, name) for name in MATCH_FIELDS)
+
+
+def dedupe(points: Iterable[Point]) -> tuple[list[Point], int]:
+    """Keep the last-loaded point per :func:`match_key` (a re-run supersedes), count drops."""
+    latest: dict[tuple[Any, ...], Point] = {}
+    total = 0
+    for p in points:
+        total += 1
+        latest.pop(match_key(p), None)  # re-insert so order follows the surviving point
+        latest[match_key(p)] = p
+    return list(latest.values()), total - len(latest)
+
+
+def layout_sort_key(layout: str) -> tuple[int, int]:
+    """Order layouts by world size, then node count: 1x2 < 2x1 < 1x4 < 2x2 < 4x1 ..."""
+    nodes, _, rpn = layout.partition("x")
+    try:
+        n, r = int(nodes), int(rpn)
+    except ValueError:
+        return (1 << 30, 0)
+    return (n * r, n)
+
+
+VARIANT_FIELDS: tuple[str, ...] = ("device", "dtype", "redop", "in_place", "mode")
+
+
+def varying_fields(points: Iterable[Point], fields: Sequence[str] = VARIANT_FIELDS) -> list[str]:
+    """Fields (among ``fields``) that take more than one value in ``points``.
+
+    Figures and model groups are split only along dimensions that actually vary,
+    so a plain sweep gets short titles/filenames and a mixed one stays unambiguous.
+    """
+    pts = list(points)
+    return [f for f in fields if len({getattr(p, f) for p in pts}) > 1]
+
+
+def variant_of(p: Point, fields: Sequence[str]) -> tuple[tuple[str, Any], ...]:
+    return tuple((f, getattr(p, f)) for f in fields)
+
+
+def variant_label(variant: Sequence[tuple[str, Any]]) -> str:
+    """Human label for a variant: ``float64, in-place, batch`` (empty when none)."""
+    parts: list[str] = []
+    for name, value in variant:
+        if name == "in_place":
+            parts.append("in-place" if value else "out-of-place")
+        elif name == "redop":
+            parts.append(f"redop={value}")
+        elif name == "link":
+            parts.append(str(value))
+        else:
+            parts.append(str(value))
+    return ", ".join(parts)
+
+
+def variant_slug(variant: Sequence[tuple[str, Any]]) -> str:
+    """Filename-safe form of :func:`variant_label`."""
+    label = variant_label(variant)
+    return "".join(c if c.isalnum() or c in "-." else "_" for c in label.replace(", ", "_"))

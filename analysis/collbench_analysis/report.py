@@ -1,0 +1,300 @@
+"""Summary tables and the ``report.html`` / ``summary.md`` writers for collplot.
+
+Tables are computed once (:func:`build_tables`) and rendered into both files so
+the HTML report and the GitHub-readable Markdown never disagree.
+"""
+from __future__ import annotations
+
+import base64
+import html
+import statistics
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Sequence
+
+from .load import (
+    Dataset, Point, dedupe, format_bytes, group_by, layout_sort_key, variant_label, variant_of,
+    varying_fields,
+)
+from .model import Crossover, ModelRow, fit_models, measured_crossovers, predicted_crossovers
+from .plots import FigureInfo
+from .tables import Table, fmt_num
+
+_DETAILS_ROWS = 40  # longer tables fold into <details> in the HTML report
+
+
+def _series(p: Point) -> str:
+    return f"{p.algo} ({p.backend})"
+
+
+def _coll_groups(ds: Dataset) -> dict[tuple[str, str, str], list[Point]]:
+    """(op, layout, variant label) → deduplicated measured collective points."""
+    pts, _ = dedupe(p for p in ds.points if p.measured and not p.is_p2p)
+    out: dict[tuple[str, str, str], list[Point]] = {}
+    for op, op_pts in group_by(pts, lambda p: p.op).items():
+        dims = varying_fields(op_pts)
+        for (layout, var), grp in group_by(op_pts, lambda p: (p.layout, variant_of(p, dims))).items():
+            out[(op, layout, variant_label(var))] = grp
+    return dict(sorted(out.items(), key=lambda kv: (kv[0][0], layout_sort_key(kv[0][1]), kv[0][2])))
+
+
+# --------------------------------------------------------------------------- tables
+
+def best_algorithm_table(ds: Dataset) -> Table:
+    t = Table("Best algorithm per (op, layout, size)",
+              ["op", "layout", "variant", "size", "best", "p50 (µs)", "busbw (GB/s)", "runner-up", "margin",
+               "vs library"],
+              align="lllrlrrlrr",
+              note="Lowest p50 time wins. margin = how much slower the runner-up is; "
+                   "vs library = best busbw ÷ library busbw (same backend).")
+    for (op, layout, var), grp in _coll_groups(ds).items():
+        for size, cands in sorted(group_by(grp, lambda p: p.bytes).items()):
+            ranked = sorted(cands, key=lambda p: p.time.p50)  # type: ignore[union-attr]
+            best = ranked[0]
+            second = ranked[1] if len(ranked) > 1 else None
+            lib = next((p for p in cands if p.is_library and p.backend == best.backend), None)
+            margin = f"{(second.time.p50 / best.time.p50 - 1) * 100:.1f}%" if second and best.time.p50 > 0 else "—"  # type: ignore[union-attr]
+            vs_lib = f"{best.bw / lib.bw:.2f}×" if lib and lib.bw > 0 else "—"
+            t.rows.append([op, layout, var or "—", format_bytes(size), _series(best), fmt_num(best.time.p50),  # type: ignore[union-attr]
+                           fmt_num(best.bw), _series(second) if second else "—", margin, vs_lib])
+    return t
+
+
+def peak_busbw_table(ds: Dataset) -> Table:
+    t = Table("Peak bus bandwidth per (op, algo, layout)",
+              ["op", "layout", "variant", "algorithm", "peak busbw (GB/s)", "at size", "vs library peak"],
+              align="llllrrr")
+    for (op, layout, var), grp in _coll_groups(ds).items():
+        peaks = {name: max(pts, key=lambda p: p.bw) for name, pts in group_by(grp, _series).items()}
+        libs = {p.backend: p.bw for p in peaks.values() if p.is_library}
+        for name, p in sorted(peaks.items(), key=lambda kv: -kv[1].bw):
+            lib = libs.get(p.backend)
+            rel = f"{p.bw / lib:.2f}×" if lib and not p.is_library else "—"
+            t.rows.append([op, layout, var or "—", name, fmt_num(p.bw), format_bytes(p.bytes), rel])
+    return t
+
+
+def small_latency_table(ds: Dataset) -> Table:
+    t = Table("Small-message latency (smallest measured size)",
+              ["op", "layout", "variant", "algorithm", "size", "p50 (µs)", "p5–p95 (µs)"], align="llllrrr")
+    for (op, layout, var), grp in _coll_groups(ds).items():
+        rows = []
+        for name, pts in group_by(grp, _series).items():
+            p = min(pts, key=lambda q: q.bytes)
+            rows.append((p.time.p50, [op, layout, var or "—", name, format_bytes(p.bytes), fmt_num(p.time.p50),  # type: ignore[union-attr]
+                                      f"{fmt_num(p.time.lo)}–{fmt_num(p.time.hi)}"]))  # type: ignore[union-attr]
+        t.rows += [r for _, r in sorted(rows, key=lambda x: x[0])]
+    return t
+
+
+def pingpong_table(ds: Dataset) -> Table:
+    t = Table("Point-to-point: within vs across nodes",
+              ["layout", "link", "pairs", "latency size", "p50 latency (µs, median)", "latency range",
+               "bw size", "bw (GB/s, median)", "bibw (GB/s, median)"],
+              align="llrrrrrrr",
+              note="Medians over pairs; range = fastest–slowest pair. Latency is one-way (half round trip).")
+    pts, _ = dedupe(p for p in ds.points if p.measured and p.is_p2p)
+    for (layout, link), grp in sorted(group_by(pts, lambda p: (p.layout, p.link or "unknown")).items(),
+                                      key=lambda kv: (layout_sort_key(kv[0][0]), kv[0][1] != "intra")):
+        pairs = len({(p.src, p.dst) for p in grp})
+        lat = [p for p in grp if p.algo == "latency"]
+        row = [layout, link, str(pairs)]
+        if lat:
+            s = min(p.bytes for p in lat)
+            v = [p.time.p50 for p in lat if p.bytes == s]  # type: ignore[union-attr]
+            row += [format_bytes(s), fmt_num(statistics.median(v)), f"{fmt_num(min(v))}–{fmt_num(max(v))}"]
+        else:
+            row += ["—", "—", "—"]
+        bws = {m: [p for p in grp if p.algo == m] for m in ("bw", "bibw")}
+        big = max((p.bytes for m in bws.values() for p in m), default=None)
+        row.append(format_bytes(big) if big is not None else "—")
+        for m in ("bw", "bibw"):
+            v = [p.bw for p in bws[m] if p.bytes == big]
+            row.append(fmt_num(statistics.median(v)) if v else "—")
+        t.rows.append(row)
+    return t
+
+
+def model_table(rows: Sequence[ModelRow]) -> Table:
+    t = Table("α–β model: t = α + n·β (fit on p50)",
+              ["op", "layout", "variant", "algorithm", "α (µs)", "β (µs/B)", "1/β (GB/s)", "R²",
+               "max rel err", "sizes", "note"],
+              align="llllrrrrrrl",
+              note="Weighted least squares on relative error (sizes span decades). "
+                   "If the free fit gives α < 0 the model is refitted through the origin.")
+    for r in rows:
+        f = r.fit
+        note = "α clamped: fit through origin" if f.through_origin else ("β=0: constant" if f.beta_us_per_byte == 0 else "")
+        t.rows.append([r.key.op, r.key.layout, r.key.variant_text or "—", r.key.series, fmt_num(f.alpha_us),
+                       fmt_num(f.beta_us_per_byte), fmt_num(f.gbps), f"{f.r2:.4f}", f"{f.max_rel_err * 100:.1f}%",
+                       f"{format_bytes(f.min_bytes)}–{format_bytes(f.max_bytes)} ({f.n_points})", note])
+    return t
+
+
+def crossover_table(measured: Sequence[Crossover], predicted: Sequence[Crossover]) -> Table:
+    t = Table("Crossovers: where the fastest algorithm changes",
+              ["op", "layout", "variant", "kind", "from", "to", "at"],
+              align="lllllll",
+              note="measured: between two consecutive measured sizes; predicted: intersection of the fitted α–β lines.")
+    for c in sorted([*measured, *predicted], key=lambda c: (c.op, layout_sort_key(c.layout), c.variant, c.at_bytes, c.kind)):
+        at = (f"{format_bytes(c.lo_bytes)} → {format_bytes(c.hi_bytes)}" if c.kind == "measured"
+              else f"≈ {format_bytes(c.lo_bytes)}")
+        t.rows.append([c.op, c.layout, c.variant or "—", c.kind, c.before, c.after, at])
+    return t
+
+
+def problems_table(ds: Dataset) -> Table:
+    """Skipped points and verification failures: the things a reader must not miss."""
+    t = Table("Skipped points and verification failures",
+              ["op", "algorithm", "layout", "what", "points", "detail"], align="llllrl")
+    t.row_classes = []
+    bad = [p for p in ds.points if p.wrong > 0]
+    for (op, name, layout), grp in group_by(bad, lambda p: (p.op, _series(p), p.layout)).items():
+        sizes = ", ".join(format_bytes(s) for s in sorted({p.bytes for p in grp})[:6])
+        t.rows.append([op, name, layout, "WRONG RESULTS", str(len(grp)),
+                       f"{sum(p.wrong for p in grp)} wrong elements at {sizes}"])
+        t.row_classes.append("bad")
+    for (op, name, layout), grp in group_by(ds.skipped, lambda p: (p.op, _series(p), p.layout)).items():
+        reasons = "; ".join(sorted({p.skip_reason or "no reason given" for p in grp}))
+        t.rows.append([op, name, layout, "skipped", str(len(grp)), reasons])
+        t.row_classes.append("")
+    return t
+
+
+def runs_table(ds: Dataset) -> Table:
+    t = Table("Runs", ["run_id", "source", "start", "end / exit", "layout", "backend", "hosts", "versions",
+                       "git", "slurm job", "argv"], align="lllllllllll")
+    for run in sorted(ds.runs.values(), key=lambda r: (r.start_time or "", r.run_id)):
+        versions = ", ".join(f"{k} {v}" for k, v in run.versions.items() if v) or "—"
+        if run.end_time is not None:
+            end = f"{run.end_time} / {run.exit_status}"
+        else:
+            end = "no end record (killed?)"
+        slurm = "—"
+        if run.slurm:
+            slurm = str(run.slurm.get("job_id", "?"))
+            extra = {k: v for k, v in run.slurm.items() if k != "job_id" and v not in (None, "")}
+            if extra:
+                slurm += " (" + ", ".join(f"{k}={v}" for k, v in extra.items()) + ")"
+        t.rows.append([run.run_id, run.source.rsplit(":", 1)[0], run.start_time or "—", end,
+                       f"{run.layout} ({run.world_size} ranks)", f"{run.backend}/{run.device}",
+                       ", ".join(run.hosts) or "—", versions, run.git_commit or "—", slurm,
+                       " ".join(run.argv) or "—"])
+    return t
+
+
+@dataclass
+class Tables:
+    """Everything the report prints, in report order."""
+
+    summary: list[Table]
+    model: Table
+    crossovers: Table
+    problems: Table
+    runs: Table
+    model_rows: list[ModelRow]
+
+    def all(self) -> list[Table]:
+        return [self.problems, *self.summary, self.model, self.crossovers, self.runs]
+
+
+def build_tables(ds: Dataset) -> Tables:
+    rows = fit_models(ds.points)
+    return Tables(
+        summary=[t.drop_blank_column("variant") for t in
+                 (best_algorithm_table(ds), peak_busbw_table(ds), small_latency_table(ds), pingpong_table(ds))],
+        model=model_table(rows).drop_blank_column("variant"),
+        crossovers=crossover_table(measured_crossovers(ds.points), predicted_crossovers(rows)).drop_blank_column("variant"),
+        problems=problems_table(ds),
+        runs=runs_table(ds),
+        model_rows=rows,
+    )
+
+
+# --------------------------------------------------------------------------- writers
+
+_CSS = """
+body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:2rem auto;max-width:1280px;
+     padding:0 1rem;color:#222;line-height:1.4}
+h1{margin-bottom:.2rem} h2{border-bottom:2px solid #ddd;padding-bottom:.2rem;margin-top:2.2rem}
+h3{margin:1.4rem 0 .4rem} .meta{color:#555} .note{color:#555;font-size:.9rem;margin:.2rem 0 .5rem}
+table{border-collapse:collapse;font-size:.85rem;margin:.3rem 0 1rem}
+th,td{border:1px solid #ddd;padding:.25rem .5rem;vertical-align:top}
+th{background:#f3f4f6;text-align:left;position:sticky;top:0} td.num,th.num{text-align:right;
+font-variant-numeric:tabular-nums} tr:nth-child(even) td{background:#fafafa}
+tr.bad td{background:#fde2e2;font-weight:600}
+.warn{background:#fff7d6;border:1px solid #e6cf6e;padding:.5rem .8rem;border-radius:4px}
+figure{margin:1rem 0 2rem} figure img{max-width:100%;border:1px solid #e5e5e5}
+figcaption{font-size:.9rem;color:#444} nav a{margin-right:1rem} details summary{cursor:pointer;color:#1f5fa8}
+"""
+
+
+def _html_table(t: Table) -> str:
+    body = t.html()
+    if len(t.rows) > _DETAILS_ROWS:
+        return f"<details><summary>{html.escape(t.title)} ({len(t.rows)} rows)</summary>{body}</details>"
+    return body
+
+
+def _png_data_uri(path: Path) -> str:
+    return "data:image/png;base64," + base64.b64encode(path.read_bytes()).decode("ascii")
+
+
+def _overview(ds: Dataset) -> list[str]:
+    ops = sorted({p.op for p in ds.points})
+    layouts = sorted({p.layout for p in ds.points}, key=layout_sort_key)
+    return [
+        f"{len(ds.files)} input file(s), {len(ds.runs)} run(s), {len(ds.points)} points "
+        f"({len(ds.measured)} measured, {len(ds.skipped)} skipped)",
+        f"ops: {', '.join(ops)}; layouts: {', '.join(layouts)}",
+        "generated " + datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC") + " by collplot",
+    ]
+
+
+def write_html(path: Path, title: str, ds: Dataset, tables: Tables, figures: Sequence[FigureInfo]) -> Path:
+    sections = list(dict.fromkeys(f.section for f in figures))
+    anchors = {s: "fig-" + "".join(c if c.isalnum() else "-" for c in s.lower()) for s in sections}
+    parts = [f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>{html.escape(title)}</title>"
+             f"<style>{_CSS}</style></head><body><h1>{html.escape(title)}</h1>"]
+    parts += [f"<p class='meta'>{html.escape(line)}</p>" for line in _overview(ds)]
+    nav = ["<a href='#tables'>Summary tables</a>", "<a href='#model'>α–β model</a>"]
+    nav += [f"<a href='#{anchors[s]}'>{html.escape(s)}</a>" for s in sections] + ["<a href='#runs'>Runs</a>"]
+    parts.append("<nav>" + "".join(nav) + "</nav>")
+    if ds.warnings:
+        items = "".join(f"<li>{html.escape(w)}</li>" for w in ds.warnings)
+        parts.append(f"<div class='warn'><b>Input warnings</b><ul>{items}</ul></div>")
+    parts.append("<h2 id='tables'>Summary tables</h2>")
+    if tables.problems.rows:
+        parts.append(_html_table(tables.problems))
+    parts += [_html_table(t) for t in tables.summary]
+    parts.append("<h2 id='model'>α–β model and crossovers</h2>")
+    parts += [_html_table(tables.model), _html_table(tables.crossovers)]
+    for s in sections:
+        parts.append(f"<h2 id='{anchors[s]}'>{html.escape(s)}</h2>")
+        for f in (f for f in figures if f.section == s):
+            src = _png_data_uri(path.parent / f.filename)
+            parts.append(f"<figure><a href='{html.escape(f.filename)}'><img src='{src}' alt='{html.escape(f.filename)}'>"
+                         f"</a><figcaption>{html.escape(f.caption)} "
+                         f"<a href='{html.escape(f.filename)}'>{html.escape(f.filename)}</a></figcaption></figure>")
+    parts.append("<h2 id='runs'>Runs</h2>" + _html_table(tables.runs) + "</body></html>")
+    path.write_text("\n".join(parts), encoding="utf-8")
+    return path
+
+
+def write_markdown(path: Path, title: str, ds: Dataset, tables: Tables, figures: Sequence[FigureInfo]) -> Path:
+    lines = [f"# {title}", ""] + [f"- {line}" for line in _overview(ds)] + [""]
+    if ds.warnings:
+        lines += ["**Input warnings**", ""] + [f"- {w}" for w in ds.warnings] + [""]
+    lines += ["## Summary tables", ""]
+    if tables.problems.rows:
+        lines.append(tables.problems.markdown())
+    lines += [t.markdown() for t in tables.summary]
+    lines += ["## α–β model and crossovers", "", tables.model.markdown(), tables.crossovers.markdown()]
+    for s in dict.fromkeys(f.section for f in figures):
+        lines += [f"## {s}", ""]
+        for f in (f for f in figures if f.section == s):
+            lines += [f"![{f.caption}]({f.filename})", "", f"*{f.caption}*", ""]
+    lines += ["## Runs", "", tables.runs.markdown()]
+    path.write_text("\n".join(lines), encoding="utf-8")
+    return path
