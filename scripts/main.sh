@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# The main job: installs what is missing, builds, starts a local 3-node Slurm cluster on
+# emulated nodes (network namespaces), runs the default sweep with `sbatch slurm/sweep.sh`,
+# writes results + plots + report into results/<jobid>/, and stops the cluster.
+# Usage: scripts/main.sh [SWEEP.yaml]   (default: slurm/sweeps/default.yaml)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/deps.sh
+scripts/build.sh
+export COLLBENCH="$PWD/${BUILD_DIR:-build}/collbench"
+exec slurm/local-sweep.sh "${1:-slurm/sweeps/default.yaml}"
