@@ -1,0 +1,119 @@
+#!/usr/bin/env bash
+# Nsight Systems profile of a collbench run, one report per rank. Put it between the launcher
+# and the program:
+#
+#   srun [SRUN-OPTS] slurm/profile.sh [OPTIONS] -- collbench ARGS...
+#   mpirun [MPIRUN-OPTS] slurm/profile.sh [OPTIONS] -- collbench ARGS...
+#
+# Each selected rank runs `nsys profile -t TRACE -o OUT/collbench.%q{RANKVAR} collbench ARGS`
+# (RANKVAR = OMPI_COMM_WORLD_RANK under mpirun, SLURM_PROCID under srun, PMIX_RANK otherwise);
+# the other ranks run collbench unprofiled (they must still run: it is one MPI job).
+#
+# Options:
+#   --ranks LIST      ranks to profile, e.g. 0,3 or 0-3,8 or all (default: all)
+#   --trace LIST      nsys -t list (default nvtx,mpi,osrt; cuda is added when the collbench
+#                     arguments contain --device cuda)
+#   --out DIR         report folder (default ${COLLBENCH_PROFILE_OUT:-nsys-<jobid>|nsys-local})
+#   --mpi-impl IMPL   for -t mpi: openmpi (default) or mpich
+#   --nsys PATH       the nsys binary (default: nsys on PATH, $NSYS)
+#   --nsys-args "…"   more options for `nsys profile` (word-split), e.g. "--sample=none"
+#   -h, --help        this text
+# Exit: the program's (or nsys's) exit status; 2 when nsys is missing or the usage is wrong.
+# Open the reports with nsys-ui; NVTX ranges: nsys stats --report nvtx_sum OUT/collbench.0.nsys-rep
+# (see slurm/README.md, "Profiling").
+set -euo pipefail
+
+PROG=profile
+die() {
+  echo "$PROG: error: $*" >&2
+  exit 2
+}
+
+usage() { sed -n '2,24p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
+
+# in_list RANK LIST: RANK is in LIST ("all", "0,3", "0-3,8")
+in_list() {
+  local rank=$1 item lo hi
+  [[ $2 == all ]] && return 0
+  local IFS=,
+  for item in $2; do
+    if [[ $item =~ ^([0-9]+)-([0-9]+)$ ]]; then
+      lo=${BASH_REMATCH[1]} hi=${BASH_REMATCH[2]}
+      ((rank >= lo && rank <= hi)) && return 0
+    elif [[ $item =~ ^[0-9]+$ ]]; then
+      ((rank == item)) && return 0
+    else
+      die "bad --ranks item '$item' (expected N, N-M or all)"
+    fi
+  done
+  return 1
+}
+
+# rank_var: the environment variable that holds this process's world rank
+rank_var() {
+  local v
+  # mpirun sets OMPI_COMM_WORLD_RANK; inside a Slurm allocation mpirun's daemons are started by
+  # srun, so SLURM_PROCID is then the daemon's index, not the rank: check OMPI_* first.
+  for v in OMPI_COMM_WORLD_RANK SLURM_PROCID PMIX_RANK PMI_RANK; do
+    [[ -n ${!v:-} ]] && { echo "$v"; return 0; }
+  done
+  return 1
+}
+
+main() {
+  local ranks=all trace=nvtx,mpi,osrt out=${COLLBENCH_PROFILE_OUT:-} mpi_impl=openmpi
+  local nsys=${NSYS:-nsys} nsys_args=()
+  while (($#)); do
+    case $1 in
+      --ranks) ranks=${2:?--ranks needs a list}; shift 2 ;;
+      --ranks=*) ranks=${1#*=}; shift ;;
+      --trace) trace=${2:?--trace needs a list}; shift 2 ;;
+      --trace=*) trace=${1#*=}; shift ;;
+      --out) out=${2:?--out needs a folder}; shift 2 ;;
+      --out=*) out=${1#*=}; shift ;;
+      --mpi-impl) mpi_impl=${2:?--mpi-impl needs openmpi or mpich}; shift 2 ;;
+      --mpi-impl=*) mpi_impl=${1#*=}; shift ;;
+      --nsys) nsys=${2:?--nsys needs a path}; shift 2 ;;
+      --nsys=*) nsys=${1#*=}; shift ;;
+      --nsys-args) read -r -a nsys_args <<<"${2:-}"; shift 2 ;;
+      --nsys-args=*) read -r -a nsys_args <<<"${1#*=}"; shift ;;
+      -h | --help) usage; exit 0 ;;
+      --) shift; break ;;
+      *) die "unknown option '$1'; usage: profile.sh [--ranks 0,3] [--trace nvtx,mpi,osrt] [--out DIR] -- collbench ARGS..." ;;
+    esac
+  done
+  (($#)) || die "no program given; usage: profile.sh [OPTIONS] -- collbench ARGS..."
+
+  local nsys_bin
+  nsys_bin=$(command -v "$nsys" 2>/dev/null) ||
+    die "nsys (Nsight Systems) not found${NSYS:+ at $NSYS}: install it (https://developer.nvidia.com/nsight-systems) or pass --nsys PATH"
+
+  # --device cuda in the program's arguments -> also trace CUDA
+  local a prev=""
+  for a in "$@"; do
+    if [[ $a == --device=cuda || ($prev == --device && $a == cuda) ]]; then
+      [[ ,$trace, == *,cuda,* ]] || trace+=",cuda"
+    fi
+    prev=$a
+  done
+
+  local var rank
+  if var=$(rank_var); then rank=${!var}; else var="" rank=0; fi
+  if ! in_list "$rank" "$ranks"; then
+    exec "$@"
+  fi
+
+  out=${out:-nsys-${SLURM_JOB_ID:-local}}
+  mkdir -p "$out"
+  local name="$out/collbench"
+  # inside slurm/sweep.sh (COLLBENCH_WRAP) each step's reports carry its layout
+  [[ ${COLLBENCH_LAYOUT:-} =~ ^[0-9]+x[0-9]+$ ]] && name+=".$COLLBENCH_LAYOUT"
+  if [[ -n $var ]]; then name+=".%q{$var}"; else name+=".$rank"; fi
+  local cmd=("$nsys_bin" profile --trace="$trace" --output="$name" --force-overwrite=true)
+  [[ ,$trace, == *,mpi,* ]] && cmd+=(--mpi-impl="$mpi_impl")
+  cmd+=("${nsys_args[@]}" "$@")
+  [[ $rank == 0 || -n ${COLLBENCH_PROFILE_VERBOSE:-} ]] && echo "$PROG: rank $rank: ${cmd[*]}" >&2
+  exec "${cmd[@]}"
+}
+
+main "$@"

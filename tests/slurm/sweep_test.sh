@@ -1,0 +1,212 @@
+#!/usr/bin/env bash
+# End-to-end test of slurm/sweep.sh on a real (local) Slurm cluster of 3 emulated nodes:
+#   A. sbatch -N 3 --ntasks-per-node=2 slurm/sweep.sh small.yaml (layouts 1x2 2x1 2x2 3x2):
+#      every step ok, results for every layout, wrong == 0, nodes/ranks_per_node per layout,
+#      run records' slurm.job_id == the job id, plots when collplot + matplotlib are there;
+#   B. the same output folder again, plus a layout that does not fit (4x2 on 3 nodes):
+#      nothing is run again (resume), 4x2 is skipped with a message;
+#   C. the mpirun launcher (COLLBENCH_LAUNCHER=mpirun) for 2x2 inside a 2-node allocation.
+#
+#   sweep_test.sh /path/to/collbench
+# Exit 0 pass, 1 fail, 77 skip (not root / no network namespaces). Bounded (≈ 270 s at most);
+# the cluster is always stopped; on failure the daemons' and steps' log tails are printed.
+set -uo pipefail
+# shellcheck source=tests/slurm/lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+require_netns
+for c in slurmctld slurmd munged srun mpirun; do
+  command -v "$c" >/dev/null || fail "'$c' not installed (apt-get install slurm-wlm munge openmpi-bin)"
+done
+BIN=${1:-${COLLBENCH:-}}
+[[ -n $BIN ]] || fail "usage: sweep_test.sh /path/to/collbench"
+BIN=$(realpath "$BIN" 2>/dev/null) || BIN=""
+[[ -n $BIN && -x $BIN ]] || fail "collbench binary '${1:-}' not found or not executable"
+PY=/usr/bin/python3
+[[ -x $PY ]] || fail "$PY not found"
+
+DEADLINE=$((SECONDS + ${SWEEP_TEST_BUDGET:-270}))
+left() { local l=$((DEADLINE - SECONDS)); ((l > 5)) && echo "$l" || echo 5; }
+
+STATE=${TMPDIR:-/tmp}/collbench-sweep-test
+export COLLBENCH_CLUSTER_STATE=$STATE
+"$CLUSTER/stop.sh" >/dev/null 2>&1
+work=$(mktemp -d /tmp/collbench-sweep-work.XXXXXX)
+chmod 755 "$work"
+C="$CLUSTER/client.sh"
+ok=0
+
+show_logs() {
+  local f
+  echo "===== diagnostics ====="
+  for f in "$work"/job-*.out; do [[ -f $f ]] && { echo "--- $f"; tail -n 40 "$f"; }; done
+  for f in "$work"/out*/steps.tsv; do [[ -f $f ]] && { echo "--- $f"; cat "$f"; }; done
+  for f in "$work"/out*/steps/*.log; do [[ -f $f ]] && { echo "--- $f (tail)"; tail -n 20 "$f"; }; done
+  for f in "$STATE"/log/slurmctld.log "$STATE"/log/slurmd-n*.log; do
+    [[ -f $f ]] && { echo "--- $f (tail)"; tail -n 25 "$f"; }
+  done
+  timeout 10 "$C" squeue -t all 2>/dev/null || true
+}
+cleanup() {
+  ((ok)) || show_logs
+  "$CLUSTER/stop.sh" >/dev/null 2>&1
+  if ((ok)); then rm -rf "$work" "$STATE"; else echo "kept: $work (state $STATE)"; fi
+}
+trap cleanup EXIT
+trap 'exit 143' TERM INT
+claim_testbed "$STATE/testbed"
+
+# --- the sweep file: small.yaml when it has exactly the layouts this test is about ----------
+want="1x2,2x1,2x2,3x2"
+SWEEP="$repo/slurm/sweeps/small.yaml"
+have=""
+[[ -f $SWEEP ]] && have=$("$BIN" --config "$SWEEP" --print-layouts 2>/dev/null | paste -sd, -)
+if [[ $have != "$want" ]]; then
+  say "small.yaml layouts are '${have:-<none>}', not $want: using a test-local sweep file"
+  SWEEP="$work/e2e.yaml"
+  cat >"$SWEEP" <<'YAML'
+name: slurm-e2e
+layouts: ["1x2", "2x1", "2x2", "3x2"]
+defaults: {min_bytes: 8, max_bytes: 4K, step_factor: 8, iters: 5, warmup: 1}
+cases:
+  - {op: allreduce, algo: all}
+  - {op: broadcast, algo: all}
+YAML
+  have=$("$BIN" --config "$SWEEP" --print-layouts | paste -sd, -) || fail "collbench --print-layouts on $SWEEP"
+  [[ $have == "$want" ]] || fail "collbench --print-layouts printed '$have', expected '$want'"
+fi
+say "sweep file: $SWEEP ($have)"
+
+# --- helpers --------------------------------------------------------------------------------
+submit() { # OUTVAR SBATCH-AND-SCRIPT-ARGS...
+  local __var=$1 id
+  shift
+  id=$(cd "$repo" && COLLBENCH=$BIN timeout 30 "$C" sbatch --parsable --output="$work/job-%j.out" "$@") ||
+    fail "sbatch $*: $id"
+  id=${id%%;*}
+  printf -v "$__var" '%s' "$id"
+  say "job $id: sbatch $*"
+}
+wait_job() { # JOB EXPECTED-STATE MAX-SECONDS
+  local st rc=0 limit=$3
+  (($(left) < limit)) && limit=$(left)
+  st=$("$CLUSTER/wait-job.sh" --timeout "$limit" "$1") || rc=$?
+  say "job $1: $st"
+  ((rc == 124)) && { timeout 10 "$C" scancel "$1"; fail "job $1 still running after ${limit}s"; }
+  [[ $st == "$2" ]] || fail "job $1 ended $st, expected $2"
+}
+count_runs() { grep -cE '"type" *: *"run"' "$1" 2>/dev/null || true; }
+
+# check OUTDIR LAYOUTS: steps ok, results per layout, wrong == 0, job ids, nodes/rpn
+check() {
+  "$PY" - "$1" "$2" <<'PY'
+import json, sys
+out, layouts = sys.argv[1], sys.argv[2].split(",")
+errors = []
+rows = [l.rstrip("\n").split("\t") for l in open(f"{out}/steps.tsv")][1:]
+ok_job = {}
+for r in rows:
+    layout, status, _code, _secs, job = r[:5]
+    if status == "failed":
+        errors.append(f"steps.tsv: {layout} failed in job {job}")
+    if status == "ok":
+        if layout in ok_job:
+            errors.append(f"steps.tsv: {layout} ran ok twice (jobs {ok_job[layout]} and {job})")
+        ok_job[layout] = job
+for l in layouts:
+    if l not in ok_job:
+        errors.append(f"steps.tsv: no ok step for {l}")
+runs, results, ends = {}, {}, set()
+for i, line in enumerate(open(f"{out}/results.jsonl"), 1):
+    try:
+        rec = json.loads(line)
+    except ValueError as e:
+        errors.append(f"results.jsonl:{i}: not JSON: {e}")
+        continue
+    t = rec.get("type")
+    if t == "run":
+        runs[rec["run_id"]] = rec
+    elif t == "result":
+        results.setdefault(rec["run_id"], []).append((i, rec))
+    elif t == "end":
+        ends.add(rec.get("run_id"))
+per_layout = {}
+for rid, run in runs.items():
+    layout = f'{run.get("nodes")}x{run.get("ranks_per_node")}'
+    per_layout.setdefault(layout, []).append(rid)
+    job = (run.get("slurm") or {}).get("job_id")
+    if layout in ok_job and str(job) != ok_job[layout]:
+        errors.append(f"run {rid} ({layout}): slurm.job_id {job!r}, expected {ok_job[layout]}")
+    if rid not in ends:
+        errors.append(f"run {rid} ({layout}): no end record")
+    n, r = run.get("nodes"), run.get("ranks_per_node")
+    measured = 0
+    for i, res in results.get(rid, []):
+        if (res.get("nodes"), res.get("ranks_per_node"), res.get("world_size")) != (n, r, n * r):
+            errors.append(f"results.jsonl:{i}: nodes/ranks_per_node/world_size "
+                          f'{res.get("nodes")}/{res.get("ranks_per_node")}/{res.get("world_size")}, run says {n}x{r}')
+        if res.get("wrong") != 0:
+            errors.append(f'results.jsonl:{i}: wrong = {res.get("wrong")} ({res.get("op")}/{res.get("algo")} {res.get("bytes")} B)')
+        if not res.get("skipped"):
+            measured += 1
+    if measured == 0:
+        errors.append(f"run {rid} ({layout}): no measured result")
+for l in layouts:
+    if len(per_layout.get(l, [])) != 1:
+        errors.append(f"{l}: {len(per_layout.get(l, []))} run records, expected exactly 1")
+extra = set(per_layout) - set(layouts)
+if extra:
+    errors.append(f"unexpected layouts in results: {sorted(extra)}")
+nres = sum(len(v) for v in results.values())
+for e in errors:
+    print("check:", e)
+print(f"check: {out}: {len(runs)} runs, {nres} results, layouts {sorted(per_layout)}, "
+      f"jobs {ok_job}: {'OK' if not errors else f'{len(errors)} problem(s)'}")
+sys.exit(1 if errors else 0)
+PY
+}
+
+# --- cluster ----------------------------------------------------------------------------------
+say "start.sh --nodes 3 --cpus 4"
+timeout 60 "$CLUSTER/start.sh" --nodes 3 --cpus 4 || fail "start.sh"
+
+# --- A: the sweep -----------------------------------------------------------------------------
+OUT="$work/out"
+submit JA -N 3 --ntasks-per-node=2 slurm/sweep.sh --out "$OUT" "$SWEEP"
+wait_job "$JA" COMPLETED 180
+sed -n '/^sweep: summary of job/,$p' "$work/job-$JA.out"
+check "$OUT" "$want" || fail "job $JA: results check"
+for f in results.jsonl steps.tsv slurm-env.txt nodelist.txt steps/1x2.log steps/3x2.log; do
+  [[ -s $OUT/$f ]] || fail "job folder lacks $f"
+done
+[[ $(paste -sd' ' "$OUT/nodelist.txt") == "n1 n2 n3" ]] || fail "nodelist.txt: $(paste -sd' ' "$OUT/nodelist.txt")"
+grep -qx "SLURM_JOB_ID=$JA" "$OUT/slurm-env.txt" || fail "slurm-env.txt lacks SLURM_JOB_ID=$JA"
+if [[ -f $repo/analysis/collplot ]] && "$PY" -c 'import matplotlib' 2>/dev/null; then
+  [[ -s $OUT/plots/report.html ]] || fail "no plots/report.html (analysis at the end of sweep.sh)"
+  say "plots: $(find "$OUT/plots" -name '*.png' | wc -l) PNGs + report.html"
+fi
+
+# --- B: resume + a layout that does not fit -------------------------------------------------
+runs_before=$(count_runs "$OUT/results.jsonl")
+submit JB -N 3 --ntasks-per-node=2 slurm/sweep.sh --out "$OUT" --layouts "$want,4x2" --no-analysis "$SWEEP"
+wait_job "$JB" COMPLETED 60
+sed -n '/^sweep: summary of job/,$p' "$work/job-$JB.out"
+runs_after=$(count_runs "$OUT/results.jsonl")
+((runs_after == runs_before)) || fail "resume: job $JB added $((runs_after - runs_before)) run record(s), expected none"
+for l in ${want//,/ }; do
+  grep -q "^sweep: $l: already ok (job $JA" "$work/job-$JB.out" || fail "job $JB: no 'already ok' message for $l"
+done
+grep -q '^sweep: 4x2: skipped, needs 4 nodes' "$work/job-$JB.out" || fail "job $JB: no skip message for 4x2"
+awk -F'\t' -v j="$JB" '$5==j && $2=="ok"' "$OUT/steps.tsv" | grep -q . && fail "job $JB ran a step"
+awk -F'\t' -v j="$JB" '$5==j && $1=="4x2" && $2=="skipped"' "$OUT/steps.tsv" | grep -q . || fail "steps.tsv: 4x2 not recorded skipped"
+check "$OUT" "$want" || fail "results check after the resumed job"
+
+# --- C: the mpirun launcher -------------------------------------------------------------------
+OUT_C="$work/out-mpirun"
+submit JC -N 2 --ntasks-per-node=2 --export=ALL,COLLBENCH_LAUNCHER=mpirun slurm/sweep.sh --out "$OUT_C" --layouts 2x2 --no-analysis "$SWEEP"
+wait_job "$JC" COMPLETED 90
+grep -q '^sweep: 2x2: mpirun -np 4 --map-by ppr:2:node --host n1:2,n2:2 --oversubscribe' "$work/job-$JC.out" ||
+  fail "job $JC: no mpirun step line"
+check "$OUT_C" 2x2 || fail "job $JC (mpirun launcher): results check"
+
+ok=1
+say "PASS (jobs $JA $JB $JC)"
