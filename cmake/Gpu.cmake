@@ -32,6 +32,12 @@ if(NOT COLLBENCH_CUDA STREQUAL "OFF")
   check_language(CUDA)
   if(CMAKE_CUDA_COMPILER)
     enable_language(CUDA)
+    # CMake 3.25 knows no C++20 flag for nvcc, so CUDA_STANDARD 20 fails at generate time;
+    # nvcc 12+ takes -std=c++20. Later CMake versions define these themselves.
+    if(NOT CMAKE_CUDA20_STANDARD_COMPILE_OPTION)
+      set(CMAKE_CUDA20_STANDARD_COMPILE_OPTION "-std=c++20")
+      set(CMAKE_CUDA20_EXTENSION_COMPILE_OPTION "-std=c++20")
+    endif()
     find_package(CUDAToolkit)
     if(CUDAToolkit_FOUND)
       set(COLLBENCH_HAVE_CUDA TRUE)

@@ -1,0 +1,73 @@
+#pragma once
+// The device path as the harness sees it: which backends this build has, which GPU a rank
+// uses, and factories for device memory and device-capable transports. Compiled in every
+// build; without CUDA every factory throws Error("collbench was built without CUDA").
+//
+// Typical use (one rank of `collbench --device cuda`):
+//   std::string why;
+//   if (gpu::device_count(&why) == 0) -> skip/usage error with `why`
+//   int dev = gpu::select_device(local_rank, local_size);    // node-local rank from MPI_COMM_TYPE_SHARED
+//   auto mem = gpu::make_cuda_memory(dev);                    // outlives every transport using it
+//   --backend nccl:  auto t = gpu::make_nccl_transport(MPI_COMM_WORLD, *mem);
+//   --backend mpi:   MpiTransport mpi(MPI_COMM_WORLD);                   // outlives t
+//                    auto t = gpu::make_mpi_device_transport(mpi, *mem);  // staged or CUDA-aware
+// Every timed iteration ends with t.memory().synchronize() (device work is asynchronous).
+#include <mpi.h>
+
+#include <memory>
+#include <string>
+
+#include "collectives/core/memory.hpp"
+#include "collectives/transport/mpi/mpi_transport.hpp"
+#include "collectives/transport/transport.hpp"
+
+namespace collbench::gpu {
+
+bool built_with_cuda();
+bool built_with_nccl();
+
+// Visible CUDA devices; 0 with the reason in *why_none (may be null) when there is no
+// driver, no device, or no CUDA in this build: "no CUDA device: <cudaGetDeviceCount error>".
+int device_count(std::string* why_none = nullptr);
+
+// One GPU per node-local rank: returns local_rank and makes it the current device.
+// Throws Error when there is no device or fewer devices than node-local ranks.
+int select_device(int local_rank, int local_size);
+
+// The pure part of select_device (tested without a GPU): the device for local_rank given
+// `devices` visible ones, or an Error that says what is missing (`why_none` when 0).
+int choose_device(int local_rank, int local_size, int devices, const std::string& why_none);
+
+// Device memory on `device` with its own stream: cudaMalloc, async copies and reduce
+// kernels on the stream, upload/download/synchronize wait for it.
+std::unique_ptr<MemorySpace> make_cuda_memory(int device);
+
+// NCCL point-to-point on `cuda_mem`'s stream (see transport/nccl/nccl_transport.hpp for the
+// matching rules). Collective over `comm`: every rank calls it. `cuda_mem` must come from
+// make_cuda_memory and outlive the transport; `comm` is used only during the call.
+std::unique_ptr<Transport> make_nccl_transport(MPI_Comm comm, MemorySpace& cuda_mem);
+
+// Device buffers over a host-only transport (MPI that is not CUDA-aware, as Debian's):
+// every message is staged through reused pinned host buffers. `host_inner` and
+// `device_mem` must outlive the result.
+std::unique_ptr<Transport> make_staging_transport(Transport& host_inner, MemorySpace& device_mem);
+
+// --backend mpi on device memory: when mpi_is_cuda_aware(), `mpi` itself moves the device
+// buffers (set_memory(device_mem)) behind a stream synchronisation before each send;
+// otherwise the staging transport. `mpi` and `device_mem` must outlive the result.
+std::unique_ptr<Transport> make_mpi_device_transport(MpiTransport& mpi, MemorySpace& device_mem);
+
+// True when the MPI library says it can move device buffers itself (MPIX_Query_cuda_support);
+// false when it cannot or cannot say.
+bool mpi_is_cuda_aware();
+
+// For the run record; empty strings where unknown (no driver, no NCCL, stub build).
+struct Versions {
+  std::string device_name;
+  std::string driver;   // "13.0"
+  std::string runtime;  // "13.0"
+  std::string nccl;     // "2.28.9"
+};
+Versions versions(int device);
+
+}  // namespace collbench::gpu

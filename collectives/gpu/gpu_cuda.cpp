@@ -1,0 +1,87 @@
+// gpu.hpp with the CUDA runtime (and NCCL when COLLBENCH_WITH_NCCL).
+#include <cuda_runtime_api.h>
+
+#include "collectives/gpu/cuda_check.hpp"
+#include "collectives/gpu/cuda_memory.hpp"
+#include "collectives/gpu/gpu.hpp"
+#include "collectives/gpu/staging_transport.hpp"
+#if COLLBENCH_WITH_NCCL
+#include <nccl.h>
+
+#include "collectives/transport/nccl/nccl_transport.hpp"
+#endif
+
+namespace collbench::gpu {
+namespace {
+
+std::string version_string(int v) {  // CUDA encodes 13.0 as 13000
+  return v > 0 ? std::to_string(v / 1000) + "." + std::to_string(v % 1000 / 10) : std::string();
+}
+
+CudaMemory& as_cuda(MemorySpace& m, const char* who) {
+  auto* c = dynamic_cast<CudaMemory*>(&m);
+  if (!c) throw Error(std::string(who) + " needs memory from gpu::make_cuda_memory");
+  return *c;
+}
+
+}  // namespace
+
+bool built_with_cuda() { return true; }
+bool built_with_nccl() { return COLLBENCH_WITH_NCCL != 0; }
+
+int device_count(std::string* why_none) {
+  int n = 0;  // left untouched on error (e.g. 35, no driver)
+  const cudaError_t rc = cudaGetDeviceCount(&n);
+  if (rc != cudaSuccess) {
+    cudaGetLastError();  // reset the last-error state so later checks start clean
+    if (why_none) *why_none = std::string("no CUDA device: ") + cudaGetErrorString(rc);
+    return 0;
+  }
+  if (n == 0 && why_none) *why_none = "no CUDA device: cudaGetDeviceCount found none";
+  return n;
+}
+
+int select_device(int local_rank, int local_size) {
+  std::string why;
+  const int n = device_count(&why);
+  const int dev = choose_device(local_rank, local_size, n, why);
+  COLLBENCH_CUDA_CHECK(cudaSetDevice(dev));
+  return dev;
+}
+
+std::unique_ptr<MemorySpace> make_cuda_memory(int device) { return std::make_unique<CudaMemory>(device); }
+
+std::unique_ptr<Transport> make_nccl_transport(MPI_Comm comm, MemorySpace& cuda_mem) {
+#if COLLBENCH_WITH_NCCL
+  CudaMemory& m = as_cuda(cuda_mem, "the nccl transport");
+  COLLBENCH_CUDA_CHECK(cudaSetDevice(m.device()));  // the communicator binds to the current device
+  return std::make_unique<NcclTransport>(comm, m, m.stream());
+#else
+  (void)comm;
+  (void)cuda_mem;
+  throw Error("collbench was built without NCCL (--backend nccl unavailable)");
+#endif
+}
+
+std::unique_ptr<Transport> make_staging_transport(Transport& host_inner, MemorySpace& device_mem) {
+  return std::make_unique<StagingTransport>(host_inner, device_mem, std::make_unique<PinnedHostMemory>());
+}
+
+Versions versions(int device) {
+  Versions v;
+  int x = 0;
+  if (cudaRuntimeGetVersion(&x) == cudaSuccess) v.runtime = version_string(x);
+  x = 0;
+  if (cudaDriverGetVersion(&x) == cudaSuccess) v.driver = version_string(x);  // 0 without a driver
+  cudaDeviceProp prop{};
+  if (device >= 0 && device < device_count() && cudaGetDeviceProperties(&prop, device) == cudaSuccess)
+    v.device_name = prop.name;
+#if COLLBENCH_WITH_NCCL
+  if (ncclGetVersion(&x) == ncclSuccess)
+    v.nccl = std::to_string(x / 10000) + "." + std::to_string(x / 100 % 100) + "." + std::to_string(x % 100);
+#endif
+  cudaGetLastError();
+  return v;
+}
+
+}  // namespace collbench::gpu

@@ -1,0 +1,25 @@
+// gpu.hpp for builds without CUDA: the device path reports itself absent, clearly.
+#include "collectives/gpu/gpu.hpp"
+
+namespace collbench::gpu {
+namespace {
+constexpr const char* kNoCuda = "collbench was built without CUDA";
+}
+
+bool built_with_cuda() { return false; }
+bool built_with_nccl() { return false; }
+
+int device_count(std::string* why_none) {
+  if (why_none) *why_none = kNoCuda;
+  return 0;
+}
+
+int select_device(int local_rank, int local_size) { return choose_device(local_rank, local_size, 0, kNoCuda); }
+
+std::unique_ptr<MemorySpace> make_cuda_memory(int) { throw Error(kNoCuda); }
+std::unique_ptr<Transport> make_nccl_transport(MPI_Comm, MemorySpace&) { throw Error(kNoCuda); }
+std::unique_ptr<Transport> make_staging_transport(Transport&, MemorySpace&) { throw Error(kNoCuda); }
+
+Versions versions(int) { return {}; }
+
+}  // namespace collbench::gpu

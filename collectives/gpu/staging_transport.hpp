@@ -1,0 +1,75 @@
+#pragma once
+// Device buffers over a transport that can only move host memory (an MPI that is not
+// CUDA-aware, such as Debian's Open MPI; the thread transport in tests).
+//
+//   isend: device range --download--> staging buffer --inner.isend-->
+//   irecv: --inner.irecv--> staging buffer; on completion (wait) --upload--> device range
+//
+// Written only against MemorySpace and Transport, so it runs on the CPU in tests with a
+// fake device memory; production passes CUDA memory and pinned host staging.
+// Staging buffers are pooled and reused: after a warm-up call of the same shape, the timed
+// path allocates nothing. A receive must be filled exactly (the whole staging buffer is
+// uploaded), which is also NCCL's rule and what every algorithm here does.
+#include <memory>
+#include <vector>
+
+#include "collectives/transport/transport.hpp"
+
+namespace collbench::gpu {
+
+class StagingTransport final : public Transport {
+ public:
+  // `staging` allocates the host buffers the inner transport sends from and receives into.
+  StagingTransport(Transport& inner, MemorySpace& device, MemorySpace& staging);
+  StagingTransport(Transport& inner, MemorySpace& device, std::unique_ptr<MemorySpace> owned_staging);
+  StagingTransport(const StagingTransport&) = delete;
+  StagingTransport& operator=(const StagingTransport&) = delete;
+
+  int rank() const override { return inner_.rank(); }
+  int size() const override { return inner_.size(); }
+  std::string_view backend() const override { return inner_.backend(); }
+  MemorySpace& memory() override { return device_; }
+  Request isend(const void* buf, std::size_t bytes, int peer, int tag) override;
+  Request irecv(void* buf, std::size_t bytes, int peer, int tag) override;
+  void wait(Request& r) override;
+  void wait_all(std::span<Request> rs) override;
+  void barrier() override;
+
+  Transport& inner() { return inner_; }
+  // Staging buffers allocated so far (tests check that repeated calls reuse them).
+  std::size_t staging_allocations() const { return allocations_; }
+
+ private:
+  struct Staged {
+    Buffer buf;
+    bool in_use = false;
+  };
+  struct Slot {  // one request in flight
+    Request inner;
+    void* device = nullptr;  // receive destination; null for sends
+    int staged = -1;         // index into staged_, -1 for 0-byte messages
+    bool in_use = false;
+  };
+  int acquire(std::size_t bytes);
+  int new_slot();
+  Slot& slot_of(const Request& r);
+  void release(int slot);
+  void sync_settings();
+
+  Transport& inner_;
+  MemorySpace& device_;
+  std::unique_ptr<MemorySpace> owned_staging_;
+  MemorySpace& staging_;
+  std::vector<Staged> staged_;
+  std::vector<Slot> slots_;
+  std::vector<int> free_slots_;
+  std::vector<Request> batch_;     // reused by wait_all
+  std::vector<int> batch_slots_;
+  std::size_t allocations_ = 0;
+};
+
+// Copies timeout and call context to a wrapped transport when they changed, so errors it
+// raises name the op/algo/iteration the harness set on the wrapper.
+void mirror_settings(const Transport& from, Transport& to);
+
+}  // namespace collbench::gpu

@@ -1,0 +1,193 @@
+#include "collectives/transport/nccl/nccl_transport.hpp"
+
+#include <string>
+
+#include "collectives/gpu/cuda_check.hpp"
+
+namespace collbench {
+namespace {
+
+std::string where(const char* file, int line) { return std::string(" [") + file + ":" + std::to_string(line) + "]"; }
+
+// "send to 1 (4096 B), recv from 3 (4096 B), ..." — what the stuck group contained.
+std::string describe_ops(std::span<const GroupedTransport::Op> ops) {
+  std::string s;
+  const std::size_t shown = ops.size() < 8 ? ops.size() : 8;
+  for (std::size_t i = 0; i < shown; ++i) {
+    if (i) s += ", ";
+    s += ops[i].is_send ? "send to " : "recv from ";
+    s += std::to_string(ops[i].peer);
+    s += " (" + std::to_string(ops[i].bytes) + " B, tag " + std::to_string(ops[i].tag) + ")";
+  }
+  if (shown < ops.size()) s += ", ... " + std::to_string(ops.size() - shown) + " more";
+  return s;
+}
+
+}  // namespace
+
+NcclTransport::NcclTransport(MPI_Comm comm, MemorySpace& memory, cudaStream_t stream)
+    : memory_(memory), stream_(stream) {
+  MPI_Comm_rank(comm, &rank_);
+  MPI_Comm_size(comm, &size_);
+  // Rank 0 creates the id; a failure there is broadcast too, so no rank waits forever.
+  struct {
+    int ok;
+    ncclUniqueId id;
+  } boot{};
+  if (rank_ == 0) boot.ok = ncclGetUniqueId(&boot.id) == ncclSuccess;
+  if (MPI_Bcast(&boot, sizeof boot, MPI_BYTE, 0, comm) != MPI_SUCCESS)
+    throw TransportError("MPI_Bcast of the NCCL unique id failed", error_context());
+  if (!boot.ok) throw TransportError("ncclGetUniqueId failed on rank 0", error_context());
+
+  barrier_buf_ = memory_.allocate(1);
+  try {
+    init(boot.id);
+  } catch (...) {
+    memory_.deallocate(barrier_buf_);
+    throw;
+  }
+}
+
+void NcclTransport::init(const ncclUniqueId& id) {
+  ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
+  config.blocking = 0;  // every NCCL call returns at once; we poll under the timeout
+  const ncclResult_t rc = ncclCommInitRankConfig(&comm_, size_, id, rank_, &config);
+  if (rc != ncclSuccess && rc != ncclInProgress) {
+    comm_ = nullptr;
+    throw TransportError(std::string("ncclCommInitRankConfig failed: ") + ncclGetErrorString(rc) +
+                             where(__FILE__, __LINE__),
+                         error_context());
+  }
+  await_ready("ncclCommInitRankConfig");  // aborts the communicator on failure or timeout
+  const unsigned char zero = 0;
+  try {
+    memory_.upload(barrier_buf_, &zero, 1);
+  } catch (...) {
+    abort();
+    throw;
+  }
+}
+
+NcclTransport::~NcclTransport() {
+  if (comm_ && !aborted_) {
+    // Finalize completes outstanding work (non-blocking: poll), bounded by the timeout;
+    // a communicator that does not finish is aborted instead of hanging the exit.
+    ncclResult_t st = ncclCommFinalize(comm_);
+    const auto deadline = Clock::now() + timeout();
+    while (st == ncclInProgress && Clock::now() < deadline)
+      if (ncclCommGetAsyncError(comm_, &st) != ncclSuccess) break;
+    if (st == ncclSuccess) ncclCommDestroy(comm_);
+    else ncclCommAbort(comm_);
+  }
+  if (barrier_buf_) memory_.deallocate(barrier_buf_);
+}
+
+void NcclTransport::abort() noexcept {
+  if (comm_ && !aborted_) ncclCommAbort(comm_);
+  aborted_ = true;
+}
+
+void NcclTransport::ensure_usable() const {
+  if (aborted_)
+    throw TransportError("the NCCL communicator was aborted after an earlier error or timeout", error_context());
+}
+
+void NcclTransport::fail(ncclResult_t rc, const std::string& what, const ErrorContext& ctx) {
+  std::string msg = what + ": " + ncclGetErrorString(rc);
+  if (comm_) {
+    const char* last = ncclGetLastError(comm_);
+    if (last && *last) msg += std::string(" (") + last + ")";
+  }
+  abort();  // an asynchronous NCCL error leaves the communicator unusable
+  throw TransportError(msg, ctx);
+}
+
+void NcclTransport::await_ready(const char* what) {
+  const auto deadline = Clock::now() + timeout();
+  for (;;) {
+    ncclResult_t st = ncclSuccess;
+    const ncclResult_t rc = ncclCommGetAsyncError(comm_, &st);
+    if (rc != ncclSuccess) fail(rc, std::string("ncclCommGetAsyncError after ") + what, error_context());
+    if (st == ncclSuccess) return;
+    if (st != ncclInProgress) fail(st, what, error_context());
+    if (Clock::now() > deadline) {
+      abort();
+      throw TimeoutError(std::string(what) + " did not complete within " + std::to_string(timeout().count()) +
+                             " ms (a peer never joined); communicator aborted",
+                         error_context());
+    }
+  }
+}
+
+void NcclTransport::check_enqueued(ncclResult_t rc, const char* call, const char* file, int line) {
+  if (rc == ncclSuccess) return;
+  if (rc == ncclInProgress) {
+    await_ready(call);
+    return;
+  }
+  fail(rc, std::string(call) + " failed" + where(file, line), error_context());
+}
+
+void NcclTransport::await_stream(std::span<const Op> ops, const Request* focus) {
+  const auto deadline = Clock::now() + timeout();
+  for (unsigned spins = 0;; ++spins) {
+    const cudaError_t q = cudaStreamQuery(stream_);
+    if (q == cudaSuccess) return;
+    if (q != cudaErrorNotReady) {
+      abort();
+      COLLBENCH_CUDA_CHECK(q);
+    }
+    // A failed peer or network shows up as an asynchronous error, not as a stuck stream.
+    if ((spins & 63u) == 0) {
+      ncclResult_t st = ncclSuccess;
+      if (ncclCommGetAsyncError(comm_, &st) == ncclSuccess && st != ncclSuccess && st != ncclInProgress)
+        fail(st, "NCCL reported an asynchronous error", focus ? error_context(focus) : error_context());
+    }
+    if (Clock::now() > deadline) {
+      abort();
+      ErrorContext ctx = focus ? error_context(focus) : ops.empty() ? error_context() : op_context(ops.front());
+      std::string msg = "timed out after " + std::to_string(timeout().count()) + " ms waiting for ";
+      if (ops.empty()) msg += "the CUDA stream (collective or barrier)";
+      else
+        msg += (ctx.peer >= 0 ? "peer " + std::to_string(ctx.peer) + " in " : std::string()) +
+               "an NCCL group of " + std::to_string(ops.size()) + " op(s): " + describe_ops(ops);
+      throw TimeoutError(msg + "; communicator aborted", ctx);
+    }
+  }
+}
+
+void NcclTransport::run_group(std::span<const Op> ops, const Request* focus) {
+  ensure_usable();
+  const ErrorContext ctx = focus ? error_context(focus) : op_context(ops.front());
+  ncclResult_t rc = ncclGroupStart();
+  if (rc != ncclSuccess) fail(rc, "ncclGroupStart failed" + where(__FILE__, __LINE__), ctx);
+  for (const Op& op : ops) {
+    // Bytes as int8: NCCL only moves them; matching is by order and count per peer.
+    rc = op.is_send ? ncclSend(op.buf, op.bytes, ncclInt8, op.peer, comm_, stream_)
+                    : ncclRecv(op.buf, op.bytes, ncclInt8, op.peer, comm_, stream_);
+    if (rc != ncclSuccess) {
+      ncclGroupEnd();  // close the group before reporting
+      fail(rc, std::string(op.is_send ? "ncclSend" : "ncclRecv") + " failed" + where(__FILE__, __LINE__),
+           op_context(op));
+    }
+  }
+  rc = ncclGroupEnd();
+  if (rc == ncclInProgress) await_ready("ncclGroupEnd");
+  else if (rc != ncclSuccess) fail(rc, "ncclGroupEnd failed" + where(__FILE__, __LINE__), ctx);
+  await_stream(ops, focus);
+}
+
+void NcclTransport::complete() {
+  ensure_usable();
+  flush();
+  await_stream({}, nullptr);
+}
+
+void NcclTransport::barrier() {
+  ensure_usable();
+  flush();
+  COLLBENCH_NCCL_CHECK(ncclAllReduce(barrier_buf_, barrier_buf_, 1, ncclUint8, ncclMax, comm_, stream_), *this);
+  await_stream({}, nullptr);
+}
+
+}  // namespace collbench

@@ -1,0 +1,66 @@
+#pragma once
+// Transport over NCCL point-to-point (ncclSend/ncclRecv) on the stream of a CUDA memory
+// space. The matching/launch model is GroupedTransport's (see grouped_transport.hpp): ops are
+// recorded, every wait launches all recorded ops as one ncclGroupStart/End group and polls
+// the stream — cudaStreamQuery plus ncclCommGetAsyncError — until it is idle or the
+// transport's timeout passes; then the communicator is aborted (ncclCommAbort) and a
+// TimeoutError names the peer waited on. The communicator is non-blocking
+// (config.blocking = 0), so init and connection setup are under the timeout too.
+//
+// Copies and reduce kernels of the memory space share the stream, so they are ordered with
+// communication exactly as the algorithm issued them.
+#include <cuda_runtime_api.h>
+#include <mpi.h>
+#include <nccl.h>
+
+#include "collectives/transport/nccl/grouped_transport.hpp"
+
+namespace collbench {
+
+class NcclTransport final : public GroupedTransport {
+ public:
+  // Collective over `comm` (rank 0's unique id is broadcast over it; `comm` is not kept).
+  // `memory` is device memory on the current device whose work runs on `stream`.
+  NcclTransport(MPI_Comm comm, MemorySpace& memory, cudaStream_t stream);
+  ~NcclTransport() override;
+  NcclTransport(const NcclTransport&) = delete;
+  NcclTransport& operator=(const NcclTransport&) = delete;
+
+  int rank() const override { return rank_; }
+  int size() const override { return size_; }
+  std::string_view backend() const override { return "nccl"; }
+  MemorySpace& memory() override { return memory_; }
+  void barrier() override;  // 1-byte ncclAllReduce, waited for under the timeout
+
+  // For the NCCL library entries: enqueue with comm()/stream(), pass the return code to
+  // check_enqueued, then complete() waits for the stream under the timeout.
+  ncclComm_t comm() const { return comm_; }
+  cudaStream_t stream() const { return stream_; }
+  void check_enqueued(ncclResult_t rc, const char* call, const char* file, int line);
+  void complete();
+
+ protected:
+  void run_group(std::span<const Op> ops, const Request* focus) override;
+
+ private:
+  void init(const ncclUniqueId& id);
+  void ensure_usable() const;
+  void await_ready(const char* what);  // non-blocking comm: until the last call took effect
+  void await_stream(std::span<const Op> ops, const Request* focus);
+  [[noreturn]] void fail(ncclResult_t rc, const std::string& what, const ErrorContext& ctx);
+  void abort() noexcept;
+
+  MemorySpace& memory_;
+  cudaStream_t stream_;
+  ncclComm_t comm_ = nullptr;
+  int rank_ = 0;
+  int size_ = 1;
+  bool aborted_ = false;
+  void* barrier_buf_ = nullptr;  // 1 byte of device memory
+};
+
+// Checks an NCCL return code: an error throws TransportError with the call, NCCL's message
+// and file:line. ncclInProgress (non-blocking communicators) is waited out through `t`.
+#define COLLBENCH_NCCL_CHECK(call, transport) (transport).check_enqueued((call), #call, __FILE__, __LINE__)
+
+}  // namespace collbench

@@ -1,0 +1,69 @@
+#pragma once
+// NCCL's matching rules on the CPU: GroupedTransport (the launch model NcclTransport uses)
+// over a host transport, with every message on one tag so that messages between two ranks
+// match in posting order, as ncclSend/ncclRecv do. Each payload travels behind a header
+// {bytes, tag}, and the receiver rejects a message whose size or tag differs from what it
+// posted: on NCCL that message would have landed in the wrong buffer (or hung).
+#include <vector>
+
+#include "collectives/gpu/staging_transport.hpp"
+#include "collectives/transport/nccl/grouped_transport.hpp"
+
+namespace collbench::testing {
+
+class NcclModelTransport final : public GroupedTransport {
+ public:
+  explicit NcclModelTransport(Transport& inner) : inner_(inner) {}
+  int rank() const override { return inner_.rank(); }
+  int size() const override { return inner_.size(); }
+  std::string_view backend() const override { return "nccl-model"; }
+  MemorySpace& memory() override { return inner_.memory(); }
+  void barrier() override {
+    flush();
+    gpu::mirror_settings(*this, inner_);
+    inner_.barrier();
+  }
+  int groups_launched() const { return groups_; }
+
+ protected:
+  void run_group(std::span<const Op> ops, const Request*) override {
+    gpu::mirror_settings(*this, inner_);
+    headers_.resize(ops.size());
+    reqs_.clear();
+    for (std::size_t i = 0; i < ops.size(); ++i) {
+      const Op& op = ops[i];
+      if (op.is_send) {
+        headers_[i] = {op.bytes, op.tag};
+        reqs_.push_back(inner_.isend(&headers_[i], sizeof(Header), op.peer, kLane));
+        reqs_.push_back(inner_.isend(op.buf, op.bytes, op.peer, kLane));
+      } else {
+        reqs_.push_back(inner_.irecv(&headers_[i], sizeof(Header), op.peer, kLane));
+        reqs_.push_back(inner_.irecv(op.buf, op.bytes, op.peer, kLane));
+      }
+    }
+    inner_.wait_all(reqs_);
+    ++groups_;
+    for (std::size_t i = 0; i < ops.size(); ++i) {
+      const Op& op = ops[i];
+      if (op.is_send || (headers_[i].bytes == op.bytes && headers_[i].tag == op.tag)) continue;
+      throw TransportError("NCCL model: the next message from peer " + std::to_string(op.peer) + " has " +
+                               std::to_string(headers_[i].bytes) + " bytes and tag " + std::to_string(headers_[i].tag) +
+                               ", but this rank posted " + std::to_string(op.bytes) + " bytes with tag " +
+                               std::to_string(op.tag) + " (NCCL matches by order and size, not by tag)",
+                           op_context(op));
+    }
+  }
+
+ private:
+  struct Header {
+    std::size_t bytes;
+    int tag;
+  };
+  static constexpr int kLane = 0;
+  Transport& inner_;
+  std::vector<Header> headers_;
+  std::vector<Request> reqs_;
+  int groups_ = 0;
+};
+
+}  // namespace collbench::testing

@@ -1,0 +1,141 @@
+// Every algorithm on CUDA device memory under mpirun, over {MPI with staging (or CUDA-aware
+// MPI when available), NCCL}, and NCCL's own collectives; verified like the CPU suites.
+// Needs a GPU: every rank exits 77 (ctest: skipped) without one.
+#include <gtest/gtest.h>
+#include <mpi.h>
+
+#include <cstdio>
+
+#include "collectives/gpu/gpu.hpp"
+#include "collectives/registry.hpp"
+#include "collectives/transport/mpi/mpi_transport.hpp"
+#include "common/cases.hpp"
+
+namespace collbench {
+namespace {
+
+struct Node {  // this rank's place on its node and its GPU
+  int local_rank = 0, local_size = 1, devices = 0, device = 0;
+};
+Node g_node;  // set in main before any test
+
+std::unique_ptr<MemorySpace>& memory() {  // one device memory (stream) for the whole run
+  static std::unique_ptr<MemorySpace> m = gpu::make_cuda_memory(g_node.device);
+  return m;
+}
+
+// Runs every case of `e` on `t` and agrees on the failures across ranks.
+void verify_entry(Transport& t, const AlgoEntry& e) {
+  t.set_timeout(std::chrono::seconds(60));
+  testing::CaseSpace s{testing::small_counts(t.size()),
+                       {DType::int8, DType::int32, DType::float16, DType::bfloat16, DType::float32, DType::float64},
+                       {std::begin(kAllRedOps), std::end(kAllRedOps)}};
+  s.counts.push_back((1u << 20) + 3);
+  std::string first;
+  long failures = 0;
+  for (const verify::Case& c : testing::expand(e.op, t.size(), t.rank(), s)) {
+    if (c.count > 100000 && (c.dtype != DType::float32 || c.redop != RedOp::sum)) continue;
+    t.set_context({std::string(op_name(e.op)), e.algo, c.count * dtype_size(c.dtype), -1, "test"});
+    const verify::Outcome o = verify::run_checked(t, e, c);
+    long wrong = static_cast<long>(o.check.wrong), total = 0;
+    MPI_Allreduce(&wrong, &total, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
+    if (total && first.empty()) first = testing::describe(c) + ": " + std::to_string(total) + " wrong";
+    failures += total != 0;
+  }
+  EXPECT_EQ(failures, 0) << op_name(e.op) << "/" << e.algo << " on " << t.backend() << ", first: " << first;
+}
+
+std::vector<const AlgoEntry*> entries(bool with_nccl_library) {
+  std::vector<const AlgoEntry*> out;
+  for (const AlgoEntry& e : Registry::get().all())
+    if (e.backend == "any" || (with_nccl_library && e.backend == "nccl")) out.push_back(&e);
+  return out;
+}
+
+std::string param_name(const ::testing::TestParamInfo<const AlgoEntry*>& i) {
+  return std::string(op_name(i.param->op)) + "_" + i.param->algo;
+}
+
+class MpiOnDevice : public ::testing::TestWithParam<const AlgoEntry*> {};
+
+TEST_P(MpiOnDevice, Verified) {
+  MpiTransport mpi(MPI_COMM_WORLD);
+  auto t = gpu::make_mpi_device_transport(mpi, *memory());  // staged unless MPI is CUDA-aware
+  verify_entry(*t, *GetParam());
+}
+
+INSTANTIATE_TEST_SUITE_P(Registry, MpiOnDevice, ::testing::ValuesIn(entries(false)), param_name);
+
+class NcclOnDevice : public ::testing::TestWithParam<const AlgoEntry*> {
+ protected:
+  static void SetUpTestSuite() {
+    if (gpu::built_with_nccl() && g_node.devices >= g_node.local_size)
+      nccl_ = gpu::make_nccl_transport(MPI_COMM_WORLD, *memory());
+  }
+  static void TearDownTestSuite() { nccl_.reset(); }
+  void SetUp() override {
+    if (!gpu::built_with_nccl()) GTEST_SKIP() << "built without NCCL";
+    if (!nccl_)
+      GTEST_SKIP() << "NCCL needs one GPU per rank: " << g_node.local_size << " ranks on this node, "
+                   << g_node.devices << " device(s)";
+  }
+  static std::unique_ptr<Transport> nccl_;
+};
+std::unique_ptr<Transport> NcclOnDevice::nccl_;
+
+TEST_P(NcclOnDevice, Verified) { verify_entry(*nccl_, *GetParam()); }
+
+INSTANTIATE_TEST_SUITE_P(Registry, NcclOnDevice, ::testing::ValuesIn(entries(true)), param_name);
+
+// A receive nobody sends: the NCCL transport times out, names the peer and aborts the
+// communicator instead of hanging. Runs last (its communicator is unusable afterwards).
+TEST(NcclTimeout, ZZ_NamesThePeer) {
+  int size = 1;
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  if (!gpu::built_with_nccl() || g_node.devices < g_node.local_size || size < 2) GTEST_SKIP() << "needs NCCL, 2 ranks, 1 GPU each";
+  auto t = gpu::make_nccl_transport(MPI_COMM_WORLD, *memory());
+  t->set_timeout(std::chrono::seconds(3));
+  if (t->rank() == 0) {
+    Buffer b(t->memory(), 64);
+    try {
+      t->recv(b.data(), 64, 1, 9);
+      ADD_FAILURE() << "expected a timeout";
+    } catch (const TimeoutError& e) {
+      EXPECT_NE(std::string(e.what()).find("peer=1"), std::string::npos) << e.what();
+    }
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+}
+
+}  // namespace
+}  // namespace collbench
+
+int main(int argc, char** argv) {
+  using namespace collbench;
+  MPI_Init(&argc, &argv);
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  std::string why;
+  g_node.devices = gpu::device_count(&why);
+  if (g_node.devices == 0) {
+    if (rank == 0) std::printf("SKIPPED: %s\n", why.c_str());
+    MPI_Finalize();
+    return 77;
+  }
+  MPI_Comm local;
+  MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &local);
+  MPI_Comm_rank(local, &g_node.local_rank);
+  MPI_Comm_size(local, &g_node.local_size);
+  MPI_Comm_free(&local);
+  // Staging/MPI runs may share a GPU between ranks; NCCL refuses that (checked per suite).
+  g_node.device = g_node.local_rank % g_node.devices;
+  ::testing::InitGoogleTest(&argc, argv);
+  if (rank != 0) {
+    auto& listeners = ::testing::UnitTest::GetInstance()->listeners();
+    delete listeners.Release(listeners.default_result_printer());
+  }
+  const int rc = RUN_ALL_TESTS();
+  memory().reset();
+  MPI_Finalize();
+  return rc;
+}
