@@ -35,6 +35,19 @@ long long exact_limit(DType t) {
 
 bool is_signed(DType t) { return t != DType::uint8; }
 
+// Period of the non-reducing pattern: a prime as large as the dtype holds exactly, so a block
+// misplaced by fewer than `period` elements (or ranks) always shows. The period itself is
+// never an input value, which makes it the "never written" sentinel.
+long long pattern_period(DType t) {
+  switch (t) {
+    case DType::int8: return 127;
+    case DType::uint8:
+    case DType::bfloat16: return 251;  // bfloat16 holds integers exactly up to 256
+    case DType::float16: return 2039;  // float16: up to 2048
+    default: return 65521;
+  }
+}
+
 bool root_only_result(Op op) { return op == Op::reduce || op == Op::gather; }
 
 }  // namespace
@@ -60,7 +73,7 @@ Pointers arrange(const Case& c, void* send_buf, void* recv_buf) {
 
 long long input_value(const Case& c, int rank, std::size_t i) {
   const long long r = rank, n = c.world, ii = static_cast<long long>(i % 1000003);  // keep products small
-  if (!op_reduces(c.op)) return (r * 37 + ii * 11) % 97;  // distinct per rank and position
+  if (!op_reduces(c.op)) return (r * 37 + ii * 11) % pattern_period(c.dtype);  // distinct per rank and position
   switch (c.redop) {
     case RedOp::sum: {
       // At most `limit` in total: ranks past the limit contribute 0 (only in huge worlds).
@@ -82,8 +95,7 @@ long long input_value(const Case& c, int rank, std::size_t i) {
 void fill(const Case& c, void* send_buf, void* recv_buf) {
   visit_dtype(c.dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
-    // 99 never occurs as a non-reducing input (values < 97) and rarely as a reduced one.
-    const T sentinel = from_int<T>(99);
+    const T sentinel = from_int<T>(pattern_period(c.dtype));
     const std::size_t ns = send_elems(c.op, c.count, c.world), nr = recv_elems(c.op, c.count, c.world);
     std::fill_n(static_cast<T*>(send_buf), ns, sentinel);
     std::fill_n(static_cast<T*>(recv_buf), nr, sentinel);

@@ -1,0 +1,33 @@
+#pragma once
+// Measuring one size of a block: every algorithm's skip checks, warm-up, timing (one after
+// the other, or interleaved) and verification, giving one PointResult per algorithm.
+#include <string>
+#include <vector>
+
+#include "harness/plan.hpp"
+#include "harness/result.hpp"
+#include "harness/sizes.hpp"
+#include "harness/topology.hpp"
+
+namespace collbench {
+
+class Control;
+class Transport;
+
+// What stays the same for every point of a run.
+struct PointEnv {
+  Transport& transport;
+  Control& control;
+  const Topology& topology;
+  std::string backend;
+  std::string device;
+  bool quiet = false;  // no per-rank notes about wrong elements on stderr
+};
+
+// Collective over all ranks; all ranks return the same results.
+std::vector<PointResult> measure_size(PointEnv& env, const Block& block, const SizePoint& size);
+
+// "allreduce/ring 1048576B": the point's name in NVTX ranges and messages.
+std::string point_label(const Block& block, const AlgoEntry& algo, std::uint64_t bytes);
+
+}  // namespace collbench

@@ -1,0 +1,44 @@
+#pragma once
+// The harness's own control plane over MPI: agreeing on decisions, reducing timing samples,
+// gathering facts. Separate from the measured Transport (its own duplicated communicator), so
+// harness traffic can never match an algorithm's messages, whatever the backend measured.
+#include <mpi.h>
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace collbench {
+
+class Control {
+ public:
+  explicit Control(MPI_Comm parent);  // duplicates `parent`
+  ~Control();
+  Control(const Control&) = delete;
+  Control& operator=(const Control&) = delete;
+
+  int rank() const { return rank_; }
+  int size() const { return size_; }
+  MPI_Comm comm() const { return comm_; }
+
+  void barrier();
+  void max_in_place(std::span<double> values);  // element-wise max over ranks, result everywhere
+  std::uint64_t sum(std::uint64_t v);
+  bool any(bool v);
+  int broadcast(int v);  // rank 0's value
+  std::string broadcast(const std::string& s);
+  std::vector<std::string> all_gather(const std::string& s);
+
+  // Every rank passes its own error (or none); all get the lowest failing rank's message, so
+  // all ranks fail together (or none does).
+  std::optional<std::string> agree_error(const std::optional<std::string>& mine);
+
+ private:
+  MPI_Comm comm_ = MPI_COMM_NULL;
+  int rank_ = 0;
+  int size_ = 1;
+};
+
+}  // namespace collbench

@@ -1,0 +1,82 @@
+// collbench: parse, then run the sweep under MPI, mapping failures to exit statuses:
+// 2 bad usage (one line, rank 0 only), 1 wrong results, 3 a rank failed (the job is aborted
+// so every rank ends in bounded time).
+#include <mpi.h>
+
+#include <cstdio>
+#include <cstdlib>
+
+#include "collectives/core/error.hpp"
+#include "collectives/registry.hpp"
+#include "harness/cli.hpp"
+#include "harness/listing.hpp"
+#include "harness/plan.hpp"
+#include "harness/runner.hpp"
+#include "harness/topology.hpp"
+
+namespace {
+
+using namespace collbench;
+
+void usage_error(const UsageError& e) { std::fprintf(stderr, "collbench: error: %s\n", e.what()); }
+
+// Everything that needs no MPI: --help, --list, --print-layouts, and all input checks.
+// Returns an exit status when done, or nothing when the sweep should run.
+std::optional<int> prepare(int argc, char** argv, bool speaker, RunConfig& cfg) {
+  try {
+    CommandLine cl = parse_command_line(argc, argv);
+    if (cl.help) {
+      if (speaker) std::fputs(cl.help->c_str(), stdout);
+      return 0;
+    }
+    cfg = std::move(cl.config);
+    if (cfg.print_layouts) {
+      if (speaker)
+        for (const auto& l : cfg.layouts) std::printf("%s\n", l.c_str());
+      return 0;
+    }
+    if (cfg.list) {
+      if (speaker) print_algorithm_list(stdout, Registry::get());
+      return 0;
+    }
+    make_plan(cfg, Registry::get());  // unknown algos fail here, before MPI starts
+    return std::nullopt;
+  } catch (const UsageError& e) {
+    if (speaker) usage_error(e);
+    return 2;
+  }
+}
+
+int run_under_mpi(int argc, char** argv, const RunConfig& cfg, const LaunchEnv& launch, bool speaker) {
+  int provided = 0;
+  MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  int status = 0;
+  try {
+    status = run_sweep(cfg, launch);
+  } catch (const UsageError& e) {
+    // Raised alike on every rank: one line from rank 0 (of the launcher, for singletons).
+    if (rank == 0 && speaker) usage_error(e);
+    status = 2;
+  } catch (const std::exception& e) {
+    // Timeouts and transport errors name op/algo/size/iteration/rank/peer in what().
+    std::fprintf(stderr, "collbench: error: rank %d: %s\n", rank, e.what());
+    std::fflush(stderr);
+    std::fflush(stdout);
+    MPI_Abort(MPI_COMM_WORLD, 3);
+    return 3;
+  }
+  MPI_Finalize();
+  return status;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const LaunchEnv launch = read_launch_env([](const char* n) -> const char* { return std::getenv(n); });
+  const bool speaker = !launch.rank || *launch.rank == 0;
+  RunConfig cfg;
+  if (auto done = prepare(argc, argv, speaker, cfg)) return *done;
+  return run_under_mpi(argc, argv, cfg, launch, speaker);
+}

@@ -1,0 +1,67 @@
+#pragma once
+// The timing engine, independent of what is timed: warm-up, then samples of
+// barrier -> t0 -> op (-> memory().synchronize()) -> t1, the per-sample MAX over ranks
+// (one reduction after each round, never inside it) and adaptive stopping decided by rank 0.
+// Collectives (collective_point.cpp) and later point-to-point tests plug in as Workloads.
+#include <span>
+#include <string>
+#include <vector>
+
+#include "collectives/transport/transport.hpp"
+#include "harness/nvtx.hpp"
+#include "harness/run_config.hpp"
+
+namespace collbench {
+
+class Control;
+
+// One thing to time, with its buffers ready; run() is exactly the measured call.
+class Workload {
+ public:
+  // `ctx` names op/algo/bytes in errors; `label` ("allreduce/ring 1048576B") names NVTX ranges.
+  Workload(CallContext ctx, const std::string& label) : ctx_(std::move(ctx)), labels_(label) {}
+  virtual ~Workload() = default;
+  virtual void run() = 0;
+  const CallContext& context() const { return ctx_; }
+  const nvtx::PointLabels& labels() const { return labels_; }
+
+ private:
+  CallContext ctx_;
+  nvtx::PointLabels labels_;
+};
+
+struct TimingSpec {
+  TimingMode mode = TimingMode::per_iter;
+  int iters = 20;  // per_iter: first round of samples; batch: ops per sample
+  int warmup = 5;
+  bool adaptive = false;
+  double min_time_s = 0;
+  double max_noise = 0;
+  int max_iters = 1000;  // cap on timed ops when adaptive
+};
+TimingSpec timing_spec(const Settings& s);
+
+struct Timing {
+  std::vector<double> samples_us;  // per sample, max over ranks (batch: mean per op of a batch)
+  long ops = 0;                    // timed operations in total (the JSON "iters")
+};
+
+// `count` untimed calls (phase "warmup").
+void warm_up(Transport& t, Workload& w, int count);
+
+// A workload threw NotSupported while being timed: which one, and why.
+class WorkloadNotSupported : public NotSupported {
+ public:
+  WorkloadNotSupported(const NotSupported& e, std::size_t index) : NotSupported(e), index(index) {}
+  std::size_t index;
+};
+
+// Times the workloads; collective over all ranks. Several workloads are interleaved
+// round-robin sample by sample (A B A B ...); one is timed per iteration or in batches.
+std::vector<Timing> time_workloads(Transport& t, Control& control, std::span<Workload* const> ws, const TimingSpec& spec);
+
+// Rank 0's decision after a round: another round? (pure; exposed for tests)
+bool keep_going(const std::vector<Timing>& timings, const TimingSpec& spec, long samples_done, long sample_cap,
+                int ops_per_sample);
+
+}  // namespace collbench

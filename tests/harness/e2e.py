@@ -1,0 +1,307 @@
+"""End-to-end tests of the collbench executable (ctest label "harness"). Stdlib only.
+
+    e2e.py cli       COLLBENCH WORKDIR                bad input -> one line, exit 2, no file
+    e2e.py allreduce COLLBENCH MPIEXEC WORKDIR        -np 4 all allreduce algos; a second run appends
+    e2e.py modes     COLLBENCH MPIEXEC WORKDIR        batch / interleaved / adaptive / in-place / rooted
+    e2e.py sweep     COLLBENCH MPIEXEC WORKDIR YAML   a sweep file end to end, and --print-layouts
+    e2e.py nvtx      COLLBENCH MPIEXEC WORKDIR LIB    NVTX ranges seen by an injected tool, per rank
+    e2e.py timeout   COLLBENCH MPIEXEC WORKDIR        a timeout aborts the job with status 3, naming the peer
+"""
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import collbench_check as cc  # noqa: E402
+
+
+def fail(msg: str) -> None:
+    print(f"FAIL: {msg}", file=sys.stderr)
+    sys.exit(1)
+
+
+def run(cmd: list[str], timeout: int = 240, env: dict | None = None) -> subprocess.CompletedProcess:
+    print("+", " ".join(cmd), flush=True)
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env)
+    if p.stdout:
+        print(p.stdout[-4000:])
+    if p.stderr:
+        print(p.stderr[-4000:], file=sys.stderr)
+    return p
+
+
+def fresh_dir(path: str) -> Path:
+    d = Path(path)
+    shutil.rmtree(d, ignore_errors=True)
+    d.mkdir(parents=True)
+    return d
+
+
+def algos_for(collbench: str, op: str) -> list[str]:
+    """Algorithms --list shows for an op on the mpi backend."""
+    p = run([collbench, "--list"])
+    if p.returncode != 0:
+        fail("--list failed")
+    out = []
+    for line in p.stdout.splitlines():
+        f = line.split()
+        if len(f) >= 3 and f[0] == op and f[2] in ("any", "mpi"):
+            out.append(f[1])
+    if not out:
+        fail(f"--list shows no algorithm for {op}")
+    return out
+
+
+def mpirun(mpiexec: str, np: int, args: list[str]) -> list[str]:
+    return [mpiexec, "-np", str(np), "--oversubscribe", *args]
+
+
+# ------------------------------------------------------------------ cli
+
+BAD_INPUTS = [
+    (["--op", "allreduc"], "unknown op 'allreduc'"),
+    (["--op", "allreduce", "--algo", "nope"], "unknown algo 'nope'"),
+    (["-b", "-1"], "negative"),
+    (["-e", "1Q"], "unknown suffix"),
+    (["-b", "99999999999999999999G"], "too large"),
+    (["-b", "1.5"], "not a whole number"),
+    (["-n", "0"], "--iters"),
+    (["-c", "7"], "--check"),
+    (["--dtype", "float33"], "unknown dtype"),
+    (["--redop", "avg"], "unknown redop"),
+    (["--inplace", "2"], "--inplace"),
+    (["--backend", "nccl"], "not yet supported"),
+    (["--device", "cuda"], "not yet supported"),
+    (["--batch", "--interleave"], "cannot be combined"),
+    (["-b", "2M", "-e", "1M"], "larger than"),
+    (["--timeout", "0"], "--timeout"),
+    (["--no-such-flag"], "--no-such-flag"),
+    (["--config", "/nonexistent.yaml"], "cannot read"),
+    (["--print-layouts"], "needs a sweep file"),
+    (["--root", "5", "--op", "broadcast", "--algo", "library", "-b", "8", "-e", "8"], "out of range"),
+]
+
+
+def test_cli(collbench: str, workdir: str) -> None:
+    d = fresh_dir(workdir)
+    for args, expect in BAD_INPUTS:
+        out = d / "out.jsonl"
+        p = run([collbench, *args, "--json", str(out)])
+        lines = p.stderr.strip().splitlines()
+        if p.returncode != 2:
+            fail(f"{args}: exit {p.returncode}, want 2")
+        if len(lines) != 1 or not lines[0].startswith("collbench: error: ") or "; accepted: " not in lines[0]:
+            fail(f"{args}: want one 'collbench: error: ...; accepted: ...' line, got {lines}")
+        if expect not in lines[0]:
+            fail(f"{args}: {expect!r} not in {lines[0]!r}")
+        if out.exists():
+            fail(f"{args}: {out} was created")
+        if p.stdout:
+            fail(f"{args}: printed on stdout: {p.stdout!r}")
+    # An existing results file is not touched by a failing invocation.
+    keep = d / "keep.jsonl"
+    keep.write_text('{"type":"run"}\n')
+    before = keep.stat().st_mtime_ns
+    p = run([collbench, "--op", "nope", "--json", str(keep), "--overwrite"])
+    if p.returncode != 2 or keep.read_text() != '{"type":"run"}\n' or keep.stat().st_mtime_ns != before:
+        fail("a failing invocation touched an existing --json file")
+    bad_dir = d / "no" / "such" / "dir" / "x.jsonl"
+    p = run([collbench, "--op", "broadcast", "--algo", "library", "-b", "8", "-e", "8", "--json", str(bad_dir)])
+    if p.returncode != 2 or "cannot open" not in p.stderr or bad_dir.parent.exists():
+        fail("an unwritable --json path must fail with exit 2 before measuring")
+    for args in (["--help"], ["--list"]):
+        p = run([collbench, *args])
+        if p.returncode != 0 or not p.stdout or p.stderr:
+            fail(f"{args}: exit {p.returncode}, stdout {len(p.stdout)} chars, stderr {p.stderr!r}")
+    print("cli: OK")
+
+
+# ------------------------------------------------------------------ allreduce
+
+def test_allreduce(collbench: str, mpiexec: str, workdir: str) -> None:
+    d = fresh_dir(workdir)
+    out = d / "allreduce.jsonl"
+    p = run(mpirun(mpiexec, 4, [collbench, "--op", "allreduce", "--algo", "all", "-b", "8", "-e", "1M",
+                                "--json", str(out)]))
+    if p.returncode != 0:
+        fail(f"exit {p.returncode}")
+    if "# Out of bounds values : 0 OK" not in p.stdout or "# Avg bus bandwidth" not in p.stdout:
+        fail("the table lacks the nccl-tests footer")
+    runs = cc.check_file(str(out), runs=1)
+    (results,) = runs.values()
+    algos = algos_for(collbench, "allreduce")
+    sizes = [8 << k for k in range(18)]  # 8 B .. 1 MiB; all divisible by 4 B
+    got = sorted((r["algo"], r["bytes"]) for r in results)
+    want = sorted((a, s) for a in algos for s in sizes)
+    if got != want:
+        fail(f"want one result per (algo, size): missing {sorted(set(want) - set(got))[:5]}, "
+             f"extra {sorted(set(got) - set(want))[:5]}, {len(got)} vs {len(want)}")
+    for r in results:
+        if r["world_size"] != 4 or r["op"] != "allreduce" or r["mode"] != "per_iter" or r["wrong"] != 0:
+            fail(f"unexpected result {r}")
+        if r["skipped"] or r["iters"] != 20 or r["warmup"] != 5 or r["count"] != r["bytes"] // 4:
+            fail(f"unexpected result {r}")
+    first = out.read_text()
+    p = run(mpirun(mpiexec, 4, [collbench, "--op", "allreduce", "--algo", "ring,library", "-b", "64K", "-e", "64K",
+                                "--json", str(out), "--quiet"]))
+    if p.returncode != 0 or p.stdout:
+        fail(f"second run: exit {p.returncode}, stdout {p.stdout!r} (--quiet prints nothing)")
+    if not out.read_text().startswith(first):
+        fail("the second run did not append (earlier lines changed)")
+    runs = cc.check_file(str(out), runs=2)
+    second = list(runs.values())[1]
+    if sorted((r["algo"], r["bytes"]) for r in second) != [("library", 65536), ("ring", 65536)]:
+        fail(f"second run results: {second}")
+    print("allreduce: OK")
+
+
+# ------------------------------------------------------------------ modes
+
+def test_modes(collbench: str, mpiexec: str, workdir: str) -> None:
+    d = fresh_dir(workdir)
+    out = d / "modes.jsonl"
+    common = ["-b", "8", "-e", "64K", "-f", "8", "--json", str(out), "--quiet"]
+    cases = [
+        (["--op", "allgather,reduce_scatter", "--algo", "all", "--interleave", "--inplace", "both", "-n", "5"],
+         "interleaved"),
+        (["--op", "broadcast,gather,scatter,reduce", "--algo", "all", "--root", "2", "--batch", "-n", "4"], "batch"),
+        (["--op", "alltoall", "--algo", "all", "--min-time", "0.001", "--max-noise", "0.9", "-n", "4",
+          "--max-iters", "64", "--dtype", "int32,float64", "--redop", "all"], "per_iter"),
+        (["--op", "allreduce", "--algo", "all", "--dtype", "int8,bfloat16", "--redop", "all", "-n", "3", "-w", "0",
+          "-c", "1"], "per_iter"),
+    ]
+    for args, mode in cases:
+        p = run(mpirun(mpiexec, 3, [collbench, *args, *common]))
+        if p.returncode != 0:
+            fail(f"{args}: exit {p.returncode}")
+    runs = list(cc.check_file(str(out), runs=len(cases)).values())
+    for (args, mode), results in zip(cases, runs):
+        if not results or any(r["mode"] != mode for r in results if not r["skipped"]):
+            fail(f"{args}: modes {set(r['mode'] for r in results)} != {mode}")
+    inter, batch, adaptive, small = runs
+    if {r["in_place"] for r in inter} != {False, True}:
+        fail("--inplace both did not run both placements")
+    for r in inter:  # n-chunk sizes: 3 ranks x 4 B granule
+        if r["bytes"] % 12:
+            fail(f"{r['op']} bytes {r['bytes']} not rounded to whole chunks")
+    if any(r["root"] != 2 for r in batch) or any(r["iters"] != 4 for r in batch if not r["skipped"]):
+        fail("batch run: root or iters wrong")
+    for r in adaptive:
+        if not r["skipped"] and not (4 <= r["iters"] <= 64):
+            fail(f"adaptive iters {r['iters']} outside [4, 64]")
+        if r["redop"] is not None:
+            fail("alltoall does not reduce: redop must be null")
+    if {r["dtype"] for r in small} != {"int8", "bfloat16"} or {r["redop"] for r in small} != {"sum", "prod", "max", "min"}:
+        fail("dtype x redop sweep incomplete")
+    print("modes: OK")
+
+
+# ------------------------------------------------------------------ sweep file
+
+def test_sweep(collbench: str, mpiexec: str, workdir: str, yaml: str) -> None:
+    d = fresh_dir(workdir)
+    p = run([collbench, "--config", yaml, "--print-layouts"])
+    layouts = p.stdout.split()
+    if p.returncode != 0 or not layouts or not all(re.fullmatch(r"\d+x\d+", l) for l in layouts):
+        fail(f"--print-layouts: {p.returncode} {p.stdout!r}")
+    out = d / "sweep.jsonl"
+    p = run(mpirun(mpiexec, 2, [collbench, "--config", yaml, "--json", str(out)]))
+    if p.returncode != 0:
+        fail(f"exit {p.returncode}")
+    (results,) = cc.check_file(str(out), runs=1).values()
+    run_rec = next(r for _, r in cc.load(str(out)) if r["type"] == "run")
+    if run_rec["config"]["config_file"] != yaml or run_rec["config"]["layouts"] != layouts:
+        fail("the run record does not carry the resolved sweep file")
+    if len({(r["op"], r["algo"]) for r in results}) < 2:
+        fail("sweep ran fewer than two (op, algo)")
+    print(f"sweep: OK ({len(results)} results, layouts {layouts})")
+
+
+# ------------------------------------------------------------------ nvtx
+
+def parse_nvtx(path: Path) -> list[tuple[int, str, str, str]]:
+    """(depth, domain, name, payload) of every push, checking pushes and pops balance."""
+    pushes, depth = [], {}
+    for line in path.read_text().splitlines():
+        f = line.split("\t")
+        if f[0] == "push":
+            d = int(f[1])
+            if d != depth.get(f[2], 0):
+                fail(f"{path}: bad nesting at {line!r}")
+            depth[f[2]] = d + 1
+            pushes.append((d, f[2], f[3], f[4]))
+        elif f[0] == "pop":
+            depth[f[2]] = depth.get(f[2], 0) - 1
+            if int(f[1]) != depth[f[2]] or depth[f[2]] < 0:
+                fail(f"{path}: unbalanced pop {line!r}")
+    if any(depth.values()):
+        fail(f"{path}: ranges left open: {depth}")
+    return pushes
+
+
+def test_nvtx(collbench: str, mpiexec: str, workdir: str, lib: str) -> None:
+    d = fresh_dir(workdir)
+    env = dict(os.environ, NVTX_INJECTION64_PATH=str(Path(lib).resolve()), COLLBENCH_NVTX_OUT=str(d / "nvtx"))
+    iters, sizes = 3, [1024, 2048, 4096]
+    p = run(mpirun(mpiexec, 2, ["-x", "NVTX_INJECTION64_PATH", "-x", "COLLBENCH_NVTX_OUT", collbench, "--op",
+                                "allreduce", "--algo", "ring", "-b", "1K", "-e", "4K", "-n", str(iters), "-w", "2",
+                                "--quiet"]), env=env)
+    if p.returncode != 0:
+        fail(f"exit {p.returncode}")
+    for rank in range(2):
+        path = d / f"nvtx.{rank}"
+        if not path.exists():
+            fail(f"{path} missing: the injection library saw nothing from rank {rank}")
+        pushes = parse_nvtx(path)
+        if any(dom != "collbench" for _, dom, _, _ in pushes):
+            fail(f"rank {rank}: a range outside the collbench domain: {pushes[:3]}")
+        for b in sizes:
+            what = f"allreduce/ring {b}B"
+            point = [(dep, n) for dep, _, n, _ in pushes if n == what]
+            if point != [(0, what)]:
+                fail(f"rank {rank}: point range {what!r} {point}")
+            warm = [x for x in pushes if x[2] == f"warmup {what}"]
+            it = [x for x in pushes if x[2] == f"iter {what}"]
+            ver = [x for x in pushes if x[2] == f"verify {what}"]
+            if len(warm) != 1 or warm[0][0] != 1 or len(ver) != 1 or ver[0][0] != 1:
+                fail(f"rank {rank}: warm-up/verify ranges of {what}: {warm} {ver}")
+            if [x[3] for x in it] != [str(i) for i in range(iters)] or any(x[0] != 1 for x in it):
+                fail(f"rank {rank}: iteration ranges of {what}: {it}")
+    print("nvtx: OK")
+
+
+# ------------------------------------------------------------------ timeout
+
+def test_timeout(collbench: str, mpiexec: str, workdir: str) -> None:
+    d = fresh_dir(workdir)
+    out = d / "t.jsonl"
+    # 16 MiB ring allreduce on oversubscribed ranks: some wait exceeds 1 ms for sure.
+    p = run(mpirun(mpiexec, 4, [collbench, "--op", "allreduce", "--algo", "ring", "-b", "16M", "-e", "16M",
+                                "--timeout", "0.001", "--json", str(out), "--quiet"]), timeout=120)
+    if p.returncode != 3:
+        fail(f"exit {p.returncode}, want 3")
+    m = re.search(r"collbench: error: rank \d+: timed out .*peer[= ]\d+", p.stderr)
+    if not m or "op=allreduce" not in p.stderr or "algo=ring" not in p.stderr or "size=16777216" not in p.stderr:
+        fail("the timeout message must name rank, peer, op, algo and size")
+    recs = [r for _, r in cc.load(str(out))]
+    if [r["type"] for r in recs] != ["run"]:
+        fail(f"an aborted run leaves its run record and no end record, got {[r['type'] for r in recs]}")
+    print("timeout: OK")
+
+
+def main(argv: list[str]) -> None:
+    tests = {"cli": test_cli, "allreduce": test_allreduce, "modes": test_modes, "sweep": test_sweep,
+             "nvtx": test_nvtx, "timeout": test_timeout}
+    if len(argv) < 2 or argv[0] not in tests:
+        print(__doc__, file=sys.stderr)
+        sys.exit(2)
+    tests[argv[0]](*argv[1:])
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

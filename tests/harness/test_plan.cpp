@@ -1,0 +1,129 @@
+// The sweep plan (algo resolution against the registry), topology facts and launch checks.
+#include <gtest/gtest.h>
+
+#include <map>
+
+#include "collectives/core/error.hpp"
+#include "harness/plan.hpp"
+#include "harness/topology.hpp"
+
+namespace collbench {
+namespace {
+
+RunConfig one_case(std::vector<Op> ops, std::vector<std::string> algos, Settings s = {}) {
+  RunConfig cfg;
+  cfg.cases.push_back({std::move(ops), std::move(algos), std::move(s), "test"});
+  return cfg;
+}
+
+TEST(Plan, AllResolvesToEveryAlgorithmOfTheOpWithLibraryLast) {
+  const auto plan = make_plan(one_case({Op::allreduce}, {}), Registry::get());
+  ASSERT_EQ(plan.size(), 1u);
+  ASSERT_FALSE(plan[0].algos.empty());
+  EXPECT_EQ(plan[0].algos.back()->algo, "library");
+  EXPECT_EQ(plan[0].algos.size(), Registry::get().for_op(Op::allreduce, "mpi").size());
+}
+
+TEST(Plan, UnknownAlgoListsTheValidOnes) {
+  try {
+    make_plan(one_case({Op::broadcast}, {"library", "nope"}), Registry::get());
+    FAIL();
+  } catch (const UsageError& e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find("unknown algo 'nope' for op broadcast"), std::string::npos) << m;
+    EXPECT_NE(m.find("; accepted: "), std::string::npos) << m;
+    EXPECT_NE(m.find("library"), std::string::npos) << m;
+  }
+}
+
+TEST(Plan, BlocksPerDtypeRedopPlacementAndRootOnlyWhereItMeans) {
+  Settings s;
+  s.dtypes = {DType::float32, DType::int32};
+  s.redops = {RedOp::sum, RedOp::max};
+  s.placements = {false, true};
+  s.root = 1;
+  const auto plan = make_plan(one_case({Op::allreduce, Op::broadcast, Op::allgather}, {"library"}, s), Registry::get());
+  ASSERT_EQ(plan.size(), 8u + 4u + 4u);
+  EXPECT_TRUE(plan[0].redop.has_value());
+  EXPECT_FALSE(plan[0].root.has_value());
+  EXPECT_FALSE(plan[8].redop.has_value()) << "broadcast does not reduce";
+  EXPECT_EQ(plan[8].root, 1);
+  EXPECT_FALSE(plan[12].root.has_value());
+  EXPECT_THROW(check_plan_for_world(plan, 1), UsageError);
+  EXPECT_NO_THROW(check_plan_for_world(plan, 2));
+}
+
+std::map<std::string, std::string> env_of(std::initializer_list<std::pair<const std::string, std::string>> kv) {
+  return kv;
+}
+
+GetEnv getter(const std::map<std::string, std::string>& m) {
+  return [&m](const char* n) -> const char* {
+    auto it = m.find(n);
+    return it == m.end() ? nullptr : it->second.c_str();
+  };
+}
+
+TEST(LaunchEnv, SourcesInPriorityOrder) {
+  auto m = env_of({{"OMPI_COMM_WORLD_SIZE", "4"}, {"OMPI_COMM_WORLD_RANK", "2"}, {"SLURM_STEP_NUM_TASKS", "2"}});
+  LaunchEnv e = read_launch_env(getter(m));
+  EXPECT_EQ(e.declared_size, 4);
+  EXPECT_EQ(e.declared_by, "OMPI_COMM_WORLD_SIZE");
+  EXPECT_EQ(e.rank, 2);
+  m = env_of({{"SLURM_STEP_NUM_TASKS", "6"}, {"SLURM_PROCID", "5"}, {"SLURM_STEP_ID", "0"}});
+  e = read_launch_env(getter(m));
+  EXPECT_EQ(e.declared_size, 6);
+  EXPECT_EQ(e.rank, 5);
+}
+
+TEST(LaunchEnv, BatchScriptAllocationIsNotAStep) {
+  // sbatch -n 4 running ./collbench directly: SLURM_NTASKS describes the allocation only.
+  auto m = env_of({{"SLURM_NTASKS", "4"}, {"SLURM_JOB_ID", "7"}});
+  EXPECT_FALSE(read_launch_env(getter(m)).declared_size);
+  m = env_of({{"SLURM_NTASKS", "4"}, {"SLURM_STEP_ID", "0"}, {"SLURM_PROCID", "1"}});
+  EXPECT_EQ(read_launch_env(getter(m)).declared_size, 4);
+}
+
+TEST(LaunchEnv, SingletonTrapIsAnError) {
+  auto m = env_of({{"SLURM_STEP_NUM_TASKS", "4"}, {"SLURM_STEP_ID", "0"}, {"SLURM_PROCID", "3"}});
+  const LaunchEnv e = read_launch_env(getter(m));
+  EXPECT_NO_THROW(check_world_size(e, 4));
+  try {
+    check_world_size(e, 1);
+    FAIL();
+  } catch (const UsageError& err) {
+    const std::string s = err.what();
+    EXPECT_NE(s.find("started 4 ranks (SLURM_STEP_NUM_TASKS=4)"), std::string::npos) << s;
+    EXPECT_NE(s.find("world of 1"), std::string::npos) << s;
+  }
+  EXPECT_NO_THROW(check_world_size(LaunchEnv{}, 3)) << "no launcher information: nothing to check";
+}
+
+TEST(Slurm, JobVariablesOrNull) {
+  auto none = env_of({});
+  EXPECT_FALSE(slurm_info(getter(none)));
+  auto m = env_of({{"SLURM_JOB_ID", "12"}, {"SLURM_JOB_NODELIST", "n[1-2]"}, {"SLURM_JOB_PARTITION", "debug"}});
+  const auto s = slurm_info(getter(m));
+  ASSERT_TRUE(s);
+  EXPECT_EQ(s->at("job_id"), "12");
+  EXPECT_EQ(s->at("nodelist"), "n[1-2]");
+  EXPECT_EQ(s->at("partition"), "debug");
+  EXPECT_FALSE(s->count("job_name"));
+}
+
+TEST(Topology, NodesNumberedByFirstRankAndUnevenFlagged) {
+  // Ranks 0,2 on one node (leader 0), ranks 1,3,4 on another (leader 1).
+  const Topology t = topology_from({0, 1, 0, 1, 1}, {"b", "a", "b", "a", "a"}, 3);
+  EXPECT_EQ(t.node_of_rank, (std::vector<int>{0, 1, 0, 1, 1}));
+  EXPECT_EQ(t.nodes, 2);
+  EXPECT_EQ(t.hosts, (std::vector<std::string>{"b", "a"}));
+  EXPECT_EQ(t.ranks_per_node, 3);
+  EXPECT_TRUE(t.uneven);
+  EXPECT_EQ(t.ranks_on_my_node, 3);
+  const Topology even = topology_from({0, 0, 2, 2}, {"x", "x", "y", "y"}, 0);
+  EXPECT_FALSE(even.uneven);
+  EXPECT_EQ(even.ranks_per_node, 2);
+}
+
+}  // namespace
+}  // namespace collbench
