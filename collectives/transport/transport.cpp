@@ -28,7 +28,12 @@ void* Transport::scratch(std::size_t bytes, int slot) {
   if (slot < 0 || slot > 15) throw Error("scratch slot out of range", error_context());
   if (scratch_.size() <= static_cast<std::size_t>(slot)) scratch_.resize(slot + 1);
   Buffer& b = scratch_[slot];
-  if (b.size() < bytes) b = Buffer(memory(), bytes);
+  if (b.size() < bytes) {
+    // Grow geometrically so a size sweep reallocates O(log) times, never inside a point.
+    std::size_t grown = 4096;
+    while (grown < bytes) grown *= 2;
+    b = Buffer(memory(), grown);
+  }
   return b.data();
 }
 

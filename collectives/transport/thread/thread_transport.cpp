@@ -1,5 +1,6 @@
 #include "collectives/transport/thread/thread_transport.hpp"
 
+#include <algorithm>
 #include <cstring>
 #include <thread>
 
@@ -37,13 +38,15 @@ ThreadWorld::Op* ThreadWorld::new_op() {
 void ThreadWorld::release_op(Op* op) { free_.push_back(op); }
 
 void ThreadWorld::complete_pair(Op* send, Op* recv) {
+  // Both ops are out of the queues, so only their two owners can reach them: copy without
+  // the lock (transfers between different pairs overlap), then publish completion under it.
+  const bool truncated = send->bytes > recv->bytes;
+  if (!truncated && send->bytes) std::memcpy(recv->rbuf, send->sbuf, send->bytes);
+  std::lock_guard lk(mu_);
   send->matched_bytes = recv->matched_bytes = send->bytes;
-  if (send->bytes > recv->bytes) {
-    send->truncated = recv->truncated = true;
-  } else if (send->bytes) {
-    std::memcpy(recv->rbuf, send->sbuf, send->bytes);
-  }
+  send->truncated = recv->truncated = truncated;
   send->done = recv->done = true;
+  cv_.notify_all();
 }
 
 void ThreadWorld::run(const std::function<void(ThreadTransport&)>& body,
@@ -91,46 +94,54 @@ int ThreadTransport::size() const { return world_.size(); }
 Request ThreadTransport::isend(const void* buf, std::size_t bytes, int peer, int tag) {
   check_peer(peer, "isend");
   check_tag(tag);
-  std::lock_guard lk(world_.mu_);
-  ThreadWorld::Op* op = world_.new_op();
-  op->src = rank_;
-  op->dst = peer;
-  op->tag = tag;
-  op->sbuf = buf;
-  op->bytes = bytes;
-  auto& posted = world_.boxes_[peer].posted_recvs;
-  for (auto it = posted.begin(); it != posted.end(); ++it) {
-    if ((*it)->src == rank_ && (*it)->tag == tag) {
-      world_.complete_pair(op, *it);
+  ThreadWorld::Op* op = nullptr;
+  ThreadWorld::Op* match = nullptr;
+  {
+    std::lock_guard lk(world_.mu_);
+    op = world_.new_op();
+    op->src = rank_;
+    op->dst = peer;
+    op->tag = tag;
+    op->sbuf = buf;
+    op->bytes = bytes;
+    auto& posted = world_.boxes_[peer].posted_recvs;
+    auto it = std::find_if(posted.begin(), posted.end(),
+                           [&](const ThreadWorld::Op* r) { return r->src == rank_ && r->tag == tag; });
+    if (it != posted.end()) {
+      match = *it;
       posted.erase(it);
-      world_.cv_.notify_all();
-      return {reinterpret_cast<std::uintptr_t>(op), peer, tag, bytes, true, true};
+    } else {
+      world_.boxes_[peer].unexpected_sends.push_back(op);
     }
   }
-  world_.boxes_[peer].unexpected_sends.push_back(op);
+  if (match) world_.complete_pair(op, match);
   return {reinterpret_cast<std::uintptr_t>(op), peer, tag, bytes, true, true};
 }
 
 Request ThreadTransport::irecv(void* buf, std::size_t bytes, int peer, int tag) {
   check_peer(peer, "irecv");
   check_tag(tag);
-  std::lock_guard lk(world_.mu_);
-  ThreadWorld::Op* op = world_.new_op();
-  op->src = peer;
-  op->dst = rank_;
-  op->tag = tag;
-  op->rbuf = buf;
-  op->bytes = bytes;
-  auto& unexpected = world_.boxes_[rank_].unexpected_sends;
-  for (auto it = unexpected.begin(); it != unexpected.end(); ++it) {
-    if ((*it)->src == peer && (*it)->tag == tag) {
-      world_.complete_pair(*it, op);
+  ThreadWorld::Op* op = nullptr;
+  ThreadWorld::Op* match = nullptr;
+  {
+    std::lock_guard lk(world_.mu_);
+    op = world_.new_op();
+    op->src = peer;
+    op->dst = rank_;
+    op->tag = tag;
+    op->rbuf = buf;
+    op->bytes = bytes;
+    auto& unexpected = world_.boxes_[rank_].unexpected_sends;
+    auto it = std::find_if(unexpected.begin(), unexpected.end(),
+                           [&](const ThreadWorld::Op* s) { return s->src == peer && s->tag == tag; });
+    if (it != unexpected.end()) {
+      match = *it;
       unexpected.erase(it);
-      world_.cv_.notify_all();
-      return {reinterpret_cast<std::uintptr_t>(op), peer, tag, bytes, false, true};
+    } else {
+      world_.boxes_[rank_].posted_recvs.push_back(op);
     }
   }
-  world_.boxes_[rank_].posted_recvs.push_back(op);
+  if (match) world_.complete_pair(match, op);
   return {reinterpret_cast<std::uintptr_t>(op), peer, tag, bytes, false, true};
 }
 

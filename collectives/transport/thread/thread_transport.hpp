@@ -67,7 +67,7 @@ class ThreadWorld {
 
   Op* new_op();
   void release_op(Op* op);
-  // Both under mu_: copy the payload, complete both sides, report truncation.
+  // Called without mu_ once both ops left the queues: copy, then complete both sides.
   void complete_pair(Op* send, Op* recv);
 
   const int size_;
