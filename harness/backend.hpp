@@ -8,6 +8,7 @@
 
 #include "collectives/transport/transport.hpp"
 #include "harness/run_config.hpp"
+#include "harness/topology.hpp"
 
 namespace collbench {
 
@@ -16,9 +17,12 @@ class Backend {
  public:
   virtual ~Backend() = default;
   virtual Transport& transport() = 0;
+  // Adds what the run record should say about the device path (versions, transfer mode).
+  virtual void describe(Versions&) const {}
 };
 
-// Throws UsageError for an unknown or unavailable backend/device (no MPI needed).
+// Throws UsageError for an unknown or unavailable backend/device, e.g. --device cuda on a
+// machine without a GPU (no MPI needed, so it runs before any output exists).
 void check_backend(const RunConfig& cfg);
 
 // The measured transport over its own duplicate of `world`. Collective over `world`.

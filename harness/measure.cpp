@@ -16,9 +16,12 @@ double micros(Clock::duration d) { return std::chrono::duration<double, std::mic
 
 // One sample. Context and barrier come before t0 and the NVTX push/pop sit outside [t0, t1],
 // so nothing but the op (and the device sync) is on the timed path.
-double time_sample(Transport& t, Workload& w, CallContext& ctx, long index, int ops) {
-  ctx.iteration = index;
-  t.set_context(ctx);
+double time_sample(Transport& t, Workload& w, const CallContext& ctx, long index, int ops) {
+  // Interleaved workloads switch context; otherwise only the iteration changes (no copies).
+  const CallContext& cur = t.context();
+  if (cur.algo != ctx.algo || cur.op != ctx.op || cur.phase != ctx.phase || cur.point_bytes != ctx.point_bytes)
+    t.set_context(ctx);
+  t.set_iteration(index);
   t.barrier();
   MemorySpace& m = t.memory();
   if (ops == 1) {
@@ -73,9 +76,9 @@ void warm_up(Transport& t, Workload& w, int count) {
   CallContext ctx = w.context();
   ctx.phase = "warmup";
   nvtx::Range r(w.labels().warmup);
+  t.set_context(ctx);
   for (int i = 0; i < count; ++i) {
-    ctx.iteration = i;
-    t.set_context(ctx);
+    t.set_iteration(i);
     w.run();
   }
   t.memory().synchronize();

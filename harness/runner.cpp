@@ -113,6 +113,8 @@ int run_sweep(const RunConfig& cfg, const LaunchEnv& launch) {
   check_memory_upfront(control, plan, topo);
   std::unique_ptr<Backend> backend = make_backend(cfg, MPI_COMM_WORLD);
   Reports reports(cfg, control);
+  Versions vers = versions();
+  backend->describe(vers);
 
   RunRecord run{control.broadcast(random_run_id()),
                 cfg.argv,
@@ -120,7 +122,7 @@ int run_sweep(const RunConfig& cfg, const LaunchEnv& launch) {
                 topo,
                 cfg.backend,
                 cfg.device,
-                versions(),
+                vers,
                 slurm_info(getenv_or_null),
                 &cfg};
   reports.start(run);

@@ -31,6 +31,12 @@ struct Versions {
   std::string collbench;
   std::string git_commit;  // short hash at configure time, "unknown" outside a git checkout
   std::string mpi;         // first line of MPI_Get_library_version
+  // Filled by the device backend (Backend::describe); absent on the CPU path.
+  std::optional<std::string> nccl;         // "2.28.9"
+  std::optional<std::string> cuda;         // runtime, "13.0"
+  std::optional<std::string> cuda_driver;  // "13.0"
+  std::optional<std::string> gpu;          // device name of rank 0's GPU
+  std::optional<std::string> device_transfer;  // how MPI moves device buffers: "staged" | "cuda-aware"
 };
 Versions versions();
 

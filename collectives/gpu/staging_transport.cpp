@@ -7,9 +7,10 @@ namespace collbench::gpu {
 void mirror_settings(const Transport& from, Transport& to) {
   if (to.timeout() != from.timeout()) to.set_timeout(from.timeout());
   const CallContext &a = from.context(), &b = to.context();
-  if (a.iteration != b.iteration || a.point_bytes != b.point_bytes || a.op != b.op || a.algo != b.algo ||
-      a.phase != b.phase)
+  if (a.point_bytes != b.point_bytes || a.op != b.op || a.algo != b.algo || a.phase != b.phase)
     to.set_context(a);
+  else if (a.iteration != b.iteration)
+    to.set_iteration(a.iteration);  // the per-iteration change: no string copies
 }
 
 StagingTransport::StagingTransport(Transport& inner, MemorySpace& device, MemorySpace& staging)

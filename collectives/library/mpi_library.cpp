@@ -151,7 +151,7 @@ void reduce_scatter(Transport& t, const CollArgs& a) {
     COLLBENCH_MPI_CHECK(MPI_Reduce_scatter_block(MPI_IN_PLACE, const_cast<void*>(a.send), icount(a.count, t),
                                                  mpi_type(a.dtype), op.op, m.comm()),
                         &t);
-    if (m.rank() != 0) std::memmove(a.recv, a.send, a.bytes(a.count));
+    if (m.rank() != 0 && a.count) std::memmove(a.recv, a.send, a.bytes(a.count));
     return;
   }
   COLLBENCH_MPI_CHECK(

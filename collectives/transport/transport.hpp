@@ -46,7 +46,8 @@ class Transport {
   virtual MemorySpace& memory() = 0;
 
   // Start a transfer. Buffers must stay valid until the request completes. Tags in
-  // [0, kMaxTag] keep algorithm phases apart.
+  // [0, kMaxTag] keep algorithm phases apart. Work queued on memory() before an isend
+  // (copy, reduce) is visible to that send: device transports order it on their stream.
   virtual Request isend(const void* buf, std::size_t bytes, int peer, int tag) = 0;
   virtual Request irecv(void* buf, std::size_t bytes, int peer, int tag) = 0;
   // Complete requests; throw TimeoutError (naming the peer) after timeout().
@@ -70,11 +71,16 @@ class Transport {
   void set_timeout(std::chrono::milliseconds t) { timeout_ = t; }
   const CallContext& context() const { return context_; }
   void set_context(CallContext c) { context_ = std::move(c); }
+  // The per-iteration update: cheaper than set_context (no string copies).
+  void set_iteration(long i) { context_.iteration = i; }
 
   // An ErrorContext for a request (or none), with the current call context.
   ErrorContext error_context(const Request* r = nullptr) const;
 
  protected:
+  // Derived transports call this in their destructor: scratch buffers belong to memory(),
+  // which the derived class owns and destroys before ~Transport runs.
+  void release_scratch() noexcept { scratch_.clear(); }
   void check_peer(int peer, const char* what) const;
   void check_tag(int tag) const;
 
