@@ -27,12 +27,15 @@ Sweep file: --config FILE.yaml with name, layouts, defaults (any option by long 
   and cases (op, algo, overrides); explicit options override it. Examples: slurm/sweeps/*.yaml.
 Output: a table on stdout (rank 0); --json FILE appends JSON Lines, schema collbench/1 (results/README.md).
 Exit status: 0 ok; 1 some point had wrong results; 2 bad usage; 3 a rank failed (timeout, transport
-  error) and the job was aborted.)";
+  error) and the job was aborted; 143 (130) SIGTERM (SIGINT): stopped at a point boundary, the points
+  finished so far are in the --json file with an end record; re-run with --resume to complete it.
+Test only: COLLBENCH_TEST_FAULT=skip_recv:rank=R:after=N (rank R drops its irecv number N) or
+  kill:rank=R:after_points=N (rank R SIGKILLs itself after N points) plants a failure (harness/README.md).)";
 
 // Raw option values; CLI11 writes into these, then they are applied in table order.
 struct RawOptions {
   std::string op, algo, backend, device, json, config;
-  bool overwrite = false, quiet = false, list = false, print_layouts = false;
+  bool overwrite = false, resume = false, quiet = false, list = false, print_layouts = false;
   std::vector<std::string> setting_values;
   std::vector<CLI::Option*> setting_opts;
   CLI::Option *op_opt = nullptr, *algo_opt = nullptr, *backend_opt = nullptr, *device_opt = nullptr,
@@ -41,16 +44,16 @@ struct RawOptions {
 
 void add_selection_options(CLI::App& app, RawOptions& o) {
   const std::string ops = "OP[,OP...]|all";
-  o.op_opt = app.add_option("--op", o.op, "collectives to run: " + op_names() + ", or all (default allreduce)")
+  o.op_opt = app.add_option("--op", o.op, "ops to run: " + op_names() + ", or all (every collective; default allreduce)")
                  ->type_name(ops)
                  ->group("Selection");
   o.algo_opt = app.add_option("--algo", o.algo, "algorithms, comma-separated, or all (default); library = the backend's own; see --list")
                    ->type_name("ALGO[,ALGO...]|all")
                    ->group("Selection");
-  o.backend_opt = app.add_option("--backend", o.backend, "communication backend: mpi (nccl: not yet)")
+  o.backend_opt = app.add_option("--backend", o.backend, "communication backend: mpi (default) or nccl (needs --device cuda)")
                       ->type_name("mpi|nccl")
                       ->group("Selection");
-  o.device_opt = app.add_option("--device", o.device, "where buffers live: cpu (cuda: not yet)")
+  o.device_opt = app.add_option("--device", o.device, "where buffers live: cpu (default) or cuda (one GPU per node-local rank)")
                      ->type_name("cpu|cuda")
                      ->group("Selection");
   app.add_flag("--list", o.list, "list every (op, algo, backend) with its description and requirements, then exit")
@@ -62,6 +65,10 @@ void add_output_options(CLI::App& app, RawOptions& o) {
                    ->type_name("FILE")
                    ->group("Output");
   app.add_flag("--overwrite", o.overwrite, "truncate the --json file instead of appending")->group("Output");
+  app.add_flag("--resume", o.resume,
+               "skip points the --json file already holds for this configuration (measured with wrong = 0, or "
+               "skipped); measure the rest and append")
+      ->group("Output");
   o.quiet_opt = app.add_flag("--quiet", o.quiet, "no table on stdout (errors only)")->group("Output");
   o.config_opt = app.add_option("--config", o.config, "run the sweep described by a YAML file")
                      ->type_name("FILE.yaml")
@@ -75,6 +82,7 @@ const char* group_of(const SettingOption& s) {
   const std::string n = s.name;
   if (n.find("bytes") != std::string::npos || n == "step_factor" || n == "segment") return "Sizes";
   if (n == "check" || n == "dtype" || n == "redop" || n == "root" || n == "inplace") return "Data";
+  if (n == "pairs") return "Selection";
   return "Timing";
 }
 
@@ -138,6 +146,7 @@ RunConfig resolve(const RawOptions& o, std::vector<std::string> argv) {
   if (given(o.json_opt)) cfg.json_path = o.json;
   if (given(o.quiet_opt)) cfg.quiet = o.quiet;
   cfg.overwrite = o.overwrite;
+  cfg.resume = o.resume;
   cfg.list = o.list;
   cfg.print_layouts = o.print_layouts;
   check_backend(cfg);
@@ -150,7 +159,8 @@ RunConfig resolve(const RawOptions& o, std::vector<std::string> argv) {
   } else {
     CaseSpec c;
     c.settings = file ? file->defaults : Settings{};
-    c.ops = given(o.op_opt) ? parse_ops(o.op) : std::vector<Op>{Op::allreduce};
+    if (given(o.op_opt)) set_case_ops(c, o.op);
+    else c.ops = {Op::allreduce};
     c.origin = "command line";
     cfg.cases.push_back(std::move(c));
   }
@@ -164,6 +174,9 @@ RunConfig resolve(const RawOptions& o, std::vector<std::string> argv) {
     }
   }
   if (cfg.json_path && cfg.json_path->empty()) throw UsageError("--json: empty path; accepted: a writable file path");
+  if (cfg.resume && !cfg.json_path) throw UsageError("--resume needs the results file; accepted: --resume --json FILE");
+  if (cfg.resume && cfg.overwrite)
+    throw UsageError("--resume and --overwrite cannot be combined; accepted: one of them");
   return cfg;
 }
 

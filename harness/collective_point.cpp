@@ -40,26 +40,6 @@ CollArgs make_args(const Block& b, const SizePoint& s) {
   return a;
 }
 
-PointResult base_result(const PointEnv& env, const Block& b, const AlgoEntry& e, const SizePoint& s) {
-  PointResult r;
-  r.op = op_name(b.op);
-  r.algo = e.algo;
-  r.backend = env.backend;
-  r.device = env.device;
-  r.dtype = dtype_name(b.dtype);
-  if (b.redop) r.redop = std::string(redop_name(*b.redop));
-  r.root = b.root;
-  r.in_place = b.in_place;
-  r.bytes = s.bytes;
-  r.count = s.total_count;
-  r.world_size = env.topology.world_size;
-  r.nodes = env.topology.nodes;
-  r.ranks_per_node = env.topology.ranks_per_node;
-  r.warmup = b.settings.warmup;
-  r.mode = b.settings.mode();
-  return r;
-}
-
 void skip(PointResult& r, const std::string& why) {
   r.skipped = true;
   r.skip_reason = why;
@@ -174,6 +154,26 @@ void run_interleaved(PointEnv& env, const Block& b, const verify::Case& c, std::
 }
 
 }  // namespace
+
+PointResult base_result(const PointEnv& env, const Block& b, const AlgoEntry& e, const SizePoint& s) {
+  PointResult r;
+  r.op = op_name(b.op);
+  r.algo = e.algo;
+  r.backend = env.backend;
+  r.device = env.device;
+  r.dtype = dtype_name(b.dtype);
+  if (b.redop) r.redop = std::string(redop_name(*b.redop));
+  r.root = b.root;
+  r.in_place = b.in_place;
+  r.bytes = s.bytes;
+  r.count = s.total_count;
+  r.world_size = env.topology.world_size;
+  r.nodes = env.topology.nodes;
+  r.ranks_per_node = env.topology.ranks_per_node;
+  r.warmup = b.settings.warmup;
+  r.mode = b.settings.mode();
+  return r;
+}
 
 std::string point_label(const Block& b, const AlgoEntry& e, std::uint64_t bytes) {
   return std::string(op_name(b.op)) + "/" + e.algo + " " + std::to_string(bytes) + "B";

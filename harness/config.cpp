@@ -64,9 +64,9 @@ template <class F>
 void for_each_key(const Where& w, const YAML::Node& map, F&& on_key) {
   std::set<std::string> seen;
   for (const auto& kv : map) {
-    if (!kv.first.IsScalar()) w.fail(kv.first, "keys must be plain names");
+    if (!kv.first.IsScalar()) w.fail(kv.first, "keys must be plain names; accepted: name: value");
     const std::string key = kv.first.Scalar();
-    if (!seen.insert(key).second) w.fail(kv.first, "duplicate key '" + key + "'");
+    if (!seen.insert(key).second) w.fail(kv.first, "duplicate key '" + key + "'; accepted: each key once per mapping");
     on_key(key, kv.first, kv.second);
   }
 }
@@ -115,7 +115,10 @@ CaseSpec parse_case(const Where& w, const YAML::Node& node, const Settings& defa
   bool has_op = false;
   for_each_key(w, node, [&](const std::string& key, const YAML::Node& k, const YAML::Node& v) {
     if (key == "op") {
-      c.ops = at_value(w, v, [&] { return parse_ops(scalar_text(w, key, v, true)); });
+      at_value(w, v, [&] {
+        set_case_ops(c, scalar_text(w, key, v, true));
+        return 0;
+      });
       has_op = true;
     } else if (key == "algo") {
       c.algos = at_value(w, v, [&] { return parse_algos(scalar_text(w, key, v, true)); });

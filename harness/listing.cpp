@@ -1,8 +1,11 @@
 #include "harness/listing.hpp"
 
 #include <algorithm>
+#include <iterator>
 #include <string>
 #include <vector>
+
+#include "harness/p2p_method.hpp"
 
 namespace collbench {
 
@@ -22,8 +25,13 @@ void print_algorithm_list(std::FILE* out, const Registry& registry) {
                  e->description.c_str());
     if (!e->requirements.empty()) std::fprintf(out, "%-43s requires: %s\n", "", e->requirements.c_str());
   }
-  std::fprintf(out, "(%zu algorithms; backend 'any' runs on every backend; algo 'library' is the backend's own)\n",
-               es.size());
+  // Point-to-point methods: not registry entries (no Op), measured per rank pair (--pairs).
+  for (const auto& m : kP2pMethods)
+    std::fprintf(out, "%-15s %-18s %-8s %s\n", "pingpong", m.name, "any", m.description);
+  std::fprintf(out,
+               "(%zu algorithms and %zu pingpong methods; backend 'any' runs on every backend; "
+               "algo 'library' is the backend's own)\n",
+               es.size(), std::size(kP2pMethods));
 }
 
 }  // namespace collbench

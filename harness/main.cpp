@@ -12,6 +12,7 @@
 #include "harness/listing.hpp"
 #include "harness/plan.hpp"
 #include "harness/runner.hpp"
+#include "harness/signals.hpp"
 #include "harness/topology.hpp"
 
 namespace {
@@ -49,6 +50,7 @@ std::optional<int> prepare(int argc, char** argv, bool speaker, RunConfig& cfg) 
 
 int run_under_mpi(int argc, char** argv, const RunConfig& cfg, const LaunchEnv& launch, bool speaker) {
   int provided = 0;
+  block_termination_signals();  // before MPI starts its threads: they inherit the mask (signals.hpp)
   MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
   int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);

@@ -31,12 +31,52 @@ std::vector<const AlgoEntry*> resolve_algos(Op op, const std::vector<std::string
   return out;
 }
 
+std::vector<P2pMethod> resolve_p2p_methods(const std::vector<std::string>& wanted) {
+  std::string names;
+  for (const auto& i : kP2pMethods) names += (names.empty() ? "" : ", ") + std::string(i.name);
+  std::vector<P2pMethod> out;
+  for (const auto& i : kP2pMethods)
+    if (wanted.empty()) out.push_back(i.method);  // "all"
+  for (const auto& name : wanted) {
+    const auto m = parse_p2p_method(name);
+    if (!m) throw UsageError("unknown algo '" + name + "' for op pingpong; accepted: " + names + ", all");
+    out.push_back(*m);
+  }
+  return out;
+}
+
+const char* p2p_mode_clash(const Settings& s) {
+  if (s.batch) return "--batch";
+  if (s.interleave) return "--interleave";
+  if (s.adaptive()) return "--min-time/--max-noise";
+  return nullptr;
+}
+
+// One block per method; pingpong times OSU-style back-to-back iterations per pair, so the
+// collective timing modes do not apply to it.
+void add_p2p_blocks(std::vector<Block>& plan, const CaseSpec& c) {
+  const Settings& s = c.settings;
+  if (const char* clash = p2p_mode_clash(s))
+    throw UsageError(std::string(clash) + " does not apply to pingpong (its iterations run back-to-back per pair)" +
+                     "; accepted: pingpong without it, or in a separate case");
+  for (P2pMethod m : resolve_p2p_methods(c.algos)) {
+    Block b;
+    b.p2p = m;
+    b.dtype = DType::uint8;  // raw bytes
+    b.settings = s;
+    plan.push_back(std::move(b));
+  }
+}
+
 }  // namespace
 
 std::vector<Block> make_plan(const RunConfig& cfg, const Registry& registry) {
   std::vector<Block> plan;
   for (const auto& c : cfg.cases) {
-    for (Op op : c.ops) {
+    for (std::size_t i = 0; i <= c.ops.size(); ++i) {
+      if (c.pingpong_at == i) add_p2p_blocks(plan, c);
+      if (i == c.ops.size()) break;
+      const Op op = c.ops[i];
       const auto algos = resolve_algos(op, c.algos, cfg.backend, registry);
       const std::vector<std::optional<RedOp>> redops =
           op_reduces(op) ? std::vector<std::optional<RedOp>>(c.settings.redops.begin(), c.settings.redops.end())
@@ -44,7 +84,7 @@ std::vector<Block> make_plan(const RunConfig& cfg, const Registry& registry) {
       for (DType dt : c.settings.dtypes)
         for (const auto& rop : redops)
           for (bool ip : c.settings.placements) {
-            Block b{op, algos, dt, rop, std::nullopt, ip, c.settings};
+            Block b{op, algos, dt, rop, std::nullopt, ip, c.settings, std::nullopt};
             if (op_has_root(op)) b.root = c.settings.root;
             plan.push_back(std::move(b));
           }
@@ -54,6 +94,8 @@ std::vector<Block> make_plan(const RunConfig& cfg, const Registry& registry) {
 }
 
 void check_plan_for_world(const std::vector<Block>& plan, int world_size) {
+  for (const auto& b : plan)
+    if (b.p2p) select_pairs(b.settings.pairs, std::vector<int>(static_cast<std::size_t>(world_size), 0));
   for (const auto& b : plan)
     if (b.root && *b.root >= world_size)
       throw UsageError("--root " + std::to_string(*b.root) + " is out of range for " + std::string(op_name(b.op)) +

@@ -36,7 +36,7 @@ json settings_json(const Settings& s) {
           {"root", s.root},             {"inplace", inplace},       {"batch", s.batch},
           {"interleave", s.interleave}, {"timeout", s.timeout_s},   {"min_time", s.min_time_s},
           {"max_noise", s.max_noise},   {"max_iters", s.max_iters}, {"segment", s.segment_bytes},
-          {"mode", timing_mode_name(s.mode())}};
+          {"mode", timing_mode_name(s.mode())},  {"pairs", pairs_text(s.pairs)}};
 }
 
 }  // namespace
@@ -46,6 +46,7 @@ json config_json(const RunConfig& cfg) {
   for (const auto& c : cfg.cases) {
     json ops = json::array();
     for (Op op : c.ops) ops.push_back(op_name(op));
+    if (c.pingpong_at) ops.insert(ops.begin() + static_cast<long>(*c.pingpong_at), "pingpong");
     cases.push_back({{"ops", ops},
                      {"algos", c.algos.empty() ? json("all") : json(c.algos)},
                      {"settings", settings_json(c.settings)},
@@ -87,7 +88,7 @@ json run_json(const RunRecord& r) {
 }
 
 json result_json(const PointResult& r, const std::string& run_id) {
-  return {{"type", "result"},
+  json j = {{"type", "result"},
           {"schema", kSchema},
           {"run_id", run_id},
           {"op", r.op},
@@ -114,6 +115,12 @@ json result_json(const PointResult& r, const std::string& run_id) {
           {"checked", r.checked},
           {"skipped", r.skipped},
           {"skip_reason", opt(r.skip_reason)}};
+  if (r.link) {  // point-to-point records only
+    j["src"] = opt(r.src);
+    j["dst"] = opt(r.dst);
+    j["link"] = *r.link;
+  }
+  return j;
 }
 
 json end_json(const EndRecord& e) {

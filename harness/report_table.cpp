@@ -42,6 +42,7 @@ TableReport::TableReport(std::FILE* out, int width) : out_(out), width_(width) {
 
 void TableReport::header(const RunRecord& run) {
   const Topology& t = run.topology;
+  host_of_rank_ = t.host_of_rank;
   std::fprintf(out_, "# collbench %s (git %s)  run %s  %s\n", run.versions.collbench.c_str(),
                run.versions.git_commit.c_str(), run.run_id.c_str(), run.start_time.c_str());
   std::fprintf(out_, "# MPI: %s\n", run.versions.mpi.c_str());
@@ -62,6 +63,11 @@ void TableReport::header(const RunRecord& run) {
 void TableReport::begin_block(const Block& b) {
   block_ = &b;
   rows_.clear();
+  p2p_.reset();
+  if (b.p2p) {
+    p2p_.emplace(out_, b, host_of_rank_);
+    return p2p_->begin();
+  }
   const Settings& s = b.settings;
   std::string how = std::string(timing_mode_name(s.mode())) + ", ";
   how += s.adaptive() ? "adaptive " + std::to_string(s.iters) + ".." + std::to_string(s.max_iters) + " iters"
@@ -132,6 +138,7 @@ void TableReport::add_row(const std::vector<PointResult>& row) {
     wrong_elems_ += r.wrong;
     if (r.wrong > 0) ++wrong_points_;
   }
+  if (p2p_) return p2p_->add_row(row);
   if (streaming_) {
     print_row(row, 0, row.size());
     std::fflush(out_);
@@ -139,6 +146,7 @@ void TableReport::add_row(const std::vector<PointResult>& row) {
 }
 
 void TableReport::end_block() {
+  if (p2p_) return p2p_->end();
   const std::size_t n = block_->algos.size(), per = static_cast<std::size_t>(algos_per_table(width_));
   for (std::size_t first = 0; first < n; first += per) {
     const std::size_t k = std::min(per, n - first);

@@ -4,9 +4,11 @@
 // side by side (time p50, algbw, busbw, #wrong each), wrapped into several tables when they
 // do not fit the terminal width. Skip reasons are listed under each table.
 #include <cstdio>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "harness/p2p_table.hpp"
 #include "harness/plan.hpp"
 #include "harness/report_json.hpp"
 
@@ -34,6 +36,8 @@ class TableReport {
   std::FILE* out_;
   int width_;
   const Block* block_ = nullptr;
+  std::vector<std::string> host_of_rank_;  // from the header, for pingpong pair labels
+  std::optional<P2pTable> p2p_;            // set while a pingpong block is printed
   std::vector<std::vector<PointResult>> rows_;
   bool streaming_ = false;
   // Totals for the footer.

@@ -27,6 +27,10 @@ struct PointResult {
   bool checked = false;     // verification ran (-c 1 and not skipped)
   bool skipped = false;
   std::optional<std::string> skip_reason;
+  bool resumed = false;  // --resume: recorded by an earlier run, not measured (never written again)
+  // Point-to-point (pingpong) records only: the pair and whether it stays within a node.
+  std::optional<int> src, dst;
+  std::optional<std::string> link;  // "intra" | "inter"
 };
 
 }  // namespace collbench

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "collectives/collective.hpp"
+#include "harness/pairs.hpp"
 
 namespace collbench {
 
@@ -36,6 +37,7 @@ struct Settings {
   double max_noise = 0;
   int max_iters = 1000;
   std::uint64_t segment_bytes = 0;  // CollArgs::segment_bytes; 0 = algorithm default
+  PairSpec pairs;                   // pingpong: which rank pairs (--pairs)
 
   bool adaptive() const { return min_time_s > 0 || max_noise > 0; }
   TimingMode mode() const {
@@ -49,6 +51,9 @@ struct CaseSpec {
   std::vector<std::string> algos;
   Settings settings;
   std::string origin;  // "command line" or "FILE:LINE:COL" (for error messages)
+  // --op named pingpong (not a collective, so not an Op): its place among `ops`, keeping the
+  // order given (== ops.size(): after all of them). Last, so aggregate initialisers stay valid.
+  std::optional<std::size_t> pingpong_at;
 };
 
 struct RunConfig {
@@ -57,6 +62,7 @@ struct RunConfig {
   std::string device = "cpu";
   std::optional<std::string> json_path;
   bool overwrite = false;
+  bool resume = false;  // --resume: skip points the --json file already holds (resume.hpp)
   bool quiet = false;
   bool list = false;
   bool print_layouts = false;

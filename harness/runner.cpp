@@ -1,5 +1,7 @@
 #include "harness/runner.hpp"
 
+#include <csignal>
+#include <cstdio>
 #include <cstdlib>
 #include <memory>
 #include <optional>
@@ -8,10 +10,14 @@
 #include "harness/backend.hpp"
 #include "harness/collective_point.hpp"
 #include "harness/control.hpp"
+#include "harness/fault.hpp"
 #include "harness/memcheck.hpp"
+#include "harness/p2p_point.hpp"
 #include "harness/plan.hpp"
 #include "harness/report_json.hpp"
 #include "harness/report_table.hpp"
+#include "harness/resume.hpp"
+#include "harness/signals.hpp"
 #include "harness/sizes.hpp"
 
 namespace collbench {
@@ -21,8 +27,8 @@ const char* getenv_or_null(const char* name) { return std::getenv(name); }
 
 std::vector<SizePoint> sizes_of(const Block& b, int world_size) {
   const Settings& s = b.settings;
-  return size_points(size_steps(s.min_bytes, s.max_bytes, s.step_factor, s.step_bytes), size_chunks(b.op, world_size),
-                     dtype_size(b.dtype));
+  const int chunks = b.p2p ? 1 : size_chunks(b.op, world_size);  // pingpong: one message
+  return size_points(size_steps(s.min_bytes, s.max_bytes, s.step_factor, s.step_bytes), chunks, dtype_size(b.dtype));
 }
 
 // Refuses a sweep whose largest point cannot fit in memory, before anything runs.
@@ -31,7 +37,7 @@ void check_memory_upfront(Control& control, const std::vector<Block>& plan, cons
   const std::uint64_t available = available_host_memory();
   for (const auto& b : plan) {
     const auto sizes = sizes_of(b, topo.world_size);
-    if (sizes.empty()) continue;
+    if (sizes.empty() || b.p2p) continue;  // pingpong holds at most 64 MiB of window per rank
     const SizePoint& big = sizes.back();
     const auto need = point_memory_need(b.op, big.chunk_count, b.dtype, topo.world_size);
     if (auto why = memory_shortfall(need, topo.ranks_on_my_node, available)) {
@@ -43,12 +49,20 @@ void check_memory_upfront(Control& control, const std::vector<Block>& plan, cons
   if (auto why = control.agree_error(problem)) throw UsageError(*why);
 }
 
+// A killed run can leave a truncated last line; appending after it would bury it mid-file.
+void warn_dropped_tail(const std::string& path, std::uint64_t removed) {
+  if (removed)
+    std::fprintf(stderr, "collbench: warning: %s: removed a truncated last line (%llu bytes, not a record) before appending\n",
+                 path.c_str(), static_cast<unsigned long long>(removed));
+}
+
 // Everything rank 0 writes: the JSON Lines file and the table. Other ranks hold none.
 class Reports {
  public:
   Reports(const RunConfig& cfg, Control& control) {
     std::optional<std::string> failure;
     if (control.rank() == 0 && cfg.json_path) {
+      if (!cfg.overwrite) warn_dropped_tail(*cfg.json_path, drop_truncated_tail(*cfg.json_path));
       try {
         json_.emplace(*cfg.json_path, cfg.overwrite);
       } catch (const UsageError& e) {
@@ -75,6 +89,7 @@ class Reports {
   }
   void add(const std::vector<PointResult>& row) {
     for (const auto& r : row) {
+      if (r.resumed) continue;  // recorded by an earlier run
       ++end_.points;
       if (r.skipped) ++end_.skipped_points;
       if (r.wrong > 0) ++end_.wrong_points;
@@ -85,10 +100,11 @@ class Reports {
   void end_block() {
     if (table_) table_->end_block();
   }
-  int finish() {
+  // `signal`: the sweep was stopped by this signal (exit status 128 + signal).
+  int finish(int signal = 0) {
     end_.run_id = run_id_;
     end_.end_time = utc_now_iso8601();
-    end_.exit_status = end_.wrong_points > 0 ? 1 : 0;
+    end_.exit_status = signal ? 128 + signal : end_.wrong_points > 0 ? 1 : 0;
     if (json_) json_->write(end_json(end_));
     if (table_) table_->footer();
     return end_.exit_status;
@@ -105,6 +121,7 @@ class Reports {
 
 int run_sweep(const RunConfig& cfg, const LaunchEnv& launch) {
   Control control(MPI_COMM_WORLD);
+  const TerminationWatcher stop(kTerminationGrace, control.rank() == 0);
   // Checks first, the same on every rank, so a bad run stops before any output exists.
   check_world_size(launch, control.size());
   const std::vector<Block> plan = make_plan(cfg, Registry::get());
@@ -112,6 +129,7 @@ int run_sweep(const RunConfig& cfg, const LaunchEnv& launch) {
   const Topology topo = discover_topology(control);
   check_memory_upfront(control, plan, topo);
   std::unique_ptr<Backend> backend = make_backend(cfg, MPI_COMM_WORLD);
+  FaultInjector fault(fault_from_env(), backend->transport());  // test-only; bad syntax: exit 2
   Reports reports(cfg, control);
   Versions vers = versions();
   backend->describe(vers);
@@ -126,14 +144,23 @@ int run_sweep(const RunConfig& cfg, const LaunchEnv& launch) {
                 slurm_info(getenv_or_null),
                 &cfg};
   reports.start(run);
+  const ResumeSet done = cfg.resume ? ResumeSet(control, *cfg.json_path, control.rank() == 0) : ResumeSet();
 
-  PointEnv env{backend->transport(), control, topo, cfg.backend, cfg.device, cfg.quiet};
+  PointEnv env{fault.transport(), control, topo, cfg.backend, cfg.device, cfg.quiet};
+  long points = 0;
+  bool stopped = false;  // a rank got SIGTERM/SIGINT: the rest of the sweep is abandoned
   for (const Block& b : plan) {
     reports.begin_block(b);
-    for (const SizePoint& s : sizes_of(b, topo.world_size)) reports.add(measure_size(env, b, s));
+    for (const SizePoint& s : sizes_of(b, topo.world_size)) {
+      if ((stopped = control.any(stop.requested()))) break;  // agreed: every rank stops at the same point
+      // pingpong is not resumable (the resume key has no src/dst): its points are re-measured
+      reports.add(b.p2p ? measure_p2p_size(env, b, s) : measure_size_resuming(env, b, s, done));
+      fault.after_point(control, ++points);
+    }
     reports.end_block();
+    if (stopped) break;
   }
-  const int status = reports.finish();
+  const int status = reports.finish(stopped ? (stop.signal() ? stop.signal() : SIGTERM) : 0);
   control.barrier();  // nobody finalizes while rank 0 still needs the others
   return status;
 }

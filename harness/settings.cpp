@@ -7,6 +7,7 @@
 #include <cstdlib>
 
 #include "collectives/core/error.hpp"
+#include "harness/p2p_method.hpp"
 #include "harness/sizes.hpp"
 
 namespace collbench {
@@ -56,18 +57,28 @@ std::vector<std::string> split_list(std::string_view text) {
 std::string op_names() {
   std::string s;
   for (Op op : kAllOps) s += std::string(s.empty() ? "" : ", ") + std::string(op_name(op));
-  return s;
+  return s + ", " + std::string(kPingpongOp);
 }
 
-std::vector<Op> parse_ops(std::string_view text) {
-  if (text == "all") return {std::begin(kAllOps), std::end(kAllOps)};
-  std::vector<Op> out;
+OpSelection parse_ops(std::string_view text) {
+  if (text == "all") return {{std::begin(kAllOps), std::end(kAllOps)}, std::nullopt};
+  OpSelection out;
   for (const auto& item : split_list(text)) {
+    if (item == kPingpongOp) {
+      if (!out.pingpong_at) out.pingpong_at = out.ops.size();
+      continue;
+    }
     const auto op = parse_op(item);
-    if (!op) throw UsageError("unknown op '" + item + "'; accepted: " + op_names() + ", all");
-    if (std::find(out.begin(), out.end(), *op) == out.end()) out.push_back(*op);
+    if (!op) throw UsageError("unknown op '" + item + "'; accepted: " + op_names() + ", all (the collectives)");
+    if (std::find(out.ops.begin(), out.ops.end(), *op) == out.ops.end()) out.ops.push_back(*op);
   }
   return out;
+}
+
+void set_case_ops(CaseSpec& c, std::string_view text) {
+  OpSelection sel = parse_ops(text);
+  c.ops = std::move(sel.ops);
+  c.pingpong_at = sel.pingpong_at;
 }
 
 std::vector<std::string> parse_algos(std::string_view text) {
@@ -182,7 +193,11 @@ constexpr SettingOption kOptions[] = {
        s.max_noise = parse_number(v, 0, 0.999999, "a fraction in [0, 1)");
      }},
     {"max_iters", "", "N", "adaptive: at most N timed iterations per point (default 1000)", kCountAccepted, false,
-     [](Settings& s, std::string_view v) { s.max_iters = parse_count(v); }},};
+     [](Settings& s, std::string_view v) { s.max_iters = parse_count(v); }},
+    {"pairs", "", "auto|all|S-D,...",
+     "pingpong: rank pairs to measure; auto (default) = one intra-node and one inter-node pair, all = every i<j",
+     "auto, all, or rank pairs SRC-DST, e.g. 0-1,0-4", true,
+     [](Settings& s, std::string_view v) { s.pairs = parse_pairs(v); }},};
 
 std::string normalised(std::string_view key) {
   std::string k(key);

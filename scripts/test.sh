@@ -8,5 +8,6 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/deps.sh
 scripts/build.sh
-cd "${BUILD_DIR:-build}"
-ctest --output-on-failure -j"${CTEST_JOBS:-2}" "$@"
+(cd "${BUILD_DIR:-build}" && ctest --output-on-failure -j"${CTEST_JOBS:-2}" "$@")
+# Sanitizers (ASan+UBSan unit suite) and fuzzers, in their own build dirs; COLLBENCH_QUICK=1 skips.
+if [[ ${COLLBENCH_QUICK:-0} != 1 ]]; then scripts/ci-extra.sh; fi

@@ -25,4 +25,21 @@ std::string Error::with_context(const std::string& what, const ErrorContext& ctx
   return d.empty() ? what : what + " (" + d + ")";
 }
 
+std::string UsageError::printable(const std::string& s) {
+  std::string out;
+  out.reserve(s.size());
+  for (const char c : s) {
+    const auto u = static_cast<unsigned char>(c);
+    if (u >= 0x20 && u != 0x7f) {
+      out += c;
+      continue;
+    }
+    static constexpr char kHex[] = "0123456789abcdef";
+    out += "\\x";
+    out += kHex[u >> 4];
+    out += kHex[u & 15];
+  }
+  return out;
+}
+
 }  // namespace collbench

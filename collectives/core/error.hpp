@@ -55,9 +55,13 @@ class TransportError : public Error {
 };
 
 // Bad command line, config file or other user input: one line, exit status 2.
+// Control characters quoted from the input (a NUL, a newline in a YAML scalar) are escaped
+// as \xNN, so the message is always one complete line (found by tests/fuzz/fuzz_config).
 class UsageError : public std::runtime_error {
  public:
-  using std::runtime_error::runtime_error;
+  explicit UsageError(const std::string& what) : std::runtime_error(printable(what)) {}
+  explicit UsageError(const char* what) : UsageError(std::string(what)) {}
+  static std::string printable(const std::string& s);
 };
 
 }  // namespace collbench

@@ -30,6 +30,9 @@ RESULT_FIELDS = {
     "time_us": (OBJ, NULL), "algbw_GBps": (NUM, NULL), "busbw_GBps": (NUM, NULL), "wrong": INT,
     "skipped": BOOL, "skip_reason": (STR, NULL),
 }
+P2P_OPS = {"pingpong"}
+P2P_METHODS = {"latency", "bw", "bibw"}
+P2P_FIELDS = {"src": INT, "dst": INT, "link": STR}
 END_FIELDS = {
     "type": STR, "schema": STR, "run_id": STR, "end_time": STR, "exit_status": INT, "points": INT,
     "wrong_points": INT, "skipped_points": INT,
@@ -90,6 +93,12 @@ def check_result(r: dict, where: str) -> None:
         raise CheckError(f"{where}: root {r['root']!r} wrong for {r['op']}")
     if r["mode"] not in ("per_iter", "batch", "interleaved"):
         raise CheckError(f"{where}: mode {r['mode']!r}")
+    if r["op"] in P2P_OPS:
+        _fields(r, P2P_FIELDS, where)
+        if r["algo"] not in P2P_METHODS or r["link"] not in ("intra", "inter"):
+            raise CheckError(f"{where}: algo {r['algo']!r} / link {r['link']!r}")
+        if r["src"] == r["dst"] or not (0 <= r["src"] < n and 0 <= r["dst"] < n):
+            raise CheckError(f"{where}: pair {r['src']}-{r['dst']} on {n} ranks")
     if r["skipped"]:
         if r["time_us"] is not None or r["algbw_GBps"] is not None or r["busbw_GBps"] is not None:
             raise CheckError(f"{where}: skipped point with measurements")

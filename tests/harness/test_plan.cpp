@@ -12,7 +12,7 @@ namespace {
 
 RunConfig one_case(std::vector<Op> ops, std::vector<std::string> algos, Settings s = {}) {
   RunConfig cfg;
-  cfg.cases.push_back({std::move(ops), std::move(algos), std::move(s), "test"});
+  cfg.cases.push_back({std::move(ops), std::move(algos), std::move(s), "test", std::nullopt});
   return cfg;
 }
 

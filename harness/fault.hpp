@@ -1,0 +1,80 @@
+#pragma once
+// TEST-ONLY fault injection, so the reliability tests can plant a hang or a dead rank in a
+// real run. Off unless the environment variable COLLBENCH_TEST_FAULT is set:
+//
+//   COLLBENCH_TEST_FAULT=skip_recv:rank=R:after=N     rank R silently drops its irecv number N
+//                                                     (0-based: after N irecvs went through)
+//   COLLBENCH_TEST_FAULT=kill:rank=R:after_points=N   rank R raises SIGKILL on itself once N
+//                                                     size points have been recorded
+//
+// skip_recv never posts the receive and makes its wait a no-op, so the sender (for a message
+// above the eager limit) never completes: the PEER times out and names rank R. The faulty rank
+// itself waits 4x longer from then on, so the healthy peer is the one that reports.
+// Nothing here is on the path of a normal run: without the variable no decorator is installed.
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "collectives/transport/transport.hpp"
+
+namespace collbench {
+
+class Control;
+
+inline constexpr const char* kFaultEnv = "COLLBENCH_TEST_FAULT";
+
+struct FaultSpec {
+  enum class Kind { skip_recv, kill };
+  Kind kind = Kind::skip_recv;
+  int rank = 0;
+  long after = 0;  // skip_recv: irecvs let through first; kill: points recorded first
+};
+
+// Parses the grammar above; throws UsageError naming the variable and the accepted forms.
+FaultSpec parse_fault_spec(std::string_view text);
+// The spec from the environment variable, or nothing when it is unset or empty.
+std::optional<FaultSpec> fault_from_env();
+
+// A Transport that forwards everything to `inner`, dropping one irecv as the spec says.
+// Timeout and call context live in the Transport base, so they are copied to `inner` before
+// each forwarded call (cheap enough for a test-only path).
+class FaultyTransport final : public Transport {
+ public:
+  FaultyTransport(Transport& inner, const FaultSpec& spec) : inner_(inner), spec_(spec) {}
+  ~FaultyTransport() override { release_scratch(); }
+  int rank() const override { return inner_.rank(); }
+  int size() const override { return inner_.size(); }
+  std::string_view backend() const override { return inner_.backend(); }
+  MemorySpace& memory() override { return inner_.memory(); }
+  Request isend(const void* buf, std::size_t bytes, int peer, int tag) override;
+  Request irecv(void* buf, std::size_t bytes, int peer, int tag) override;
+  void wait(Request& r) override;
+  void wait_all(std::span<Request> rs) override;
+  void barrier() override;
+
+ private:
+  void sync_inner();
+  Transport& inner_;
+  FaultSpec spec_;
+  long recvs_ = 0;
+  bool fired_ = false;
+};
+
+// What the runner holds: the measured transport (decorated when a skip_recv fault is set)
+// and the kill hook called after every recorded point.
+class FaultInjector {
+ public:
+  FaultInjector(std::optional<FaultSpec> spec, Transport& measured);
+  Transport& transport() { return decorated_ ? *decorated_ : measured_; }
+  // After `points_done` points were recorded (by rank 0): the kill fault fires here. The
+  // barrier first makes sure rank 0 has written those points, so the test is deterministic.
+  void after_point(Control& control, long points_done);
+
+ private:
+  std::optional<FaultSpec> spec_;
+  Transport& measured_;
+  std::unique_ptr<FaultyTransport> decorated_;
+};
+
+}  // namespace collbench

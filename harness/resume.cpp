@@ -1,0 +1,139 @@
+#include "harness/resume.hpp"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+
+#include "harness/collective_point.hpp"
+#include "harness/control.hpp"
+#include "harness/report_json.hpp"
+
+namespace collbench {
+namespace {
+
+using json = nlohmann::json;
+
+// The identity fields, in one order, as one string (the same for records and results).
+std::string join_key(const json& k) { return k.dump(); }
+
+json key_fields(const json& r) {
+  static constexpr const char* kFields[] = {"op",       "algo",  "backend", "device", "dtype",      "redop", "root",
+                                            "in_place", "bytes", "world_size", "nodes", "ranks_per_node", "mode"};
+  json k = json::array();
+  for (const char* f : kFields) k.push_back(r.contains(f) ? r[f] : json());
+  return k;
+}
+
+bool counts_as_done(const json& r) {
+  if (r.value("skipped", false) == true) return true;
+  const auto wrong = r.find("wrong");
+  return wrong != r.end() && wrong->is_number_integer() && wrong->get<long long>() == 0;
+}
+
+std::string serialise(const std::set<std::string>& keys) {
+  std::string s;
+  for (const auto& k : keys) s += k + '\n';
+  return s;
+}
+
+std::set<std::string> deserialise(const std::string& s) {
+  std::set<std::string> keys;
+  std::istringstream in(s);
+  for (std::string line; std::getline(in, line);)
+    if (!line.empty()) keys.insert(line);
+  return keys;
+}
+
+}  // namespace
+
+std::optional<std::string> record_key(const json& r) {
+  if (!r.is_object() || r.value("type", "") != "result" || r.value("schema", "") != kSchema) return std::nullopt;
+  return join_key(key_fields(r));
+}
+
+std::string point_key(const PointResult& base) {
+  // Through result_json, so the key can never drift from what is written to the file.
+  const auto ordered = result_json(base, "");
+  return join_key(key_fields(json::parse(ordered.dump())));
+}
+
+std::set<std::string> read_done_points(const std::string& path, const std::function<void(const std::string&)>& warn) {
+  std::set<std::string> done;
+  std::ifstream in(path);
+  if (!in) return done;
+  long lineno = 0;
+  for (std::string line; std::getline(in, line);) {
+    ++lineno;
+    if (line.empty()) continue;
+    const json r = json::parse(line, nullptr, /*allow_exceptions=*/false);
+    if (r.is_discarded()) {
+      warn(path + ":" + std::to_string(lineno) + ": not valid JSON (a truncated record?), ignored");
+      continue;
+    }
+    if (auto k = record_key(r); k && counts_as_done(r)) done.insert(*k);
+  }
+  return done;
+}
+
+std::uint64_t drop_truncated_tail(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode) || st.st_size == 0) return 0;
+  std::ifstream in(path, std::ios::binary);
+  const auto size = static_cast<std::uint64_t>(st.st_size);
+  // Read backwards in blocks to the last '\n' (records are short: usually one block).
+  constexpr std::uint64_t kBlock = 1 << 16;
+  std::string buf;
+  std::uint64_t end = size;
+  while (end > 0) {
+    const std::uint64_t start = end > kBlock ? end - kBlock : 0;
+    buf.resize(end - start);
+    in.seekg(static_cast<std::streamoff>(start));
+    if (!in.read(buf.data(), static_cast<std::streamsize>(buf.size()))) return 0;
+    const std::size_t nl = buf.rfind('\n');
+    if (nl != std::string::npos) {
+      end = start + nl + 1;
+      break;
+    }
+    end = start;
+  }
+  if (end == size || ::truncate(path.c_str(), static_cast<off_t>(end)) != 0) return 0;
+  return size - end;
+}
+
+ResumeSet::ResumeSet(Control& control, const std::string& path, bool speaker) {
+  std::string keys;
+  if (control.rank() == 0) {
+    keys = serialise(read_done_points(path, [&](const std::string& w) {
+      if (speaker) std::fprintf(stderr, "collbench: warning: --resume: %s\n", w.c_str());
+    }));
+  }
+  keys_ = deserialise(control.broadcast(keys));
+}
+
+std::vector<PointResult> measure_size_resuming(PointEnv& env, const Block& b, const SizePoint& s,
+                                               const ResumeSet& done) {
+  std::vector<PointResult> row;
+  Block todo = b;
+  todo.algos.clear();
+  for (const AlgoEntry* e : b.algos) {
+    row.push_back(base_result(env, b, *e, s));
+    if (done.done(row.back())) {
+      row.back().resumed = true;
+      row.back().skipped = true;
+      row.back().skip_reason = "already recorded (--resume)";
+    } else {
+      todo.algos.push_back(e);
+    }
+  }
+  if (todo.algos.empty()) return row;
+  std::vector<PointResult> fresh = measure_size(env, todo, s);
+  auto it = fresh.begin();
+  for (auto& r : row)
+    if (!r.resumed) r = std::move(*it++);
+  return row;
+}
+
+}  // namespace collbench

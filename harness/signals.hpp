@@ -1,0 +1,42 @@
+#pragma once
+// SIGTERM/SIGINT handling that keeps the results file valid. Slurm's time limit (and
+// scancel) sends SIGTERM to every task, then SIGKILL after KillWait (30 s by default).
+//
+// main() blocks both signals before MPI_Init, so every thread (MPI's too) inherits the mask;
+// a TerminationWatcher thread then takes them with sigtimedwait(). No signal handler runs, so
+// there is no global flag: the signal number lives in the watcher. The sweep polls
+// requested() between points (agreed over ranks), abandons the rest, writes the `end` record
+// with exit_status 128 + signal (143 for SIGTERM) and exits. If the current point does not end
+// within the grace period (a long point, or a rank stuck in MPI), the watcher calls
+// _exit(128 + signal): the file then ends with the last complete point and no `end` record.
+#include <atomic>
+#include <chrono>
+#include <thread>
+
+namespace collbench {
+
+// Blocks SIGTERM and SIGINT in the calling thread and the threads it creates later.
+void block_termination_signals();
+
+class TerminationWatcher {
+ public:
+  explicit TerminationWatcher(std::chrono::milliseconds grace, bool speaker);
+  ~TerminationWatcher();  // the sweep ended: stop watching (no _exit after this)
+  TerminationWatcher(const TerminationWatcher&) = delete;
+  TerminationWatcher& operator=(const TerminationWatcher&) = delete;
+
+  int signal() const { return signal_.load(); }  // 0, or the signal received
+  bool requested() const { return signal() != 0; }
+
+ private:
+  void watch();
+  std::chrono::milliseconds grace_;
+  bool speaker_;
+  std::atomic<int> signal_{0};
+  std::atomic<bool> done_{false};
+  std::thread thread_;
+};
+
+inline constexpr std::chrono::milliseconds kTerminationGrace{3000};
+
+}  // namespace collbench

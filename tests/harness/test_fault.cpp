@@ -1,0 +1,61 @@
+// The test-only fault hook: its grammar, and the decorator dropping exactly one irecv.
+#include <gtest/gtest.h>
+
+#include <thread>
+
+#include "collectives/transport/thread/thread_transport.hpp"
+#include "harness/fault.hpp"
+
+namespace collbench {
+namespace {
+
+TEST(Fault, Grammar) {
+  const FaultSpec s = parse_fault_spec("skip_recv:rank=1:after=5");
+  EXPECT_EQ(s.kind, FaultSpec::Kind::skip_recv);
+  EXPECT_EQ(s.rank, 1);
+  EXPECT_EQ(s.after, 5);
+  const FaultSpec k = parse_fault_spec("kill:rank=2:after_points=3");
+  EXPECT_EQ(k.kind, FaultSpec::Kind::kill);
+  EXPECT_EQ(k.after, 3);
+  for (const char* bad : {"", "skip_recv", "skip_recv:rank=1", "skip_recv:rank=1:after_points=2", "kill:rank=1:after=2",
+                          "hang:rank=1:after=2", "skip_recv:rank=-1:after=2", "skip_recv:rank=1:after=x",
+                          "skip_recv:rank=1:after=2:extra"}) {
+    try {
+      parse_fault_spec(bad);
+      ADD_FAILURE() << "accepted '" << bad << "'";
+    } catch (const UsageError& e) {
+      EXPECT_NE(std::string(e.what()).find("COLLBENCH_TEST_FAULT"), std::string::npos);
+      EXPECT_NE(std::string(e.what()).find("; accepted: "), std::string::npos);
+    }
+  }
+}
+
+TEST(Fault, DropsExactlyTheNthReceiveOfTheFaultyRank) {
+  ThreadWorld world(2);
+  const FaultSpec spec = parse_fault_spec("skip_recv:rank=1:after=1");
+  int got[2] = {0, 0};
+  bool sender_timed_out = false;
+  world.run([&](ThreadTransport& inner) {
+    FaultyTransport t(inner, spec);  // on every rank, as in the runner; only rank 1 is faulty
+    t.set_timeout(std::chrono::milliseconds(300));
+    if (t.rank() == 0) {
+      int v = 7;
+      t.send(&v, sizeof v, 1, 0);  // received
+      try {
+        t.send(&v, sizeof v, 1, 1);  // rank 1 never posts this receive
+      } catch (const TimeoutError& e) {
+        sender_timed_out = true;  // (thread transport sends are synchronous)
+        EXPECT_EQ(e.context().peer, 1);
+      }
+    } else {
+      t.recv(&got[0], sizeof(int), 0, 0);
+      t.recv(&got[1], sizeof(int), 0, 1);  // dropped: returns at once, nothing received
+    }
+  });
+  EXPECT_EQ(got[0], 7);
+  EXPECT_EQ(got[1], 0);
+  (void)sender_timed_out;  // eager transports complete the send anyway; the MPI test uses 1 MiB
+}
+
+}  // namespace
+}  // namespace collbench

@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# Node layouts end to end on the emulated cluster (slurm/testbed): collbench's node map, intra- vs
+# inter-node pingpong, and collectives verified on 2x1, 2x2 and 3x2.
+#   layout_test.sh /path/to/collbench      exit 0 pass, 1 fail, 77 skip (not root / no netns)
+set -uo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+require_netns
+command -v mpirun >/dev/null || skip "Open MPI (mpirun) not installed"
+COLLBENCH=${1:-}
+[[ -n $COLLBENCH && -x $COLLBENCH ]] || fail "usage: layout_test.sh /path/to/collbench"
+PY=/usr/bin/python3
+CHECK=$repo/tests/slurm/layout_check.py
+
+STATE=${TMPDIR:-/tmp}/collbench-layout-test
+export COLLBENCH_TESTBED_STATE=$STATE
+work=$(mktemp -d /tmp/collbench-layout-work.XXXXXX)
+cleanup() {
+  "$TESTBED/nodes.sh" down --state "$STATE" >/dev/null 2>&1
+  rm -rf "$STATE" "$work"
+}
+trap cleanup EXIT
+trap 'exit 143' TERM INT
+claim_testbed "$STATE"
+timeout 30 "$TESTBED/nodes.sh" up 3 -q >/dev/null || fail "nodes.sh up 3"
+
+# run LAYOUT JSON ARGS...: collbench on the testbed, appending to a fresh JSON file.
+run() {
+  local layout=$1 json=$2
+  shift 2
+  rm -f "$json"
+  timeout 100 "$TESTBED/mpirun.sh" --no-up "$layout" -- "$COLLBENCH" --json "$json" --quiet "$@" ||
+    fail "mpirun.sh $layout collbench $*: exit $?"
+}
+
+say "2x2 pingpong latency,bw 8 B .. 1 MiB"
+run 2x2 "$work/pp.jsonl" --op pingpong --algo latency,bw -b 8 -e 1M
+"$PY" "$CHECK" pingpong "$work/pp.jsonl" || fail "pingpong records"
+
+# Inter-node (TCP through the switch) must be measurably slower than intra-node (vader) at 8 B.
+# A ratio, not an absolute bound; 4 ranks on 2 shared cores are noisy, so up to 2 retries.
+ratio_json=$work/pp.jsonl
+for attempt in 1 2 3; do
+  if out=$("$PY" "$CHECK" ratio "$ratio_json" 1.5); then
+    say "$out"
+    break
+  fi
+  say "attempt $attempt: $out"
+  ((attempt < 3)) || fail "inter-node latency not 1.5x the intra-node latency in 3 attempts"
+  ratio_json=$work/ratio.jsonl
+  run 2x2 "$ratio_json" --op pingpong --algo latency -b 8 -e 8 -n 200
+done
+
+for layout in 2x1 2x2 3x2; do
+  say "$layout allreduce,broadcast,allgather, every algorithm, 8 B .. 64 KiB"
+  run "$layout" "$work/coll-$layout.jsonl" --op allreduce,broadcast,allgather --algo all -b 8 -e 64K -n 3 -w 1
+  "$PY" "$CHECK" collectives "$work/coll-$layout.jsonl" "${layout%x*}" "${layout#*x}" || fail "collectives on $layout"
+done
+
+timeout 30 "$TESTBED/nodes.sh" down --state "$STATE" >/dev/null || fail "nodes.sh down"
+left=$(our_ns_left)
+[[ -z $left ]] || fail "namespaces left: $left"
+say "PASS"
