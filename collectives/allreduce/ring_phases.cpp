@@ -184,23 +184,26 @@ struct Reuse {
   long before_arrival = 0;
 };
 
-// The loop every phase runs. Receives are posted up to kDepth units ahead of arrivals, sends
-// up to min(kDepth, nseg): unit u's send carries what unit u - nseg brought. Every wait is
-// for a neighbour's unit with a smaller index, so the ring cannot deadlock.
+// The loop every phase runs. Receives and sends are posted up to min(kDepth, nseg) units
+// ahead of arrivals (unit u's send carries what unit u - nseg brought). Every wait is for a
+// neighbour's unit with a smaller index, so the ring cannot deadlock — also under NCCL's
+// model, where a wait launches everything posted as one group: a receive posted further
+// ahead than the neighbour can send before its own next wait would stall that group.
 template <class Units>
 void stream(Transport& t, const Units& units, long total, long nseg, Reuse reuse) {
   const int prev = patterns::ring_prev(t.rank(), t.size()), next = patterns::ring_next(t.rank(), t.size());
   Window recvs, sends;
+  const long ahead = std::min(kDepth, nseg);
   long next_recv = 0, next_send = 0;
   auto pump = [&](long done) {  // units [0, done) have arrived
     for (;;) {
       // Receives first; one that overwrites what a send read waits until that send is posted.
-      if (next_recv < total && next_recv < done + kDepth &&
+      if (next_recv < total && next_recv < done + ahead &&
           (reuse.before_recv == 0 || next_recv - reuse.before_recv < next_send)) {
         if (reuse.before_recv) sends.finish(t, next_recv - reuse.before_recv);
         const RecvMsg m = units.recv(next_recv);
         recvs.claim(t, next_recv++) = m.bytes ? t.irecv(m.ptr, m.bytes, prev, m.tag) : Request{};
-      } else if (next_send < total && next_send < done + std::min(kDepth, nseg)) {
+      } else if (next_send < total && next_send < done + ahead) {
         const SendMsg m = units.send(next_send);
         sends.claim(t, next_send++) = m.bytes ? t.isend(m.ptr, m.bytes, next, m.tag) : Request{};
       } else {
