@@ -3,7 +3,6 @@
 #include <mpi.h>
 
 #include <climits>
-#include <cstring>
 
 #include "collectives/registry.hpp"
 #include "collectives/transport/mpi/mpi_transport.hpp"
@@ -151,7 +150,8 @@ void reduce_scatter(Transport& t, const CollArgs& a) {
     COLLBENCH_MPI_CHECK(MPI_Reduce_scatter_block(MPI_IN_PLACE, const_cast<void*>(a.send), icount(a.count, t),
                                                  mpi_type(a.dtype), op.op, m.comm()),
                         &t);
-    if (m.rank() != 0 && a.count) std::memmove(a.recv, a.send, a.bytes(a.count));
+    // Disjoint for rank >= 1 (result at [0, count), destination at [rank*count, ...)).
+    if (m.rank() != 0) m.memory().copy(a.recv, a.send, a.bytes(a.count));
     return;
   }
   COLLBENCH_MPI_CHECK(

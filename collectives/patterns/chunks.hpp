@@ -20,7 +20,7 @@ constexpr Range chunk(std::size_t count, int parts, int index) {
 
 // Chunks [first, last) of a split, as one contiguous range.
 constexpr Range chunk_span(std::size_t count, int parts, int first, int last) {
-  if (first >= last) return {chunk(count, parts, first < parts ? first : parts - 1).offset, 0};
+  if (first >= last) return {first < parts ? chunk(count, parts, first).offset : count, 0};
   const Range a = chunk(count, parts, first), b = chunk(count, parts, last - 1);
   return {a.offset, b.end() - a.offset};
 }

@@ -27,10 +27,35 @@ std::string mpi_error_string(int code) {
   return std::string(buf, len);
 }
 
-int checked_count(std::size_t bytes, const Transport& t, const Request& r) {
-  if (bytes > static_cast<std::size_t>(INT_MAX))
-    throw NotSupported("message of " + std::to_string(bytes) + " bytes exceeds MPI's int count", t.error_context(&r));
-  return static_cast<int>(bytes);
+// A message as (count, datatype). Up to INT_MAX bytes: MPI_BYTE. Larger (MPI 3 counts are
+// int): a derived type of whole MiB blocks plus the remainder, made for this message and
+// freed right after posting (MPI keeps it alive until the operation completes). So every
+// rank can send any size an algorithm asks for, instead of some ranks failing mid-algorithm.
+struct Span {
+  int count = 0;
+  MPI_Datatype type = MPI_BYTE;
+  bool derived = false;
+  ~Span() {
+    if (derived) MPI_Type_free(&type);
+  }
+};
+
+void make_span(std::size_t bytes, Span& s) {
+  if (bytes <= static_cast<std::size_t>(INT_MAX)) {
+    s.count = static_cast<int>(bytes);
+    return;
+  }
+  constexpr std::size_t kBlock = 1 << 20;
+  MPI_Datatype block;
+  MPI_Type_contiguous(static_cast<int>(kBlock), MPI_BYTE, &block);
+  const int lengths[2] = {static_cast<int>(bytes / kBlock), static_cast<int>(bytes % kBlock)};
+  const MPI_Aint displs[2] = {0, static_cast<MPI_Aint>(bytes / kBlock * kBlock)};
+  const MPI_Datatype types[2] = {block, MPI_BYTE};
+  MPI_Type_create_struct(lengths[1] ? 2 : 1, lengths, displs, types, &s.type);
+  MPI_Type_commit(&s.type);
+  MPI_Type_free(&block);
+  s.count = 1;
+  s.derived = true;
 }
 
 }  // namespace
@@ -58,7 +83,9 @@ Request MpiTransport::isend(const void* buf, std::size_t bytes, int peer, int ta
   check_tag(tag);
   Request r{0, peer, tag, bytes, true, true};
   MPI_Request mr;
-  const int rc = MPI_Isend(buf, checked_count(bytes, *this, r), MPI_BYTE, peer, tag, comm_, &mr);
+  Span s;
+  make_span(bytes, s);
+  const int rc = MPI_Isend(buf, s.count, s.type, peer, tag, comm_, &mr);
   if (rc != MPI_SUCCESS) fail(rc, "MPI_Isend", &r);
   r.handle = from_mpi(mr);
   return r;
@@ -69,7 +96,9 @@ Request MpiTransport::irecv(void* buf, std::size_t bytes, int peer, int tag) {
   check_tag(tag);
   Request r{0, peer, tag, bytes, false, true};
   MPI_Request mr;
-  const int rc = MPI_Irecv(buf, checked_count(bytes, *this, r), MPI_BYTE, peer, tag, comm_, &mr);
+  Span s;
+  make_span(bytes, s);
+  const int rc = MPI_Irecv(buf, s.count, s.type, peer, tag, comm_, &mr);
   if (rc != MPI_SUCCESS) fail(rc, "MPI_Irecv", &r);
   r.handle = from_mpi(mr);
   return r;
