@@ -63,7 +63,9 @@ void check_world_size(const LaunchEnv& env, int world_size) {
 }
 
 Versions versions() {
-  Versions v{COLLBENCH_VERSION_STRING, COLLBENCH_GIT_COMMIT, {}};
+  Versions v;
+  v.collbench = COLLBENCH_VERSION_STRING;
+  v.git_commit = COLLBENCH_GIT_COMMIT;
   char buf[MPI_MAX_LIBRARY_VERSION_STRING];
   int len = 0;
   if (MPI_Get_library_version(buf, &len) == MPI_SUCCESS) {

@@ -6,6 +6,7 @@
 // (2 more steps).
 #include <array>
 
+#include "collectives/allreduce/folded.hpp"
 #include "collectives/patterns/recursive_doubling.hpp"
 #include "collectives/registry.hpp"
 
@@ -20,31 +21,15 @@ void run(Transport& t, const CollArgs& a) {
   const int me = t.rank();
   const std::size_t bytes = a.bytes(a.count);
   const patterns::Fold f(t.size());
-  if (f.n == 1) t.memory().copy(a.recv, a.send, bytes);
-  if (f.n == 1 || bytes == 0) return;
-
-  if (f.folded(me)) {
-    t.send(a.send, bytes, f.fold_partner(me), kTagFold);
-    t.recv(a.recv, bytes, f.fold_partner(me), kTagUnfold);
-    return;
-  }
-  void* tmp = t.scratch(bytes, 0);
-  // `acc` is this rank's running result: the input until the first reduction writes recv,
-  // so no initial copy of send into recv is needed.
-  const void* acc = a.send;
-  if (f.absorbs(me)) {
-    t.recv(tmp, bytes, f.fold_partner(me), kTagFold);
-    t.memory().reduce(a.op, a.recv, acc, tmp, a.count);
-    acc = a.recv;
-  }
-  for (int s = 0; s < f.steps(); ++s) {
-    const int peer = f.partner(me, patterns::doubling_mask(s));
-    std::array<Request, 2> rs{t.irecv(tmp, bytes, peer, kTagExchange), t.isend(acc, bytes, peer, kTagExchange)};
-    t.wait_all(rs);
-    t.memory().reduce(a.op, a.recv, acc, tmp, a.count);
-    acc = a.recv;
-  }
-  if (f.absorbs(me)) t.send(a.recv, bytes, f.fold_partner(me), kTagUnfold);
+  allreduce::run_folded(t, a, f, {kTagFold, kTagUnfold}, [&](const void* acc, void* tmp) {
+    for (int s = 0; s < f.steps(); ++s) {
+      const int peer = f.partner(me, patterns::doubling_mask(s));
+      std::array<Request, 2> rs{t.irecv(tmp, bytes, peer, kTagExchange), t.isend(acc, bytes, peer, kTagExchange)};
+      t.wait_all(rs);
+      t.memory().reduce(a.op, a.recv, acc, tmp, a.count);
+      acc = a.recv;
+    }
+  });
 }
 
 COLLBENCH_REGISTER({Op::allreduce, "butterfly", "any",

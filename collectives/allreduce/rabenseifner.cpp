@@ -8,6 +8,7 @@
 // the extra ranks hand their data to a neighbour and get the result at the end.
 #include <array>
 
+#include "collectives/allreduce/folded.hpp"
 #include "collectives/patterns/chunks.hpp"
 #include "collectives/patterns/recursive_doubling.hpp"
 #include "collectives/registry.hpp"
@@ -31,43 +32,26 @@ void exchange(Transport& t, int peer, int tag, const void* sbuf, std::size_t sby
 
 void run(Transport& t, const CollArgs& a) {
   const int me = t.rank();
-  const std::size_t bytes = a.bytes(a.count);
   const patterns::Fold f(t.size());
-  if (f.n == 1) t.memory().copy(a.recv, a.send, bytes);
-  if (f.n == 1 || bytes == 0) return;
+  allreduce::run_folded(t, a, f, {kTagFold, kTagUnfold}, [&](const void* acc, void* tmp) {
+    const int j = f.newrank(me), P = f.pof2;
+    auto elems = [&](patterns::BlockRange b) { return patterns::chunk_span(a.count, P, b.first, b.last); };
 
-  if (f.folded(me)) {
-    t.send(a.send, bytes, f.fold_partner(me), kTagFold);
-    t.recv(a.recv, bytes, f.fold_partner(me), kTagUnfold);
-    return;
-  }
-  void* tmp = t.scratch(bytes, 0);
-  // `acc` holds this rank's partial results: the input until the first reduction writes
-  // recv (later steps only touch ranges that reduction covered), so there is no initial copy.
-  const void* acc = a.send;
-  if (f.absorbs(me)) {
-    t.recv(tmp, bytes, f.fold_partner(me), kTagFold);
-    t.memory().reduce(a.op, a.recv, acc, tmp, a.count);
-    acc = a.recv;
-  }
-  const int j = f.newrank(me), P = f.pof2;
-  auto elems = [&](patterns::BlockRange b) { return patterns::chunk_span(a.count, P, b.first, b.last); };
-
-  for (int s = 0; s < f.steps(); ++s) {  // reduce-scatter by recursive halving
-    const patterns::Range keep = elems(patterns::halving_keep(j, s, P)), give = elems(patterns::halving_send(j, s, P));
-    exchange(t, f.partner(me, patterns::halving_mask(s)), kTagHalving, elem_ptr(acc, give.offset, a.dtype),
-             a.bytes(give.count), tmp, a.bytes(keep.count));
-    t.memory().reduce(a.op, elem_ptr(a.recv, keep.offset, a.dtype), elem_ptr(acc, keep.offset, a.dtype), tmp,
-                      keep.count);
-    acc = a.recv;
-  }
-  for (int s = 0; s < f.steps(); ++s) {  // allgather by recursive doubling, straight into recv
-    const patterns::Range mine = elems(patterns::unhalving_send(j, s, P)),
-                          theirs = elems(patterns::unhalving_recv(j, s, P));
-    exchange(t, f.partner(me, patterns::unhalving_mask(s, P)), kTagDoubling, elem_ptr(a.recv, mine.offset, a.dtype),
-             a.bytes(mine.count), elem_ptr(a.recv, theirs.offset, a.dtype), a.bytes(theirs.count));
-  }
-  if (f.absorbs(me)) t.send(a.recv, bytes, f.fold_partner(me), kTagUnfold);
+    for (int s = 0; s < f.steps(); ++s) {  // reduce-scatter by recursive halving
+      const patterns::Range keep = elems(patterns::halving_keep(j, s, P)), give = elems(patterns::halving_send(j, s, P));
+      exchange(t, f.partner(me, patterns::halving_mask(s)), kTagHalving, elem_ptr(acc, give.offset, a.dtype),
+               a.bytes(give.count), tmp, a.bytes(keep.count));
+      t.memory().reduce(a.op, elem_ptr(a.recv, keep.offset, a.dtype), elem_ptr(acc, keep.offset, a.dtype), tmp,
+                        keep.count);
+      acc = a.recv;
+    }
+    for (int s = 0; s < f.steps(); ++s) {  // allgather by recursive doubling, straight into recv
+      const patterns::Range mine = elems(patterns::unhalving_send(j, s, P)),
+                            theirs = elems(patterns::unhalving_recv(j, s, P));
+      exchange(t, f.partner(me, patterns::unhalving_mask(s, P)), kTagDoubling, elem_ptr(a.recv, mine.offset, a.dtype),
+               a.bytes(mine.count), elem_ptr(a.recv, theirs.offset, a.dtype), a.bytes(theirs.count));
+    }
+  });
 }
 
 COLLBENCH_REGISTER({Op::allreduce, "rabenseifner", "any",
