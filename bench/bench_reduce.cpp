@@ -1,9 +1,15 @@
 // Host reduce kernels (every dtype × op) next to a memcpy of the same size: the kernels are
 // the roofline of every reducing algorithm. Bytes/s counts the bytes of one input array, as
-// for memcpy, so "float32 sum at 80 % of memcpy" compares like with like.
+// for memcpy, so "float32 sum at 80 % of memcpy" compares like with like. Each reduce row
+// also carries `of_memcpy`: its bytes/s over a memcpy of the same size timed in the same
+// process just before it (median of 5 copies), so the ratio holds on a noisy machine too.
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
+#include <array>
+#include <chrono>
 #include <cstring>
+#include <map>
 #include <string>
 
 #include "collectives/core/memory.hpp"
@@ -11,6 +17,27 @@
 
 namespace collbench {
 namespace {
+
+// memcpy bytes/s at `bytes`: median of 5 timed copies after one untimed.
+double memcpy_rate(std::size_t bytes) {
+  HostMemory mem;
+  Buffer dst(mem, bytes), src(mem, bytes);
+  std::memset(src.data(), 1, bytes);
+  std::memset(dst.data(), 0, bytes);
+  std::array<double, 5> s{};
+  const int reps = bytes >= (8 << 20) ? 1 : static_cast<int>((8 << 20) / bytes);
+  for (int k = -1; k < static_cast<int>(s.size()); ++k) {
+    const auto t0 = std::chrono::steady_clock::now();
+    for (int r = 0; r < reps; ++r) {
+      std::memcpy(dst.data(), src.data(), bytes);
+      benchmark::ClobberMemory();
+    }
+    const double dt = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    if (k >= 0) s[k] = dt / reps;
+  }
+  std::sort(s.begin(), s.end());
+  return static_cast<double>(bytes) / s[s.size() / 2];
+}
 
 // In-place accumulate (out aliases a), the form the ring algorithms use.
 void BM_Reduce(benchmark::State& st, DType t, RedOp op) {
@@ -21,11 +48,16 @@ void BM_Reduce(benchmark::State& st, DType t, RedOp op) {
   std::memset(acc.data(), 0, bytes);
   std::memset(in.data(), 0, bytes);
   const ReduceFn fn = host_reduce_fn(op, t);
+  const double copy_rate = memcpy_rate(bytes);
+  const auto t0 = std::chrono::steady_clock::now();
   for (auto _ : st) {
     fn(acc.data(), acc.data(), in.data(), n);
     benchmark::ClobberMemory();
   }
+  const double dt = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   st.SetBytesProcessed(static_cast<int64_t>(st.iterations()) * static_cast<int64_t>(bytes));
+  // Wall-clock rate of this kernel over memcpy's, both at this size.
+  if (dt > 0) st.counters["of_memcpy"] = static_cast<double>(st.iterations()) * static_cast<double>(bytes) / dt / copy_rate;
 }
 
 void BM_Memcpy(benchmark::State& st) {

@@ -1,5 +1,6 @@
 #include "collectives/transport/mpi/mpi_transport.hpp"
 
+#include <algorithm>
 #include <climits>
 #include <cstring>
 #include <vector>
@@ -107,13 +108,15 @@ Request MpiTransport::irecv(void* buf, std::size_t bytes, int peer, int tag) {
 void MpiTransport::wait(Request& r) { wait_all(std::span<Request>(&r, 1)); }
 
 void MpiTransport::wait_all(std::span<Request> rs) {
-  // Small fixed buffer: most algorithms wait on <= 2 requests at a time; no allocation then.
+  // Nothing pending (a pipeline's empty slot, a completed request): no MPI call, no clock.
+  if (std::none_of(rs.begin(), rs.end(), [](const Request& r) { return r.active; })) return;
+  // MPI handles in a small fixed buffer (most algorithms wait on <= 8 requests at a time),
+  // else in a member vector that only grows: no allocation on the timed path either way.
   MPI_Request local[8];
-  std::vector<MPI_Request> heap;
   MPI_Request* mrs = local;
   if (rs.size() > 8) {
-    heap.resize(rs.size());
-    mrs = heap.data();
+    if (wait_buffer_.size() < rs.size()) wait_buffer_.resize(rs.size());
+    mrs = wait_buffer_.data();
   }
   for (std::size_t i = 0; i < rs.size(); ++i) mrs[i] = rs[i].active ? to_mpi(rs[i].handle) : MPI_REQUEST_NULL;
   const int n = static_cast<int>(rs.size());

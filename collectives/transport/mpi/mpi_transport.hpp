@@ -4,6 +4,8 @@
 // communicator (a blocked MPI call cannot be cancelled portably).
 #include <mpi.h>
 
+#include <vector>
+
 #include "collectives/transport/transport.hpp"
 
 namespace collbench {
@@ -33,6 +35,7 @@ class MpiTransport final : public Transport {
   int size_ = 1;
   HostMemory host_;
   MemorySpace* memory_ = &host_;
+  std::vector<MPI_Request> wait_buffer_;  // wait_all of more than 8 requests; grown, kept
 };
 
 // Turns an MPI return code into a TransportError with file:line, the call and the context.
