@@ -91,58 +91,54 @@ void ThreadWorld::run(const std::function<void(ThreadTransport&)>& body,
 
 int ThreadTransport::size() const { return world_.size(); }
 
+ThreadWorld::Op* ThreadWorld::post(const Op& fields, bool is_send) {
+  Op* match = nullptr;
+  Op* op = nullptr;
+  {
+    std::lock_guard lk(mu_);
+    op = new_op();
+    *op = fields;
+    // The destination's mailbox: a send looks for a posted receive and otherwise waits as
+    // unexpected; a receive does the opposite. FIFO per (source, tag), like MPI.
+    Mailbox& box = boxes_[op->dst];
+    auto& look = is_send ? box.posted_recvs : box.unexpected_sends;
+    auto& park = is_send ? box.unexpected_sends : box.posted_recvs;
+    auto it = std::find_if(look.begin(), look.end(),
+                           [&](const Op* o) { return o->src == op->src && o->tag == op->tag; });
+    if (it == look.end()) {
+      park.push_back(op);
+      return op;
+    }
+    match = *it;
+    look.erase(it);
+  }
+  if (is_send) complete_pair(op, match);
+  else complete_pair(match, op);
+  return op;
+}
+
 Request ThreadTransport::isend(const void* buf, std::size_t bytes, int peer, int tag) {
   check_peer(peer, "isend");
   check_tag(tag);
-  ThreadWorld::Op* op = nullptr;
-  ThreadWorld::Op* match = nullptr;
-  {
-    std::lock_guard lk(world_.mu_);
-    op = world_.new_op();
-    op->src = rank_;
-    op->dst = peer;
-    op->tag = tag;
-    op->sbuf = buf;
-    op->bytes = bytes;
-    auto& posted = world_.boxes_[peer].posted_recvs;
-    auto it = std::find_if(posted.begin(), posted.end(),
-                           [&](const ThreadWorld::Op* r) { return r->src == rank_ && r->tag == tag; });
-    if (it != posted.end()) {
-      match = *it;
-      posted.erase(it);
-    } else {
-      world_.boxes_[peer].unexpected_sends.push_back(op);
-    }
-  }
-  if (match) world_.complete_pair(op, match);
-  return {reinterpret_cast<std::uintptr_t>(op), peer, tag, bytes, true, true};
+  ThreadWorld::Op fields;
+  fields.src = rank_;
+  fields.dst = peer;
+  fields.tag = tag;
+  fields.sbuf = buf;
+  fields.bytes = bytes;
+  return {reinterpret_cast<std::uintptr_t>(world_.post(fields, true)), peer, tag, bytes, true, true};
 }
 
 Request ThreadTransport::irecv(void* buf, std::size_t bytes, int peer, int tag) {
   check_peer(peer, "irecv");
   check_tag(tag);
-  ThreadWorld::Op* op = nullptr;
-  ThreadWorld::Op* match = nullptr;
-  {
-    std::lock_guard lk(world_.mu_);
-    op = world_.new_op();
-    op->src = peer;
-    op->dst = rank_;
-    op->tag = tag;
-    op->rbuf = buf;
-    op->bytes = bytes;
-    auto& unexpected = world_.boxes_[rank_].unexpected_sends;
-    auto it = std::find_if(unexpected.begin(), unexpected.end(),
-                           [&](const ThreadWorld::Op* s) { return s->src == peer && s->tag == tag; });
-    if (it != unexpected.end()) {
-      match = *it;
-      unexpected.erase(it);
-    } else {
-      world_.boxes_[rank_].posted_recvs.push_back(op);
-    }
-  }
-  if (match) world_.complete_pair(match, op);
-  return {reinterpret_cast<std::uintptr_t>(op), peer, tag, bytes, false, true};
+  ThreadWorld::Op fields;
+  fields.src = peer;
+  fields.dst = rank_;
+  fields.tag = tag;
+  fields.rbuf = buf;
+  fields.bytes = bytes;
+  return {reinterpret_cast<std::uintptr_t>(world_.post(fields, false)), peer, tag, bytes, false, true};
 }
 
 void ThreadTransport::wait(Request& r) {

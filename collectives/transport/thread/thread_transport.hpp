@@ -67,6 +67,8 @@ class ThreadWorld {
   };
 
   Op* new_op();
+  // Matches a new send or receive against the destination's mailbox, or parks it there.
+  Op* post(const Op& fields, bool is_send);
   void release_op(Op* op);
   // Called without mu_ once both ops left the queues: copy, then complete both sides.
   void complete_pair(Op* send, Op* recv);
