@@ -22,7 +22,9 @@ void BM_Allreduce(benchmark::State& st, const AlgoEntry* e) {
     // One world.run per iteration: thread start-up is amortised over kOpsPerIteration ops.
     world.run([&](ThreadTransport& t) {
       Buffer send(t.memory(), bytes), recv(t.memory(), bytes);
+      Workspace ws(t.memory());
       CollArgs a;
+      a.workspace = &ws;
       a.send = send.data();
       a.recv = recv.data();
       a.count = count;

@@ -19,7 +19,9 @@
 #include <string_view>
 
 #include "collectives/core/dtype.hpp"
+#include "collectives/core/error.hpp"
 #include "collectives/core/reduce_op.hpp"
+#include "collectives/core/workspace.hpp"
 
 namespace collbench {
 
@@ -64,9 +66,15 @@ struct CollArgs {
   ReduceOp op{};                // reducing ops only
   int root = 0;                 // rooted ops only
   std::size_t segment_bytes = 0;  // pipelining segment for chunked algorithms; 0 = algorithm default
+  Workspace* workspace = nullptr;   // the caller's scratch (in the transport's memory space)
 
   std::size_t elem_size() const { return dtype_size(dtype); }
   std::size_t bytes(std::size_t elems) const { return elems * dtype_size(dtype); }
+  // Scratch slot `slot` of the caller's workspace, at least `n` bytes.
+  void* scratch(std::size_t n, int slot = 0) const {
+    if (!workspace) throw Error("algorithm needs scratch memory but the caller passed no workspace");
+    return workspace->get(n, slot);
+  }
 };
 
 }  // namespace collbench

@@ -199,6 +199,8 @@ std::vector<PointResult> measure_size(PointEnv& env, const Block& b, const SizeP
   if (std::all_of(results.begin(), results.end(), [](const PointResult& r) { return r.skipped; })) return results;
 
   PointBuffers buffers(t.memory(), c);
+  Workspace workspace(t.memory());  // the algorithms' scratch, freed with the point's buffers
+  args.workspace = &workspace;
   const verify::Pointers p = verify::arrange(c, buffers.send.data(), buffers.recv.data());
   args.send = p.send;
   args.recv = p.recv;

@@ -42,7 +42,6 @@ std::optional<FaultSpec> fault_from_env();
 class FaultyTransport final : public Transport {
  public:
   FaultyTransport(Transport& inner, const FaultSpec& spec) : inner_(inner), spec_(spec) {}
-  ~FaultyTransport() override { release_scratch(); }
   int rank() const override { return inner_.rank(); }
   int size() const override { return inner_.size(); }
   std::string_view backend() const override { return inner_.backend(); }

@@ -163,6 +163,8 @@ Outcome run_checked(Transport& t, const AlgoEntry& entry, const Case& c, std::si
   std::vector<std::byte> hs(sb), hr(rb);
   fill(c, hs.data(), hr.data());
   MemorySpace& m = t.memory();
+  Workspace ws(m);
+  args.workspace = &ws;
   Buffer ds(m, sb), dr(m, rb);
   m.upload(ds.data(), hs.data(), sb);
   m.upload(dr.data(), hr.data(), rb);

@@ -27,7 +27,7 @@ void run_folded(Transport& t, const CollArgs& a, const patterns::Fold& f, FoldTa
     t.recv(a.recv, bytes, f.fold_partner(me), tags.unfold);
     return;
   }
-  void* tmp = t.scratch(bytes, 0);
+  void* tmp = a.scratch(bytes, 0);
   const void* acc = a.send;
   if (f.absorbs(me)) {
     t.recv(tmp, bytes, f.fold_partner(me), tags.fold);

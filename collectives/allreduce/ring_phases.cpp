@@ -81,9 +81,9 @@ class ReduceScatterUnits {
   ReduceScatterUnits(const Ring& ring, const void* in, void* partials, void* owned, int tag)
       : r_(ring), in_(in), partials_(partials), owned_(owned), tag_(tag) {
     const std::size_t es = ring.a.elem_size();
-    slots_ = ring.t.scratch(kDepth * ring.seg.max_elems * es, 0);
+    slots_ = ring.a.scratch(kDepth * ring.seg.max_elems * es, 0);
     // The partial of step s goes to half s % 2: it is sent at step s + 1 and dead after that.
-    if (!partials_) pingpong_ = ring.t.scratch(2 * ring.map.largest() * es, 1);
+    if (!partials_) pingpong_ = ring.a.scratch(2 * ring.map.largest() * es, 1);
   }
   RecvMsg recv(long u) const {
     const patterns::Range r = r_.range(patterns::rs_recv_chunk(r_.me, r_.step(u), r_.n), u);

@@ -18,7 +18,7 @@ void run(Transport& t, const CollArgs& a) {
   const std::size_t bytes = a.bytes(a.count);
   const void* src = a.send;
   if (a.send == a.recv && n > 1) {
-    void* stage = t.scratch(bytes * n);
+    void* stage = a.scratch(bytes * n);
     t.memory().copy(stage, a.send, bytes * n);
     src = stage;
   }

@@ -34,7 +34,7 @@ void run(Transport& t, const CollArgs& a) {
       void* dst = elem_ptr(a.recv, s.first * a.count, a.dtype);
       if (s.wraps()) {
         wspan = s;
-        dst = wrapped = t.scratch(blocks(s.head + s.tail));
+        dst = wrapped = a.scratch(blocks(s.head + s.tail));
       }
       rq[i] = t.irecv(dst, blocks(s.head + s.tail), from, kTag);
     }
@@ -54,7 +54,7 @@ void run(Transport& t, const CollArgs& a) {
     return;
   }
   // Scratch holds the subtree in virtual order: own block, then each child's subtree.
-  void* sub = t.scratch(blocks(size));
+  void* sub = a.scratch(blocks(size));
   for (int i = 0; i < kids.count; ++i) {
     const int c = kids.vranks[i];
     rq[i] = t.irecv(elem_ptr(sub, (c - v) * a.count, a.dtype), blocks(bt::subtree_size(c, n)),

@@ -93,7 +93,7 @@ void reduce_scatter(Transport& t, const CollArgs& a) {
   const std::size_t chunk = a.bytes(a.count);
   const void* send = a.send;
   if (a.send == a.recv && chunk) {
-    void* copy = t.scratch(chunk * size);
+    void* copy = a.scratch(chunk * size);
     t.memory().copy(copy, a.send, chunk * size);
     send = copy;
   }
@@ -147,7 +147,7 @@ void alltoall_native(Transport& t, const CollArgs& a) {
   if (a.send == a.recv && a.count) {
     // In place is not documented for ncclAlltoAll: send from a copy (outside NCCL's time,
     // inside ours — the in-place point measures copy + alltoall).
-    void* copy = t.scratch(a.bytes(a.count * n.size()));
+    void* copy = a.scratch(a.bytes(a.count * n.size()));
     t.memory().copy(copy, a.send, a.bytes(a.count * n.size()));
     send = copy;
   }

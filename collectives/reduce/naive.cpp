@@ -24,7 +24,7 @@ void run(Transport& t, const CollArgs& a) {
     return;
   }
   // Slot i holds the data of the i-th other rank.
-  void* tmp = t.scratch(bytes * (n - 1));
+  void* tmp = a.scratch(bytes * (n - 1));
   std::vector<Request> rs;
   rs.reserve(n - 1);
   for (int p = 0; p < n; ++p)

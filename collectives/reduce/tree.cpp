@@ -38,8 +38,8 @@ void run(Transport& t, const CollArgs& a) {
   auto seg_count = [&](std::size_t k) { return std::min(seg, a.count - k * seg); };
 
   // Segment k of child i lands in in_buf(k, i); segment k is accumulated in acc(k).
-  void* in = nk ? t.scratch(a.bytes(2 * nk * seg), 1) : nullptr;
-  void* ring = (!root && nk) ? t.scratch(a.bytes(2 * seg), 0) : nullptr;
+  void* in = nk ? a.scratch(a.bytes(2 * nk * seg), 1) : nullptr;
+  void* ring = (!root && nk) ? a.scratch(a.bytes(2 * seg), 0) : nullptr;
   auto in_buf = [&](std::size_t k, int i) { return elem_ptr(in, ((k % 2) * nk + i) * seg, a.dtype); };
   auto acc = [&](std::size_t k) { return root ? elem_ptr(a.recv, k * seg, a.dtype) : elem_ptr(ring, (k % 2) * seg, a.dtype); };
   auto post_recvs = [&](std::size_t k, std::array<Request, 32>& rs) {

@@ -30,7 +30,7 @@ void run(Transport& t, const CollArgs& a) {
       const bt::RankSpan s = bt::subtree_ranks(c, a.root, n);
       const void* src = elem_ptr(a.send, s.first * a.count, a.dtype);
       if (s.wraps()) {  // blocks of ranks first..n-1, then of 0..tail-1, made contiguous
-        void* stage = t.scratch(blocks(s.head + s.tail));
+        void* stage = a.scratch(blocks(s.head + s.tail));
         t.memory().copy(stage, src, blocks(s.head));
         t.memory().copy(elem_ptr(stage, s.head * a.count, a.dtype), a.send, blocks(s.tail));
         src = stage;
@@ -48,7 +48,7 @@ void run(Transport& t, const CollArgs& a) {
     return;
   }
   // The subtree arrives in virtual order: own block, then each child's subtree.
-  void* sub = t.scratch(blocks(bt::subtree_size(v, n)));
+  void* sub = a.scratch(blocks(bt::subtree_size(v, n)));
   t.recv(sub, blocks(bt::subtree_size(v, n)), parent, kTag);
   for (int i = kids.count - 1; i >= 0; --i) {
     const int c = kids.vranks[i];

@@ -24,19 +24,6 @@ void Transport::sendrecv(const void* sbuf, std::size_t sbytes, int to, void* rbu
   wait_all(rs);
 }
 
-void* Transport::scratch(std::size_t bytes, int slot) {
-  if (slot < 0 || slot > 15) throw Error("scratch slot out of range", error_context());
-  if (scratch_.size() <= static_cast<std::size_t>(slot)) scratch_.resize(slot + 1);
-  Buffer& b = scratch_[slot];
-  if (b.size() < bytes) {
-    // Grow geometrically so a size sweep reallocates O(log) times, never inside a point.
-    std::size_t grown = 4096;
-    while (grown < bytes) grown *= 2;
-    b = Buffer(memory(), grown);
-  }
-  return b.data();
-}
-
 ErrorContext Transport::error_context(const Request* r) const {
   ErrorContext c;
   c.op = context_.op;

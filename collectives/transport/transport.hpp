@@ -63,10 +63,6 @@ class Transport {
   // Send to `to` and receive from `from` at once (both directions in flight).
   void sendrecv(const void* sbuf, std::size_t sbytes, int to, void* rbuf, std::size_t rbytes, int from, int tag);
 
-  // Scratch space in memory(), grown on demand and kept, so repeated calls of an algorithm
-  // allocate nothing on the timed path. Slots are independent buffers.
-  void* scratch(std::size_t bytes, int slot = 0);
-
   std::chrono::milliseconds timeout() const { return timeout_; }
   void set_timeout(std::chrono::milliseconds t) { timeout_ = t; }
   const CallContext& context() const { return context_; }
@@ -78,16 +74,12 @@ class Transport {
   ErrorContext error_context(const Request* r = nullptr) const;
 
  protected:
-  // Derived transports call this in their destructor: scratch buffers belong to memory(),
-  // which the derived class owns and destroys before ~Transport runs.
-  void release_scratch() noexcept { scratch_.clear(); }
   void check_peer(int peer, const char* what) const;
   void check_tag(int tag) const;
 
  private:
   std::chrono::milliseconds timeout_{std::chrono::seconds(60)};
   CallContext context_;
-  std::vector<Buffer> scratch_;
 };
 
 }  // namespace collbench

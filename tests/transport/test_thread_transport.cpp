@@ -106,15 +106,5 @@ TEST(ThreadTransport, BarrierSynchronisesRepeatedly) {
   });
 }
 
-TEST(ThreadTransport, ScratchIsReusedAcrossCalls) {
-  ThreadWorld w(1);
-  w.run([](ThreadTransport& t) {
-    void* a = t.scratch(1000);
-    EXPECT_EQ(t.scratch(500), a);
-    void* b = t.scratch(100, 1);
-    EXPECT_NE(a, b);
-  });
-}
-
 }  // namespace
 }  // namespace collbench

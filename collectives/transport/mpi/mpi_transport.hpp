@@ -13,7 +13,6 @@ namespace collbench {
 class MpiTransport final : public Transport {
  public:
   explicit MpiTransport(MPI_Comm comm);
-  ~MpiTransport() override { release_scratch(); }
   int rank() const override { return rank_; }
   int size() const override { return size_; }
   std::string_view backend() const override { return "mpi"; }

@@ -21,7 +21,6 @@ class ThreadWorld;
 class ThreadTransport final : public Transport {
  public:
   ThreadTransport(ThreadWorld& world, int rank) : world_(world), rank_(rank) {}
-  ~ThreadTransport() override { release_scratch(); }
   int rank() const override { return rank_; }
   int size() const override;
   std::string_view backend() const override { return "thread"; }
