@@ -13,10 +13,8 @@
 # not a test); 1 when a collbench run failed, wrote wrong results or no results.
 # Measure on an idle machine (uptime load < 0.5): only ratios from one run mean anything.
 set -euo pipefail
-if [[ ${1:-} == -h || ${1:-} == --help ]]; then
-  sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'
-  exit 0
-fi
+source "$(dirname "$0")/../scripts/lib.sh"
+case ${1:-} in -h | --help) usage_from_header; exit 0 ;; esac
 cd "$(dirname "$0")/.."
 build=build
 if [[ $# -gt 0 && ${1:0:1} != - ]]; then

@@ -3,6 +3,8 @@
 # Usage: bench/run.sh [BUILD_DIR] [Google Benchmark flags...]   (default BUILD_DIR: build)
 #   BENCH_MIN_TIME (default 0.2) seconds per benchmark. About 2-3 minutes on 2 cores.
 set -euo pipefail
+source "$(dirname "$0")/../scripts/lib.sh"
+case ${1:-} in -h | --help) usage_from_header; exit 0 ;; esac
 cd "$(dirname "$0")/.."
 build=build
 if [[ $# -gt 0 && ${1:0:1} != - ]]; then

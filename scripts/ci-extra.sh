@@ -6,11 +6,14 @@
 # Build dirs are kept, so a second run only rebuilds what changed. Budget on a 2-core machine:
 # about 6 minutes from scratch (see harness/README.md for measured times).
 set -euo pipefail
+source "$(dirname "$0")/lib.sh"
+case ${1:-} in -h | --help) usage_from_header; exit 0 ;; esac
+PROG=ci-extra
 cd "$(dirname "$0")/.."
 ROOT=$PWD
 JOBS=${COLLBENCH_JOBS:-$(nproc)}
 FUZZ_SECONDS=${COLLBENCH_FUZZ_SECONDS:-20}
-step() { echo "ci-extra: $* ($(date +%T))"; }
+step() { say "$* ($(date +%T))"; }
 
 sanitizers() {
   step "ASan+UBSan build (build-asan)"
@@ -33,7 +36,7 @@ sanitizers() {
 
 fuzzers() {
   if ! command -v clang++ >/dev/null; then
-    echo "ci-extra: clang++ not found: fuzzers skipped (apt-get install clang libclang-rt-14-dev)" >&2
+    log "clang++ not found: fuzzers skipped (apt-get install clang libclang-rt-14-dev)"
     return 0
   fi
   step "libFuzzer build (build-fuzz)"
@@ -52,7 +55,7 @@ fuzzers() {
       -artifact_prefix="$ROOT/build-fuzz/crash-$t-" "$work" 2>&1 | grep -E '^(stat::number_of_executed_units|==|SUMMARY|#[0-9]+ +DONE)' || true)
     rm -rf "$work"
     if ls "$ROOT"/build-fuzz/crash-"$t"-* >/dev/null 2>&1; then
-      echo "ci-extra: fuzz_$t found a crash: $(ls "$ROOT"/build-fuzz/crash-"$t"-*)" >&2
+      log "fuzz_$t found a crash: $(ls "$ROOT"/build-fuzz/crash-"$t"-*)"
       return 1
     fi
   done

@@ -4,6 +4,8 @@
 # writes results + plots + report into results/<jobid>/, and stops the cluster.
 # Usage: scripts/main.sh [SWEEP.yaml]   (default: slurm/sweeps/default.yaml)
 set -euo pipefail
+source "$(dirname "$0")/lib.sh"
+case ${1:-} in -h | --help) usage_from_header; exit 0 ;; esac
 cd "$(dirname "$0")/.."
 scripts/deps.sh
 scripts/build.sh

@@ -5,6 +5,8 @@
 # analysis (Python), gpu (skipped with a reason when no GPU), sanitizers and fuzzers.
 # Extra arguments go to ctest (e.g. -L unit, -R allreduce).
 set -euo pipefail
+source "$(dirname "$0")/lib.sh"
+case ${1:-} in -h | --help) usage_from_header; exit 0 ;; esac
 cd "$(dirname "$0")/.."
 scripts/deps.sh
 scripts/build.sh

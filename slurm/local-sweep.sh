@@ -19,15 +19,9 @@
 # Exit status: 0 when the job COMPLETED, 1 when it failed, 124 when it timed out (cancelled),
 # 2 on usage/setup errors.
 set -euo pipefail
-
-PROG=local-sweep
-say() { echo "$PROG: $*"; }
-die() {
-  echo "$PROG: error: $*" >&2
-  exit 2
-}
-
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+source "$REPO/scripts/lib.sh"
+PROG=local-sweep
 CLUSTER="$REPO/slurm/cluster"
 STARTED=0 JOB="" WAIT_PID="" STATE_FILE=""
 
@@ -47,21 +41,13 @@ cleanup() {
   fi
   if ((STARTED)); then
     say "stopping the local cluster ($COLLBENCH_CLUSTER_STATE)"
-    "$CLUSTER/stop.sh" >/dev/null 2>&1 || say "warning: stop.sh reported problems; run $CLUSTER/stop.sh"
+    "$CLUSTER/stop.sh" >/dev/null 2>&1 || warn "stop.sh reported problems; run $CLUSTER/stop.sh"
   fi
   exit "$rc"
 }
 
 cluster_running() { # a healthy cluster of ours in the state folder?
   [[ -f $COLLBENCH_CLUSTER_STATE/env.sh ]] && timeout 10 "$CLUSTER/client.sh" sinfo -h >/dev/null 2>&1
-}
-
-foreign_namespaces() { # testbed namespaces with processes that are not ours
-  local ns
-  for ns in $(ip netns list 2>/dev/null | awk '$1 ~ /^cb-(switch|n[0-9]+)$/ {print $1}'); do
-    [[ -n $(ip netns pids "$ns" 2>/dev/null) ]] && echo "$ns"
-  done
-  return 0
 }
 
 main() {
@@ -72,7 +58,7 @@ main() {
       --timeout=*) timeout_s=${1#*=}; shift ;;
       --nodes) want_nodes=${2:?--nodes needs a number}; shift 2 ;;
       --nodes=*) want_nodes=${1#*=}; shift ;;
-      -h | --help) sed -n '2,21p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+      -h | --help) usage_from_header; exit 0 ;;
       --) shift; extra=("$@"); break ;;
       -*) die "unknown option '$1' (collbench options go after '--')" ;;
       *) [[ -z $sweep ]] || die "only one sweep file please"; sweep=$1; shift ;;
@@ -115,7 +101,7 @@ main() {
     say "using the local cluster already running in $COLLBENCH_CLUSTER_STATE ($sig); it stays running"
   else
     local busy
-    busy=$(foreign_namespaces | paste -sd ' ' -)
+    busy=$(busy_testbed_namespaces | paste -sd ' ' -)
     [[ -z $busy ]] || die "the emulated-node namespaces are in use by another cluster or test ($busy); stop it first (slurm/cluster/stop.sh --state DIR, or slurm/testbed/nodes.sh down)"
     STARTED=1
     "$CLUSTER/start.sh" --nodes "$n" --cpus "$cpus" || die "could not start the local cluster (logs: $COLLBENCH_CLUSTER_STATE/log/)"

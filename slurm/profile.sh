@@ -22,14 +22,8 @@
 # Open the reports with nsys-ui; NVTX ranges: nsys stats --report nvtx_sum OUT/collbench.0.nsys-rep
 # (see slurm/README.md, "Profiling").
 set -euo pipefail
-
+source "$(dirname "${BASH_SOURCE[0]}")/../scripts/lib.sh"
 PROG=profile
-die() {
-  echo "$PROG: error: $*" >&2
-  exit 2
-}
-
-usage() { sed -n '2,24p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
 
 # in_list RANK LIST: RANK is in LIST ("all", "0,3", "0-3,8")
 in_list() {
@@ -77,7 +71,7 @@ main() {
       --nsys=*) nsys=${1#*=}; shift ;;
       --nsys-args) read -r -a nsys_args <<<"${2:-}"; shift 2 ;;
       --nsys-args=*) read -r -a nsys_args <<<"${1#*=}"; shift ;;
-      -h | --help) usage; exit 0 ;;
+      -h | --help) usage_from_header; exit 0 ;;
       --) shift; break ;;
       *) die "unknown option '$1'; usage: profile.sh [--ranks 0,3] [--trace nvtx,mpi,osrt] [--out DIR] -- collbench ARGS..." ;;
     esac
@@ -112,7 +106,7 @@ main() {
   local cmd=("$nsys_bin" profile --trace="$trace" --output="$name" --force-overwrite=true)
   [[ ,$trace, == *,mpi,* ]] && cmd+=(--mpi-impl="$mpi_impl")
   cmd+=("${nsys_args[@]}" "$@")
-  [[ $rank == 0 || -n ${COLLBENCH_PROFILE_VERBOSE:-} ]] && echo "$PROG: rank $rank: ${cmd[*]}" >&2
+  [[ $rank == 0 || -n ${COLLBENCH_PROFILE_VERBOSE:-} ]] && log "rank $rank: ${cmd[*]}"
   exec "${cmd[@]}"
 }
 

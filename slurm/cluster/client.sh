@@ -6,12 +6,12 @@
 #   client.sh [--state DIR] CMD [ARGS...]
 # DIR defaults to ${COLLBENCH_CLUSTER_STATE:-/tmp/collbench-cluster}.
 set -euo pipefail
-source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+source "$(dirname "${BASH_SOURCE[0]}")/../lib/cluster.sh"
 while (($#)); do
   case $1 in
     --state) STATE=$2; shift 2 ;;
     --state=*) STATE=${1#*=}; shift ;;
-    -h | --help) sed -n '2,7p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h | --help) usage_from_header; exit 0 ;;
     *) break ;;
   esac
 done

@@ -12,7 +12,7 @@
 # first with stop.sh.
 # Defaults: N=3, C=4, DIR=${COLLBENCH_CLUSTER_STATE:-/tmp/collbench-cluster}.
 set -euo pipefail
-source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+source "$(dirname "${BASH_SOURCE[0]}")/../lib/cluster.sh"
 
 N=3 CPUS=4 RATE=none WAIT_S=${COLLBENCH_CLUSTER_WAIT:-30}
 while (($#)); do
@@ -25,7 +25,7 @@ while (($#)); do
     --rate=*) RATE=${1#*=}; shift ;;
     --state) STATE=$2; shift 2 ;;
     --state=*) STATE=${1#*=}; shift ;;
-    -h | --help) sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h | --help) usage_from_header; exit 0 ;;
     *) die "unknown argument '$1' (see --help)" ;;
   esac
 done
@@ -58,12 +58,12 @@ if healthy; then
   exit 0
 fi
 # Leftovers (crash, other parameters): stop exactly what our pid files name.
-if compgen -G "$STATE/pids/*.pid" >/dev/null || [[ -n $(ip netns list | awk '$1 ~ /^cb-(switch|n[0-9]+)$/') ]]; then
+if compgen -G "$STATE/pids/*.pid" >/dev/null || [[ -n $(testbed_namespaces) ]]; then
   log "stopping leftovers of an earlier cluster/testbed first"
   "$CLUSTER_DIR/stop.sh" --state "$STATE"
 fi
 
-t_start=$(date +%s.%N)
+t_start=$(now)
 mkdir -p "$STATE"/{etc,log,pids,run,ctld,spool,tmp}
 # munged insists that every folder on its socket's path be searchable by all (mode 755 here)
 chmod 755 "$STATE"
@@ -179,4 +179,4 @@ export OMPI_MCA_btl_tcp_if_include=\${OMPI_MCA_btl_tcp_if_include:-10.77.0.0/24}
 export OMPI_MCA_oob_tcp_if_include=\${OMPI_MCA_oob_tcp_if_include:-10.77.0.0/24}
 ENV
 echo "$SIG" >"$STATE/cluster.sig"
-log "up: $N nodes x $CPUS CPUs idle in $(awk -v a="$(date +%s.%N)" -v b="$t_start" 'BEGIN{printf "%.2f", a-b}') s; state $STATE; clients: $CLUSTER_DIR/client.sh CMD..."
+log "up: $N nodes x $CPUS CPUs idle in $(elapsed "$t_start" %.2f) s; state $STATE; clients: $CLUSTER_DIR/client.sh CMD..."

@@ -10,12 +10,12 @@
 #   stop.sh [--state DIR]      DIR defaults to ${COLLBENCH_CLUSTER_STATE:-/tmp/collbench-cluster}
 # Logs and configuration stay in DIR for inspection (start.sh reuses DIR).
 set -uo pipefail
-source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+source "$(dirname "${BASH_SOURCE[0]}")/../lib/cluster.sh"
 while (($#)); do
   case $1 in
     --state) STATE=$2; shift 2 ;;
     --state=*) STATE=${1#*=}; shift ;;
-    -h | --help) sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h | --help) usage_from_header; exit 0 ;;
     *) die "unknown argument '$1'" ;;
   esac
 done
@@ -60,7 +60,8 @@ descendants() { # PIDs of the trees rooted at "$@"
       for (p in keep) print p }'
 }
 steps=()
-for ns in $(ip netns list 2>/dev/null | awk '$1 ~ /^cb-n[0-9]+$/ {print $1}'); do
+for ns in $(testbed_namespaces); do
+  [[ $ns == "$TESTBED_SWITCH_NS" ]] && continue # jobs run on the nodes
   for pid in $(ip netns pids "$ns" 2>/dev/null); do
     [[ $(cat "/proc/$pid/comm" 2>/dev/null) == slurmstepd ]] && steps+=("$pid")
   done

@@ -6,7 +6,7 @@
 # Prints the final state (COMPLETED, FAILED, CANCELLED, TIMEOUT, ...) on stdout.
 # Exit: 0 COMPLETED, 1 any other final state, 124 timeout (default 600 s; job left running).
 set -euo pipefail
-source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+source "$(dirname "${BASH_SOURCE[0]}")/../lib/cluster.sh"
 timeout_s=600
 while (($#)); do
   case $1 in
@@ -14,7 +14,7 @@ while (($#)); do
     --state=*) STATE=${1#*=}; shift ;;
     --timeout) timeout_s=$2; shift 2 ;;
     --timeout=*) timeout_s=${1#*=}; shift ;;
-    -h | --help) sed -n '2,7p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h | --help) usage_from_header; exit 0 ;;
     *) break ;;
   esac
 done

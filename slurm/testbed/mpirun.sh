@@ -21,7 +21,8 @@
 # PROGRAM must be an absolute path or on PATH on every node (the filesystem is shared).
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-die() { echo "mpirun.sh: error: $*" >&2; exit 2; }
+# shellcheck source=scripts/lib.sh
+source "$here/../../scripts/lib.sh"
 
 STATE=${COLLBENCH_TESTBED_STATE:-/tmp/collbench-testbed}
 auto_up=1 print=0
@@ -31,7 +32,7 @@ while (($#)); do
     --state=*) STATE=${1#*=}; shift ;;
     --no-up) auto_up=0; shift ;;
     --print) print=1; shift ;;
-    -h | --help) sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h | --help) usage_from_header; exit 0 ;;
     *) break ;;
   esac
 done

@@ -14,29 +14,24 @@
 # fresh mount namespace in which <state>/hosts is bind-mounted over /etc/hosts, so n1..nN
 # (and the switch) resolve everywhere inside the testbed. See README.md.
 set -euo pipefail
+# shellcheck source=scripts/lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../../scripts/lib.sh" # log (quiet with -q), die, names
 
 readonly NET=10.77.0
-readonly SWITCH_NS=cb-switch
-readonly NODE_NS_PREFIX=cb-n
+readonly SWITCH_NS=$TESTBED_SWITCH_NS
+readonly NODE_NS_PREFIX=$TESTBED_NODE_NS_PREFIX
 readonly BRIDGE=cbbr0
 readonly MAX_NODES=253
 
 STATE=${COLLBENCH_TESTBED_STATE:-/tmp/collbench-testbed}
-
-die() { echo "nodes.sh: error: $*" >&2; exit 1; }
-log() { [[ ${QUIET:-0} == 1 ]] || echo "nodes.sh: $*" >&2; }
 
 ns_exists() { [[ -e /run/netns/$1 ]]; }
 # grep without a pipe (pipefail + grep -q closing early could turn a match into a failure)
 has() { local pat=$1; shift; grep -q -- "$pat" <<<"$("$@" 2>/dev/null)"; }
 node_ns() { echo "${NODE_NS_PREFIX}$1"; }
 
-# All namespaces that belong to the testbed (by name), for down/status.
-our_namespaces() {
-  ip netns list 2>/dev/null | awk '{print $1}' | grep -E "^(${SWITCH_NS}|${NODE_NS_PREFIX}[0-9]+)\$" || true
-}
 existing_node_indices() {
-  our_namespaces | sed -n "s/^${NODE_NS_PREFIX}\([0-9][0-9]*\)\$/\1/p" | sort -n
+  testbed_namespaces | sed -n "s/^${NODE_NS_PREFIX}\([0-9][0-9]*\)\$/\1/p" | sort -n
 }
 max_existing_node() { existing_node_indices | tail -n1; }
 
@@ -167,7 +162,7 @@ report_pids() {
   ns_exists "$ns" || return 0
   pids=$(ip netns pids "$ns" 2>/dev/null | tr '\n' ' ' || true)
   if [[ -n ${pids// /} ]]; then
-    echo "nodes.sh: warning: processes still in $ns (left running, not ours to kill): $pids" >&2
+    warn "processes still in $ns (left running, not ours to kill): $pids"
   fi
 }
 
@@ -196,7 +191,7 @@ cmd_down() {
   local ns any=0
   # Every namespace named like ours, plus what the state file says we made (partial ups).
   local list
-  list=$( { our_namespaces; cat "$STATE/namespaces" 2>/dev/null || true; } | sort -u)
+  list=$( { testbed_namespaces; cat "$STATE/namespaces" 2>/dev/null || true; } | sort -u)
   for ns in $list; do
     [[ $ns =~ ^(${SWITCH_NS}|${NODE_NS_PREFIX}[0-9]+)$ ]] || continue
     if ns_exists "$ns"; then
@@ -219,7 +214,7 @@ cmd_check() {
 
 cmd_status() {
   local ns i
-  if ! ns_exists "$SWITCH_NS" && [[ -z $(our_namespaces) ]]; then
+  if ! ns_exists "$SWITCH_NS" && [[ -z $(testbed_namespaces) ]]; then
     echo "testbed: down (state $STATE)"
     return 3
   fi
@@ -274,11 +269,9 @@ cmd_exec() {
     sh -c 'mount --bind "$0" /etc/hosts && hostname "$1" && shift && exec "$@"' "$hosts" "n$idx" "$@"
 }
 
-usage() { sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'; }
-
 main() {
   local cmd=${1:-}
-  [[ -n $cmd ]] || { usage; exit 2; }
+  [[ -n $cmd ]] || { usage_from_header; exit 2; }
   shift
   RATE=${COLLBENCH_TESTBED_RATE:-}
   BURST=""
@@ -297,7 +290,7 @@ main() {
       --rate=*) RATE=${1#*=}; shift ;;
       --burst) BURST=$2; shift 2 ;;
       -q | --quiet) QUIET=1; shift ;;
-      -h | --help) usage; exit 0 ;;
+      -h | --help) usage_from_header; exit 0 ;;
       *) pos+=("$1"); shift ;;
     esac
   done
@@ -308,8 +301,8 @@ main() {
     status) cmd_status ;;
     check) ((${#pos[@]} == 1)) || die "usage: nodes.sh check N"; cmd_check "${pos[0]}" ;;
     hosts) hosts_file ;;
-    -h | --help | help) usage ;;
-    *) usage; exit 2 ;;
+    -h | --help | help) usage_from_header ;;
+    *) usage_from_header; exit 2 ;;
   esac
 }
 

@@ -16,8 +16,10 @@
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 repo=$(cd "$here/../.." && pwd)
-die() { echo "pingpong-demo.sh: error: $*" >&2; exit 2; }
+# shellcheck source=scripts/lib.sh
+source "$repo/scripts/lib.sh"
 
+case ${1:-} in -h | --help) usage_from_header; exit 0 ;; esac
 layout=2x2
 if (($#)) && [[ $1 != -- ]]; then layout=$1; shift; fi
 [[ $layout =~ ^([0-9]+)x([0-9]+)$ ]] || die "LAYOUT must be NxR, got '$layout'"

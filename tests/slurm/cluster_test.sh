@@ -28,17 +28,17 @@ claim_testbed "$STATE/testbed"
 build_probe "$work/mpi_probe"
 cd "$work" || fail "cd $work"
 
-say "start.sh --nodes 3 --cpus 4"
+step "start.sh --nodes 3 --cpus 4"
 timeout 60 "$CLUSTER/start.sh" --nodes 3 --cpus 4 || { keep_state=1; fail "start.sh (logs: $STATE/log)"; }
 timeout 20 "$CLUSTER/start.sh" --nodes 3 --cpus 4 || fail "start.sh again (must be a no-op)"
 timeout 10 "$C" sinfo
 
-say "srun -N3 hostname"
+step "srun -N3 hostname"
 out=$(timeout 30 "$C" srun -N3 hostname) || fail "srun -N3 hostname: $out"
-got=$(sort <<<"$out" | paste -sd " " -); say "hosts: $got"
+got=$(sort <<<"$out" | paste -sd " " -); step "hosts: $got"
 [[ $got == "n1 n2 n3" ]] || fail "expected 'n1 n2 n3', got '$got'"
 
-say "srun -N2 --ntasks-per-node=2 --mpi=pmix mpi_probe pingpong"
+step "srun -N2 --ntasks-per-node=2 --mpi=pmix mpi_probe pingpong"
 out=$(timeout 60 "$C" srun -N2 --ntasks-per-node=2 --mpi=pmix "$work/mpi_probe" pingpong) || fail "srun mpi_probe: $out"
 echo "$out"
 n=$(grep -c '^rank ' <<<"$out")
@@ -46,9 +46,9 @@ n=$(grep -c '^rank ' <<<"$out")
 for r in 0 1 2 3; do
   grep -qx "rank $r size 4 host n$((r / 2 + 1)) local 2" <<<"$out" || fail "rank $r: expected 'rank $r size 4 host n$((r / 2 + 1)) local 2'"
 done
-say "8 B half round trip under srun: intra $(awk '$2=="0-1"{print $8}' <<<"$out") us, inter $(awk '$2=="0-2"{print $8}' <<<"$out") us"
+step "8 B half round trip under srun: intra $(awk '$2=="0-1"{print $8}' <<<"$out") us, inter $(awk '$2=="0-2"{print $8}' <<<"$out") us"
 
-say "sbatch + poll squeue"
+step "sbatch + poll squeue"
 cat >"$work/job.sh" <<JOB
 #!/bin/bash
 #SBATCH -N 2 --ntasks-per-node=1 -o $work/job-%j.out -J cbtest
@@ -57,19 +57,19 @@ srun hostname | sort
 srun "$work/mpi_probe"
 JOB
 job=$(timeout 20 "$C" sbatch --parsable "$work/job.sh") || fail "sbatch: $job"
-say "job $job submitted"
+step "job $job submitted"
 st=$(timeout 60 "$CLUSTER/wait-job.sh" --timeout 50 "$job"); rc=$?
-say "job $job: $st"
+step "job $job: $st"
 cat "$work/job-$job.out" 2>/dev/null
 ((rc == 0)) || fail "job $job ended $st (rc $rc)"
 grep -qx "batch host n1" "$work/job-$job.out" || fail "job output lacks 'batch host n1'"
 grep -qx "rank 1 size 2 host n2 local 1" "$work/job-$job.out" || fail "job output lacks the MPI line of rank 1"
 
-say "kill slurmd n2 by hand, then stop.sh"
+step "kill slurmd n2 by hand, then stop.sh"
 kill -9 "$(cat "$STATE/pids/slurmd-n2.pid")"
 timeout 60 "$CLUSTER/stop.sh" || fail "stop.sh"
 timeout 60 "$CLUSTER/stop.sh" || fail "stop.sh (second time)"
 sleep 0.2
 left=$(our_daemons); [[ -z $left ]] || fail "daemons left: $left"
-left=$(our_ns_left); [[ -z $left ]] || fail "namespaces left: $left"
-say "PASS"
+left=$(testbed_namespaces); [[ -z $left ]] || fail "namespaces left: $left"
+step "PASS"

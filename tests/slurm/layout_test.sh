@@ -11,16 +11,7 @@ COLLBENCH=${1:-}
 PY=/usr/bin/python3
 CHECK=$repo/tests/slurm/layout_check.py
 
-STATE=${TMPDIR:-/tmp}/collbench-layout-test
-export COLLBENCH_TESTBED_STATE=$STATE
-work=$(mktemp -d /tmp/collbench-layout-work.XXXXXX)
-cleanup() {
-  "$TESTBED/nodes.sh" down --state "$STATE" >/dev/null 2>&1
-  rm -rf "$STATE" "$work"
-}
-trap cleanup EXIT
-trap 'exit 143' TERM INT
-claim_testbed "$STATE"
+testbed_session layout
 timeout 30 "$TESTBED/nodes.sh" up 3 -q >/dev/null || fail "nodes.sh up 3"
 
 # run LAYOUT JSON ARGS...: collbench on the testbed, appending to a fresh JSON file.
@@ -32,7 +23,7 @@ run() {
     fail "mpirun.sh $layout collbench $*: exit $?"
 }
 
-say "2x2 pingpong latency,bw 8 B .. 1 MiB"
+step "2x2 pingpong latency,bw 8 B .. 1 MiB"
 run 2x2 "$work/pp.jsonl" --op pingpong --algo latency,bw -b 8 -e 1M
 "$PY" "$CHECK" pingpong "$work/pp.jsonl" || fail "pingpong records"
 
@@ -41,22 +32,22 @@ run 2x2 "$work/pp.jsonl" --op pingpong --algo latency,bw -b 8 -e 1M
 ratio_json=$work/pp.jsonl
 for attempt in 1 2 3; do
   if out=$("$PY" "$CHECK" ratio "$ratio_json" 1.5); then
-    say "$out"
+    step "$out"
     break
   fi
-  say "attempt $attempt: $out"
+  step "attempt $attempt: $out"
   ((attempt < 3)) || fail "inter-node latency not 1.5x the intra-node latency in 3 attempts"
   ratio_json=$work/ratio.jsonl
   run 2x2 "$ratio_json" --op pingpong --algo latency -b 8 -e 8 -n 200
 done
 
 for layout in 2x1 2x2 3x2; do
-  say "$layout allreduce,broadcast,allgather, every algorithm, 8 B .. 64 KiB"
+  step "$layout allreduce,broadcast,allgather, every algorithm, 8 B .. 64 KiB"
   run "$layout" "$work/coll-$layout.jsonl" --op allreduce,broadcast,allgather --algo all -b 8 -e 64K -n 3 -w 1
   "$PY" "$CHECK" collectives "$work/coll-$layout.jsonl" "${layout%x*}" "${layout#*x}" || fail "collectives on $layout"
 done
 
 timeout 30 "$TESTBED/nodes.sh" down --state "$STATE" >/dev/null || fail "nodes.sh down"
-left=$(our_ns_left)
+left=$(testbed_namespaces)
 [[ -z $left ]] || fail "namespaces left: $left"
-say "PASS"
+step "PASS"

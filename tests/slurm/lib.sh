@@ -1,13 +1,16 @@
 # shellcheck shell=bash
 # shellcheck disable=SC2034  # variables used by the sourcing scripts
-# Shared helpers for tests/slurm/*.sh (sourced).
+# Test helpers for tests/slurm/*.sh (sourced), on top of the scripts' own library.
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+# shellcheck source=scripts/lib.sh
+source "$repo/scripts/lib.sh"
 TESTBED="$repo/slurm/testbed"
 CLUSTER="$repo/slurm/cluster"
 SKIP=77
-t0=$(date +%s.%N)
-say() { printf "[%6.2fs] %s\n" "$(awk -v a="$(date +%s.%N)" -v b="$t0" 'BEGIN{print a-b}')" "$*"; }
-fail() { say "FAIL: $*"; exit 1; }
+# Every test line carries the seconds since the start: where a slow or hung step went.
+t0=$(now)
+step() { printf "[%6.2fs] %s\n" "$(elapsed "$t0" %.2f)" "$*"; }
+fail() { step "FAIL: $*"; exit 1; }
 skip() { echo "SKIP: $*"; exit $SKIP; }
 
 # Exit 77 unless we are root and can create (and delete) a network namespace.
@@ -23,15 +26,22 @@ require_netns() {
 # The testbed namespaces are global (cb-switch, cb-nI). Refuse to run over a live testbed;
 # take over a stale one (namespaces without processes, e.g. left by a crashed run).
 claim_testbed() {
-  local ns busy=""
-  for ns in $(ip netns list | awk '{print $1}' | grep -E '^cb-(switch|n[0-9]+)$' || true); do
-    [[ -n $(ip netns pids "$ns" 2>/dev/null) ]] && busy+=" $ns"
-  done
-  [[ -z $busy ]] || fail "testbed namespaces in use by running processes:$busy (stop them: slurm/cluster/stop.sh or slurm/testbed/nodes.sh down)"
+  local busy
+  busy=$(busy_testbed_namespaces | paste -sd ' ' -)
+  [[ -z $busy ]] || fail "testbed namespaces in use by running processes: $busy (stop them: slurm/cluster/stop.sh or slurm/testbed/nodes.sh down)"
   "$TESTBED/nodes.sh" down --state "${1:-/tmp/collbench-testbed}" -q >/dev/null 2>&1 || true
 }
 
-our_ns_left() { ip netns list | awk '{print $1}' | grep -E '^cb-(switch|n[0-9]+)$' || true; }
+# testbed_session NAME: this test's own testbed state (STATE, exported for nodes.sh) and scratch
+# folder (work); at exit the nodes go down and both folders are removed.
+testbed_session() {
+  STATE=${TMPDIR:-/tmp}/collbench-$1-test
+  export COLLBENCH_TESTBED_STATE=$STATE
+  work=$(mktemp -d "/tmp/collbench-$1-work.XXXXXX")
+  trap '"$TESTBED/nodes.sh" down --state "$STATE" >/dev/null 2>&1; rm -rf "$STATE" "$work"' EXIT
+  trap 'exit 143' TERM INT
+  claim_testbed "$STATE"
+}
 
 # Compile tests/slurm/mpi_probe.cpp into $1.
 build_probe() {

@@ -61,7 +61,7 @@ SWEEP="$repo/slurm/sweeps/small.yaml"
 have=""
 [[ -f $SWEEP ]] && have=$("$BIN" --config "$SWEEP" --print-layouts 2>/dev/null | paste -sd, -)
 if [[ $have != "$want" ]]; then
-  say "small.yaml layouts are '${have:-<none>}', not $want: using a test-local sweep file"
+  step "small.yaml layouts are '${have:-<none>}', not $want: using a test-local sweep file"
   SWEEP="$work/e2e.yaml"
   cat >"$SWEEP" <<'YAML'
 name: slurm-e2e
@@ -74,7 +74,7 @@ YAML
   have=$("$BIN" --config "$SWEEP" --print-layouts | paste -sd, -) || fail "collbench --print-layouts on $SWEEP"
   [[ $have == "$want" ]] || fail "collbench --print-layouts printed '$have', expected '$want'"
 fi
-say "sweep file: $SWEEP ($have)"
+step "sweep file: $SWEEP ($have)"
 
 # --- helpers --------------------------------------------------------------------------------
 submit() { # OUTVAR SBATCH-AND-SCRIPT-ARGS...
@@ -84,13 +84,13 @@ submit() { # OUTVAR SBATCH-AND-SCRIPT-ARGS...
     fail "sbatch $*: $id"
   id=${id%%;*}
   printf -v "$__var" '%s' "$id"
-  say "job $id: sbatch $*"
+  step "job $id: sbatch $*"
 }
 wait_job() { # JOB EXPECTED-STATE MAX-SECONDS
   local st rc=0 limit=$3
   (($(left) < limit)) && limit=$(left)
   st=$("$CLUSTER/wait-job.sh" --timeout "$limit" "$1") || rc=$?
-  say "job $1: $st"
+  step "job $1: $st"
   ((rc == 124)) && { timeout 10 "$C" scancel "$1"; fail "job $1 still running after ${limit}s"; }
   [[ $st == "$2" ]] || fail "job $1 ended $st, expected $2"
 }
@@ -166,7 +166,7 @@ PY
 }
 
 # --- cluster ----------------------------------------------------------------------------------
-say "start.sh --nodes 3 --cpus 4"
+step "start.sh --nodes 3 --cpus 4"
 timeout 60 "$CLUSTER/start.sh" --nodes 3 --cpus 4 || fail "start.sh"
 
 # --- A: the sweep -----------------------------------------------------------------------------
@@ -182,7 +182,7 @@ done
 grep -qx "SLURM_JOB_ID=$JA" "$OUT/slurm-env.txt" || fail "slurm-env.txt lacks SLURM_JOB_ID=$JA"
 if [[ -f $repo/analysis/collplot ]] && "$PY" -c 'import matplotlib' 2>/dev/null; then
   [[ -s $OUT/plots/report.html ]] || fail "no plots/report.html (analysis at the end of sweep.sh)"
-  say "plots: $(find "$OUT/plots" -name '*.png' | wc -l) PNGs + report.html"
+  step "plots: $(find "$OUT/plots" -name '*.png' | wc -l) PNGs + report.html"
 fi
 
 # --- B: resume + a layout that does not fit -------------------------------------------------
@@ -209,4 +209,4 @@ grep -q '^sweep: 2x2: mpirun -np 4 --map-by ppr:2:node --host n1:2,n2:2 --oversu
 check "$OUT_C" 2x2 || fail "job $JC (mpirun launcher): results check"
 
 ok=1
-say "PASS (jobs $JA $JB $JC)"
+step "PASS (jobs $JA $JB $JC)"

@@ -6,34 +6,25 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 require_netns
 command -v mpirun >/dev/null || skip "Open MPI (mpirun) not installed"
 
-STATE=${TMPDIR:-/tmp}/collbench-testbed-test
-export COLLBENCH_TESTBED_STATE=$STATE
-work=$(mktemp -d /tmp/collbench-testbed-work.XXXXXX)
-cleanup() {
-  "$TESTBED/nodes.sh" down --state "$STATE" >/dev/null 2>&1
-  rm -rf "$STATE" "$work"
-}
-trap cleanup EXIT
-trap 'exit 143' TERM INT
-claim_testbed "$STATE"
+testbed_session testbed
 
-say "up 2 nodes (twice: idempotent)"
+step "up 2 nodes (twice: idempotent)"
 timeout 30 "$TESTBED/nodes.sh" up 2 || fail "nodes.sh up 2"
 timeout 30 "$TESTBED/nodes.sh" up 2 || fail "nodes.sh up 2 (second time)"
 timeout 10 "$TESTBED/nodes.sh" status || fail "nodes.sh status"
 
-say "mpirun.sh 2x2 -- hostname"
+step "mpirun.sh 2x2 -- hostname"
 out=$(timeout 60 "$TESTBED/mpirun.sh" 2x2 -- hostname) || fail "mpirun.sh 2x2 hostname: $out"
 got=$(sort <<<"$out" | paste -sd " " -)
-say "hosts: $got"
+step "hosts: $got"
 [[ $got == "n1 n1 n2 n2" ]] || fail "expected 'n1 n1 n2 n2', got '$got'"
 
-say "compile mpi_probe"
+step "compile mpi_probe"
 build_probe "$work/mpi_probe"
 
 # 4 ranks on 2 cores: timings are noisy, so the ordering check gets up to 3 attempts.
 for attempt in 1 2 3; do
-  say "mpirun.sh 2x2 -- mpi_probe pingpong (attempt $attempt)"
+  step "mpirun.sh 2x2 -- mpi_probe pingpong (attempt $attempt)"
   out=$(timeout 60 "$TESTBED/mpirun.sh" 2x2 -- "$work/mpi_probe" pingpong) || fail "mpi_probe: $out"
   echo "$out"
   for r in 0 1 2 3; do
@@ -43,21 +34,21 @@ for attempt in 1 2 3; do
   intra=$(awk '$1=="pingpong" && $2=="0-1" && $6==1 {print $8}' <<<"$out")
   inter=$(awk '$1=="pingpong" && $2=="0-2" && $6==0 {print $8}' <<<"$out")
   [[ -n $intra && -n $inter ]] || fail "missing pingpong lines (0-1 same node, 0-2 other node)"
-  say "8 B half round trip: intra-node (vader) $intra us, inter-node (tcp) $inter us"
+  step "8 B half round trip: intra-node (vader) $intra us, inter-node (tcp) $inter us"
   awk -v a="$intra" -v b="$inter" 'BEGIN{exit !(b > a)}' && break
   ((attempt < 3)) || fail "inter-node ($inter us) not slower than intra-node ($intra us) in 3 attempts"
 done
 
-say "rate limit: up 2 --rate 500mbit, 1 MiB ping-pong n1<->n2"
+step "rate limit: up 2 --rate 500mbit, 1 MiB ping-pong n1<->n2"
 timeout 30 "$TESTBED/nodes.sh" up 2 --rate 500mbit || fail "nodes.sh up 2 --rate 500mbit"
 out=$(timeout 60 "$TESTBED/mpirun.sh" 2x1 -- "$work/mpi_probe" pingpong) || fail "mpi_probe 2x1: $out"
 bw=$(awk '$1=="pingpong" && $2=="0-1" {print $10}' <<<"$out")
-say "1 MiB inter-node at 500mbit: $bw GB/s (line rate 0.0625 GB/s)"
+step "1 MiB inter-node at 500mbit: $bw GB/s (line rate 0.0625 GB/s)"
 awk -v b="$bw" 'BEGIN{exit !(b > 0 && b < 0.12)}' || fail "tbf rate limit not effective ($bw GB/s)"
 
-say "down (twice)"
+step "down (twice)"
 timeout 30 "$TESTBED/nodes.sh" down || fail "nodes.sh down"
 timeout 30 "$TESTBED/nodes.sh" down || fail "nodes.sh down (second time)"
-left=$(our_ns_left)
+left=$(testbed_namespaces)
 [[ -z $left ]] || fail "namespaces left: $left"
-say "PASS"
+step "PASS"

@@ -1,12 +1,13 @@
-# shellcheck shell=bash
-# Shared by slurm/cluster/{start,stop,client}.sh (sourced, not executed).
-CLUSTER_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-TESTBED_DIR=$(cd "$CLUSTER_DIR/../testbed" && pwd)
-NODES_SH="$TESTBED_DIR/nodes.sh"
+# shellcheck shell=bash disable=SC2034  # CLUSTER_DIR: for the scripts that source it
+# slurm/cluster/*.sh: the local cluster's daemons — started detached and stopped by the PIDs
+# they recorded, never by name — and its clients, run inside the switch namespace (sourced).
+# Messages go to stderr (log): stdout is data (wait-job.sh prints the job's state there).
+SLURM_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+# shellcheck source=scripts/lib.sh
+source "$SLURM_DIR/../scripts/lib.sh"
+CLUSTER_DIR="$SLURM_DIR/cluster"
+NODES_SH="$SLURM_DIR/testbed/nodes.sh"
 STATE=${COLLBENCH_CLUSTER_STATE:-/tmp/collbench-cluster}
-
-die() { echo "$(basename "$0"): error: $*" >&2; exit 1; }
-log() { echo "$(basename "$0"): $*" >&2; }
 
 # is_ours PID NAME: PID is alive, its command is NAME, and its command line names our state
 # dir (guards against a recycled PID from a stale pid file).
@@ -33,7 +34,7 @@ stop_pid() {
       kill -KILL "$pid" 2>/dev/null || true
       for ((i = 0; i < 50; i++)); do is_ours "$pid" "$name" || break; sleep 0.1; done
     fi
-    is_ours "$pid" "$name" && { log "warning: $name ($pid) still alive"; return 1; }
+    is_ours "$pid" "$name" && { warn "$name ($pid) still alive"; return 1; }
     log "stopped $name ($pid)"
   fi
   rm -f "$pf"
@@ -71,7 +72,6 @@ $(tail -n 20 "$logf" 2>/dev/null)"
 client() {
   SLURM_CONF="$STATE/etc/slurm.conf" "$NODES_SH" exec --state "$STATE/testbed" switch "$@"
 }
-
 
 # ctl_up: slurmctld answers (no pipe into grep -q: pipefail).
 ctl_up() { grep -q 'is UP' <<<"$(timeout 10 "$NODES_SH" exec --state "$STATE/testbed" switch env SLURM_CONF="$STATE/etc/slurm.conf" scontrol ping 2>/dev/null)"; }

@@ -1,0 +1,84 @@
+# shellcheck shell=bash disable=SC2034  # globals shared by the pieces of sweep.sh
+# slurm/sweep.sh: its options, and what they name — the collbench binary, the sweep file, the
+# layouts to run (sourced; reads REPO, sets the globals below).
+
+# parse_args "$@" -> SWEEP_ARG LAYOUTS_ARG OUT_ARG LAUNCHER ANALYSIS STEP_TIMEOUT EXTRA[]
+parse_args() {
+  SWEEP_ARG="" LAYOUTS_ARG="" OUT_ARG=${COLLBENCH_OUT:-}
+  LAUNCHER=${COLLBENCH_LAUNCHER:-srun}
+  ANALYSIS=${COLLBENCH_ANALYSIS:-1}
+  EXTRA=()
+  while (($#)); do
+    case $1 in
+      --out) [[ $# -ge 2 ]] || die "--out needs a folder"; OUT_ARG=$2; shift 2 ;;
+      --out=*) OUT_ARG=${1#*=}; shift ;;
+      --layouts) [[ $# -ge 2 ]] || die "--layouts needs a list"; LAYOUTS_ARG=$2; shift 2 ;;
+      --layouts=*) LAYOUTS_ARG=${1#*=}; shift ;;
+      --launcher) [[ $# -ge 2 ]] || die "--launcher needs srun or mpirun"; LAUNCHER=$2; shift 2 ;;
+      --launcher=*) LAUNCHER=${1#*=}; shift ;;
+      --no-analysis) ANALYSIS=0; shift ;;
+      -h | --help) usage_from_header; exit 0 ;;
+      --) shift; EXTRA=("$@"); break ;;
+      -*) die "unknown option '$1' (collbench options go after '--'; see --help)" ;;
+      *)
+        [[ -z $SWEEP_ARG ]] || die "only one sweep file please ('$SWEEP_ARG', '$1'); collbench options go after '--'"
+        SWEEP_ARG=$1; shift ;;
+    esac
+  done
+  case $LAUNCHER in srun | mpirun) ;; *) die "launcher must be srun or mpirun, not '$LAUNCHER'" ;; esac
+  STEP_TIMEOUT=${COLLBENCH_STEP_TIMEOUT:-0}
+  [[ $STEP_TIMEOUT =~ ^[0-9]+$ ]] || die "COLLBENCH_STEP_TIMEOUT must be seconds"
+}
+
+# find_binary -> BIN (absolute, executable), RESUME_ARG[] (--resume when collbench offers it)
+find_binary() {
+  if [[ -n ${COLLBENCH:-} ]]; then
+    BIN=$(command -v "$COLLBENCH" 2>/dev/null || true)
+    [[ $BIN == */* ]] || BIN=$COLLBENCH
+  else
+    BIN="$REPO/build/collbench"
+  fi
+  [[ $BIN == /* ]] || BIN="$PWD/$BIN"
+  [[ -x $BIN ]] || die "collbench binary '$BIN' not found or not executable (build it: scripts/build.sh, or set COLLBENCH=/path/to/collbench)"
+  RESUME_ARG=()
+  if "$BIN" --help 2>/dev/null | grep -q -- '--resume'; then RESUME_ARG=(--resume); fi
+}
+
+# find_sweep -> SWEEP: the sweep file's absolute path, tried relative to the current directory
+# (= the submit directory under sbatch), then the submit directory, then the checkout.
+find_sweep() {
+  local p=${SWEEP_ARG:-slurm/sweeps/default.yaml} base
+  SWEEP=""
+  if [[ $p == /* ]]; then
+    [[ -f $p ]] && SWEEP=$p
+  else
+    for base in "$PWD" "${SLURM_SUBMIT_DIR:-}" "$REPO"; do
+      if [[ -n $base && -f $base/$p ]]; then
+        SWEEP="$(cd "$(dirname "$base/$p")" && pwd)/$(basename "$p")"
+        break
+      fi
+    done
+  fi
+  [[ -n $SWEEP ]] || die "sweep file '$p' not found (looked in $PWD and $REPO)"
+}
+
+# read_layouts -> LAYOUTS[]: --layouts, else the sweep file's, else the whole allocation
+# (needs HOSTS/SLOTS from read_allocation).
+read_layouts() {
+  local l out
+  LAYOUTS=()
+  if [[ -n $LAYOUTS_ARG ]]; then
+    IFS=', ' read -r -a LAYOUTS <<<"$LAYOUTS_ARG"
+  else
+    out=$("$BIN" --config "$SWEEP" --print-layouts 2>&1) ||
+      die "'$BIN --config $SWEEP --print-layouts' failed: $out"
+    mapfile -t LAYOUTS < <(tr -d ' \r' <<<"$out" | grep -v '^$' || true)
+  fi
+  for l in "${LAYOUTS[@]}"; do
+    [[ $l =~ ^[1-9][0-9]*x[1-9][0-9]*$ ]] || die "bad layout '$l' (expected NxR, e.g. 2x4)"
+  done
+  if ((${#LAYOUTS[@]} == 0)); then
+    LAYOUTS=("${#HOSTS[@]}x${SLOTS[0]}")
+    say "the sweep names no layouts: using the whole allocation, ${LAYOUTS[0]}"
+  fi
+}
