@@ -67,45 +67,48 @@ std::optional<FaultSpec> fault_from_env() {
   return parse_fault_spec(v);
 }
 
-void FaultyTransport::sync_inner() {
-  // After the fault the faulty rank waits longer, so its healthy peers time out first.
-  inner_.set_timeout(fired_ ? timeout() * 4 : timeout());
-  const CallContext& mine = context();
-  const CallContext& theirs = inner_.context();
-  if (mine.op != theirs.op || mine.algo != theirs.algo || mine.phase != theirs.phase ||
-      mine.point_bytes != theirs.point_bytes)
-    inner_.set_context(mine);
-  inner_.set_iteration(mine.iteration);
-}
-
-Request FaultyTransport::isend(const void* buf, std::size_t bytes, int peer, int tag) {
-  sync_inner();
-  return inner_.isend(buf, bytes, peer, tag);
+template <class Call>
+void FaultyTransport::blocking(Call&& call) {
+  if (!state_->fired) return call();
+  // After the fault the faulty rank waits longer, so its healthy peers time out first. The
+  // scope is shared with the inner transport, so scale it for this call only.
+  CallScope& s = scope();
+  const std::chrono::milliseconds normal = s.timeout();
+  s.set_timeout(normal * 4);
+  try {
+    call();
+  } catch (...) {
+    s.set_timeout(normal);
+    throw;
+  }
+  s.set_timeout(normal);
 }
 
 Request FaultyTransport::irecv(void* buf, std::size_t bytes, int peer, int tag) {
-  sync_inner();
-  const bool drop = spec_.kind == FaultSpec::Kind::skip_recv && rank() == spec_.rank && recvs_++ == spec_.after;
-  if (!drop) return inner_.irecv(buf, bytes, peer, tag);
-  fired_ = true;
-  std::fprintf(stderr, "collbench: test fault: rank %d drops irecv #%ld from peer %d (%s)\n", rank(), spec_.after, peer,
-               error_context().describe().c_str());
+  State& st = *state_;
+  const bool drop =
+      st.spec.kind == FaultSpec::Kind::skip_recv && world_rank(rank()) == st.spec.rank && st.recvs++ == st.spec.after;
+  if (!drop) return inner().irecv(buf, bytes, peer, tag);
+  st.fired = true;
+  std::fprintf(stderr, "collbench: test fault: rank %d drops irecv #%ld from peer %d (%s)\n", rank(), st.spec.after,
+               peer, error_context().describe().c_str());
   return Request{0, peer, tag, bytes, false, false};  // inactive: wait() on it returns at once
 }
 
 void FaultyTransport::wait(Request& r) {
-  sync_inner();
-  inner_.wait(r);
+  blocking([&] { inner().wait(r); });
 }
 
 void FaultyTransport::wait_all(std::span<Request> rs) {
-  sync_inner();
-  inner_.wait_all(rs);
+  blocking([&] { inner().wait_all(rs); });
 }
 
 void FaultyTransport::barrier() {
-  sync_inner();
-  inner_.barrier();
+  blocking([&] { inner().barrier(); });
+}
+
+std::unique_ptr<Transport> FaultyTransport::wrap(Transport& inner_sub) {
+  return std::unique_ptr<Transport>(new FaultyTransport(inner_sub, state_));
 }
 
 FaultInjector::FaultInjector(std::optional<FaultSpec> spec, Transport& measured)

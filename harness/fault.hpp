@@ -16,7 +16,7 @@
 #include <string>
 #include <string_view>
 
-#include "collectives/transport/transport.hpp"
+#include "collectives/transport/forwarding_transport.hpp"
 
 namespace collbench {
 
@@ -36,28 +36,32 @@ FaultSpec parse_fault_spec(std::string_view text);
 // The spec from the environment variable, or nothing when it is unset or empty.
 std::optional<FaultSpec> fault_from_env();
 
-// A Transport that forwards everything to `inner`, dropping one irecv as the spec says.
-// Timeout and call context live in the Transport base, so they are copied to `inner` before
-// each forwarded call (cheap enough for a test-only path).
-class FaultyTransport final : public Transport {
+// A Transport that forwards everything to `inner`, dropping one irecv as the spec says. It
+// shares the inner's call scope; sub-transports split from it are faulty too and share its
+// counter, so "irecv number N of world rank R" means the same whichever transport posts it.
+class FaultyTransport final : public ForwardingTransport {
  public:
-  FaultyTransport(Transport& inner, const FaultSpec& spec) : inner_(inner), spec_(spec) {}
-  int rank() const override { return inner_.rank(); }
-  int size() const override { return inner_.size(); }
-  std::string_view backend() const override { return inner_.backend(); }
-  MemorySpace& memory() override { return inner_.memory(); }
-  Request isend(const void* buf, std::size_t bytes, int peer, int tag) override;
+  FaultyTransport(Transport& inner, const FaultSpec& spec)
+      : FaultyTransport(inner, std::make_shared<State>(State{spec, 0, false})) {}
   Request irecv(void* buf, std::size_t bytes, int peer, int tag) override;
   void wait(Request& r) override;
   void wait_all(std::span<Request> rs) override;
   void barrier() override;
 
+ protected:
+  std::unique_ptr<Transport> wrap(Transport& inner_sub) override;
+
  private:
-  void sync_inner();
-  Transport& inner_;
-  FaultSpec spec_;
-  long recvs_ = 0;
-  bool fired_ = false;
+  struct State {
+    FaultSpec spec;
+    long recvs;
+    bool fired;
+  };
+  FaultyTransport(Transport& inner, std::shared_ptr<State> state) : ForwardingTransport(inner), state_(std::move(state)) {}
+  // Runs a blocking call; once the fault fired, under 4x the scope's timeout.
+  template <class Call>
+  void blocking(Call&& call);
+  std::shared_ptr<State> state_;
 };
 
 // What the runner holds: the measured transport (decorated when a skip_recv fault is set)

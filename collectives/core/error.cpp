@@ -8,15 +8,18 @@ std::string ErrorContext::describe() const {
     if (!s.empty()) s += ' ';
     s += kv;
   };
-  if (!op.empty()) add("op=" + op);
-  if (!algo.empty()) add("algo=" + algo);
-  if (point_bytes) add("size=" + std::to_string(point_bytes));
-  if (!phase.empty()) add("phase=" + phase);
-  if (iteration >= 0) add("iteration=" + std::to_string(iteration));
+  if (!call.op.empty()) add("op=" + call.op);
+  if (!call.algo.empty()) add("algo=" + call.algo);
+  if (call.point_bytes) add("size=" + std::to_string(call.point_bytes));
+  if (!call.phase.empty()) add("phase=" + call.phase);
+  if (call.iteration >= 0) add("iteration=" + std::to_string(call.iteration));
   if (rank >= 0) add("rank=" + std::to_string(rank));
   if (peer >= 0) add("peer=" + std::to_string(peer));
   if (tag >= 0) add("tag=" + std::to_string(tag));
   if (bytes) add("bytes=" + std::to_string(bytes));
+  if (!split.empty()) add("split=" + split);
+  if (world_rank >= 0) add("world_rank=" + std::to_string(world_rank));
+  if (world_peer >= 0) add("world_peer=" + std::to_string(world_peer));
   return s;
 }
 

@@ -7,18 +7,28 @@
 
 namespace collbench {
 
-// What a rank was doing when something went wrong; filled by the transport from the call
-// context the harness sets (op/algo/bytes/iteration) plus the request (peer/tag/bytes).
-struct ErrorContext {
+// What is being measured: the harness sets it once per point/phase on the call scope
+// (collectives/transport/call_scope.hpp) and every error a transport raises copies it.
+struct CallInfo {
   std::string op;
   std::string algo;
+  std::size_t point_bytes = 0;  // size of the measured point
+  long iteration = -1;          // -1: not inside a measured iteration
+  std::string phase;            // "warmup", "timed", "verify", ...
+};
+
+// What a rank was doing when something went wrong: the call (from the scope) plus the
+// request (peer/tag/bytes). In a sub-transport, rank and peer are sub ranks; `split` names the
+// partition and world_rank/world_peer are the same ranks in the transport it was split from.
+struct ErrorContext {
+  CallInfo call;
   int rank = -1;
   int peer = -1;
   int tag = -1;
-  std::size_t bytes = 0;      // bytes of the message involved (0 when none)
-  std::size_t point_bytes = 0;  // size of the measured point
-  long iteration = -1;        // -1: not inside a measured iteration
-  std::string phase;          // "warmup", "timed", "verify", ...
+  std::size_t bytes = 0;  // bytes of the message involved (0 when none)
+  std::string split;      // empty unless raised in a sub-transport
+  int world_rank = -1;
+  int world_peer = -1;
   std::string describe() const;  // "op=allreduce algo=ring rank=1 peer=2 tag=3 ..."
 };
 

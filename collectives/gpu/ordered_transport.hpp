@@ -4,26 +4,22 @@
 // before the kernel ran. This wrapper synchronizes the memory space before every send and
 // otherwise forwards. (Receives need nothing: the library completes them with the data in
 // place, and the algorithm touches a receive buffer only after waiting.)
-#include "collectives/transport/transport.hpp"
+#include "collectives/transport/forwarding_transport.hpp"
 
 namespace collbench::gpu {
 
-class StreamOrderedTransport final : public Transport {
+class StreamOrderedTransport final : public ForwardingTransport {
  public:
   // `inner` must already move buffers of `device` (e.g. MpiTransport::set_memory(device)).
-  StreamOrderedTransport(Transport& inner, MemorySpace& device);
-  int rank() const override { return inner_.rank(); }
-  int size() const override { return inner_.size(); }
-  std::string_view backend() const override { return inner_.backend(); }
+  StreamOrderedTransport(Transport& inner, MemorySpace& device) : ForwardingTransport(inner), device_(device) {}
   MemorySpace& memory() override { return device_; }
   Request isend(const void* buf, std::size_t bytes, int peer, int tag) override;
-  Request irecv(void* buf, std::size_t bytes, int peer, int tag) override;
-  void wait(Request& r) override;
-  void wait_all(std::span<Request> rs) override;
-  void barrier() override;
+
+ protected:
+  // A sub-transport of the inner moves the same device buffers: order it the same way.
+  std::unique_ptr<Transport> wrap(Transport& inner_sub) override;
 
  private:
-  Transport& inner_;
   MemorySpace& device_;
 };
 

@@ -4,28 +4,18 @@
 
 namespace collbench::gpu {
 
-void mirror_settings(const Transport& from, Transport& to) {
-  if (to.timeout() != from.timeout()) to.set_timeout(from.timeout());
-  const CallContext &a = from.context(), &b = to.context();
-  if (a.point_bytes != b.point_bytes || a.op != b.op || a.algo != b.algo || a.phase != b.phase)
-    to.set_context(a);
-  else if (a.iteration != b.iteration)
-    to.set_iteration(a.iteration);  // the per-iteration change: no string copies
-}
-
 StagingTransport::StagingTransport(Transport& inner, MemorySpace& device, MemorySpace& staging)
-    : inner_(inner), device_(device), staging_(staging) {
-  set_timeout(inner.timeout());
-  set_context(inner.context());
-}
+    : ForwardingTransport(inner), device_(device), staging_(staging) {}
 
 StagingTransport::StagingTransport(Transport& inner, MemorySpace& device, std::unique_ptr<MemorySpace> owned_staging)
-    : inner_(inner), device_(device), owned_staging_(std::move(owned_staging)), staging_(*owned_staging_) {
-  set_timeout(inner.timeout());
-  set_context(inner.context());
-}
+    : ForwardingTransport(inner), device_(device), owned_staging_(std::move(owned_staging)), staging_(*owned_staging_) {}
 
-void StagingTransport::sync_settings() { mirror_settings(*this, inner_); }
+// Sub-transports allocate from staging_, which may be owned here: they go first.
+StagingTransport::~StagingTransport() { release_splits(); }
+
+std::unique_ptr<Transport> StagingTransport::wrap(Transport& inner_sub) {
+  return std::make_unique<StagingTransport>(inner_sub, device_, staging_);
+}
 
 int StagingTransport::acquire(std::size_t bytes) {
   // Best fit among free buffers; sizes are powers of two (>= 4 KiB) so that chunks differing
@@ -83,7 +73,6 @@ StagingTransport::Slot& StagingTransport::slot_of(const Request& r) {
 
 Request StagingTransport::isend(const void* buf, std::size_t bytes, int peer, int tag) {
   check_peer(peer, "isend");
-  sync_settings();
   const int i = new_slot();
   Slot& s = slots_[i];
   s.in_use = true;
@@ -94,7 +83,7 @@ Request StagingTransport::isend(const void* buf, std::size_t bytes, int peer, in
       host = staged_[s.staged].buf.data();
       device_.download(host, buf, bytes);  // waits for the device work that produced `buf`
     }
-    s.inner = inner_.isend(host, bytes, peer, tag);
+    s.inner = inner().isend(host, bytes, peer, tag);
   } catch (...) {
     release(i);
     throw;
@@ -104,7 +93,6 @@ Request StagingTransport::isend(const void* buf, std::size_t bytes, int peer, in
 
 Request StagingTransport::irecv(void* buf, std::size_t bytes, int peer, int tag) {
   check_peer(peer, "irecv");
-  sync_settings();
   const int i = new_slot();
   Slot& s = slots_[i];
   s.in_use = true;
@@ -115,7 +103,7 @@ Request StagingTransport::irecv(void* buf, std::size_t bytes, int peer, int tag)
       s.staged = acquire(bytes);
       host = staged_[s.staged].buf.data();
     }
-    s.inner = inner_.irecv(host, bytes, peer, tag);
+    s.inner = inner().irecv(host, bytes, peer, tag);
   } catch (...) {
     release(i);
     throw;
@@ -126,7 +114,6 @@ Request StagingTransport::irecv(void* buf, std::size_t bytes, int peer, int tag)
 void StagingTransport::wait(Request& r) { wait_all(std::span<Request>(&r, 1)); }
 
 void StagingTransport::wait_all(std::span<Request> rs) {
-  sync_settings();
   batch_.clear();
   batch_slots_.clear();
   for (Request& r : rs) {
@@ -137,18 +124,13 @@ void StagingTransport::wait_all(std::span<Request> rs) {
   }
   // The inner transport applies the timeout and names the peer on failure; slots of a failed
   // wait stay in use (the transport is not usable after a failure anyway).
-  inner_.wait_all(batch_);
+  inner().wait_all(batch_);
   for (int i : batch_slots_) {
     Slot& s = slots_[i];
     if (s.device && s.staged >= 0) device_.upload(s.device, staged_[s.staged].buf.data(), s.inner.bytes);
     release(i);
   }
   for (Request& r : rs) r.active = false;
-}
-
-void StagingTransport::barrier() {
-  sync_settings();
-  inner_.barrier();
 }
 
 }  // namespace collbench::gpu

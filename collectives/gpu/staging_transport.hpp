@@ -13,31 +13,29 @@
 #include <memory>
 #include <vector>
 
-#include "collectives/transport/transport.hpp"
+#include "collectives/transport/forwarding_transport.hpp"
 
 namespace collbench::gpu {
 
-class StagingTransport final : public Transport {
+class StagingTransport final : public ForwardingTransport {
  public:
   // `staging` allocates the host buffers the inner transport sends from and receives into.
   StagingTransport(Transport& inner, MemorySpace& device, MemorySpace& staging);
   StagingTransport(Transport& inner, MemorySpace& device, std::unique_ptr<MemorySpace> owned_staging);
-  StagingTransport(const StagingTransport&) = delete;
-  StagingTransport& operator=(const StagingTransport&) = delete;
+  ~StagingTransport() override;
 
-  int rank() const override { return inner_.rank(); }
-  int size() const override { return inner_.size(); }
-  std::string_view backend() const override { return inner_.backend(); }
   MemorySpace& memory() override { return device_; }
   Request isend(const void* buf, std::size_t bytes, int peer, int tag) override;
   Request irecv(void* buf, std::size_t bytes, int peer, int tag) override;
   void wait(Request& r) override;
   void wait_all(std::span<Request> rs) override;
-  void barrier() override;
 
-  Transport& inner() { return inner_; }
   // Staging buffers allocated so far (tests check that repeated calls reuse them).
   std::size_t staging_allocations() const { return allocations_; }
+
+ protected:
+  // Sub-transports stage through the same staging space, each with its own pool.
+  std::unique_ptr<Transport> wrap(Transport& inner_sub) override;
 
  private:
   struct Staged {
@@ -54,9 +52,7 @@ class StagingTransport final : public Transport {
   int new_slot();
   Slot& slot_of(const Request& r);
   void release(int slot);
-  void sync_settings();
 
-  Transport& inner_;
   MemorySpace& device_;
   std::unique_ptr<MemorySpace> owned_staging_;
   MemorySpace& staging_;
@@ -67,9 +63,5 @@ class StagingTransport final : public Transport {
   std::vector<int> batch_slots_;
   std::size_t allocations_ = 0;
 };
-
-// Copies timeout and call context to a wrapped transport when they changed, so errors it
-// raises name the op/algo/iteration the harness set on the wrapper.
-void mirror_settings(const Transport& from, Transport& to);
 
 }  // namespace collbench::gpu

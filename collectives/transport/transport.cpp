@@ -1,8 +1,47 @@
 #include "collectives/transport/transport.hpp"
 
+#include <algorithm>
 #include <array>
 
 namespace collbench {
+
+Transport::Transport(std::shared_ptr<CallScope> scope) : scope_(std::move(scope)) {
+  if (!scope_) throw Error("a transport needs a call scope (got a null std::shared_ptr<CallScope>)");
+}
+
+Transport::~Transport() { release_splits(); }
+
+void Transport::release_splits() noexcept {
+  // Newest first: a later split may have been made over an earlier one's ranks.
+  while (!splits_.empty()) splits_.pop_back();
+}
+
+Transport* Transport::split(std::string_view name, int color, int key) {
+  for (const CachedSplit& s : splits_) {
+    if (s.name != name) continue;
+    if ((s.color < 0) != (color < 0) || (color >= 0 && (s.color != color || s.key != key)))
+      throw Error("split '" + std::string(name) + "' was made with color " + std::to_string(s.color) + " key " +
+                      std::to_string(s.key) + ", now asked for color " + std::to_string(color) + " key " +
+                      std::to_string(key) + ": one split name must always mean the same partition",
+                  error_context());
+    return s.transport.get();
+  }
+  // A failed make_split caches nothing (the parent is unusable after a failed collective).
+  std::unique_ptr<Transport> t = make_split(name, color, key);
+  if (color < 0 && t) throw Error("make_split returned a transport for a negative color", error_context());
+  if (color >= 0 && !t) throw Error("make_split returned no transport for color " + std::to_string(color), error_context());
+  splits_.push_back({std::string(name), color, key, std::move(t)});
+  return splits_.back().transport.get();
+}
+
+std::vector<int> split_members(std::span<const int> colors, std::span<const int> keys, int color) {
+  std::vector<int> members;
+  if (color < 0) return members;
+  for (int r = 0; r < static_cast<int>(colors.size()); ++r)
+    if (colors[r] == color) members.push_back(r);
+  std::stable_sort(members.begin(), members.end(), [&](int a, int b) { return keys[a] < keys[b]; });
+  return members;
+}
 
 void Transport::wait_all(std::span<Request> rs) {
   for (Request& r : rs) wait(r);
@@ -26,16 +65,18 @@ void Transport::sendrecv(const void* sbuf, std::size_t sbytes, int to, void* rbu
 
 ErrorContext Transport::error_context(const Request* r) const {
   ErrorContext c;
-  c.op = context_.op;
-  c.algo = context_.algo;
-  c.point_bytes = context_.point_bytes;
-  c.iteration = context_.iteration;
-  c.phase = context_.phase;
+  c.call = scope_->call();
   c.rank = rank();
   if (r) {
     c.peer = r->peer;
     c.tag = r->tag;
     c.bytes = r->bytes;
+  }
+  const std::string_view name = split_name();
+  if (!name.empty()) {
+    c.split = name;
+    c.world_rank = world_rank(c.rank);
+    if (c.peer >= 0 && c.peer < size()) c.world_peer = world_rank(c.peer);
   }
   return c;
 }
@@ -44,6 +85,7 @@ void Transport::check_peer(int peer, const char* what) const {
   if (peer < 0 || peer >= size() || peer == rank()) {
     ErrorContext c = error_context();
     c.peer = peer;
+    if (!c.split.empty() && peer >= 0 && peer < size()) c.world_peer = world_rank(peer);
     throw Error(std::string(what) + ": invalid peer (world size " + std::to_string(size()) + ")", c);
   }
 }

@@ -1,10 +1,14 @@
 #pragma once
 // The one interface every algorithm is written against: non-blocking point-to-point
-// messages between ranks, a barrier, and the memory space the buffers live in.
-// Implementations: thread/ (ranks as threads in one process), mpi/, nccl/.
+// messages between ranks, a barrier, the memory space the buffers live in, and sub-transports
+// over subsets of ranks (split). It moves data and nothing else: what is being measured and
+// the deadline live in the CallScope (call_scope.hpp) the harness owns and errors read.
+// Implementations: thread/ (ranks as threads in one process), mpi/, nccl/; wrappers derive
+// from ForwardingTransport (forwarding_transport.hpp).
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <string>
 #include <string_view>
@@ -12,6 +16,7 @@
 
 #include "collectives/core/error.hpp"
 #include "collectives/core/memory.hpp"
+#include "collectives/transport/call_scope.hpp"
 
 namespace collbench {
 
@@ -25,20 +30,14 @@ struct Request {
   bool active = false;  // false once completed (or never started): wait() is then a no-op
 };
 
-// What the harness is measuring right now; copied into every error a transport raises so a
-// timeout says "op=allreduce algo=ring size=1048576 iteration=3 rank=1 peer=2".
-struct CallContext {
-  std::string op;
-  std::string algo;
-  std::size_t point_bytes = 0;
-  long iteration = -1;
-  std::string phase;
-};
-
 class Transport {
  public:
-  using Clock = std::chrono::steady_clock;
-  virtual ~Transport() = default;
+  // Every transport runs under a call scope (what is measured + the timeout). Wrappers and
+  // sub-transports pass their inner's/parent's, so one scope covers the whole stack.
+  explicit Transport(std::shared_ptr<CallScope> scope = std::make_shared<CallScope>());
+  virtual ~Transport();
+  Transport(const Transport&) = delete;
+  Transport& operator=(const Transport&) = delete;
 
   virtual int rank() const = 0;
   virtual int size() const = 0;
@@ -50,12 +49,27 @@ class Transport {
   // (copy, reduce) is visible to that send: device transports order it on their stream.
   virtual Request isend(const void* buf, std::size_t bytes, int peer, int tag) = 0;
   virtual Request irecv(void* buf, std::size_t bytes, int peer, int tag) = 0;
-  // Complete requests; throw TimeoutError (naming the peer) after timeout().
+  // Complete requests; throw TimeoutError (naming the peer) after scope().timeout().
   virtual void wait(Request& r) = 0;
   virtual void wait_all(std::span<Request> rs);  // default: wait each in order
   virtual void barrier() = 0;
 
   static constexpr int kMaxTag = 32767;  // MPI guarantees at least this tag upper bound
+  static constexpr int kNoColor = -1;    // split(): this rank joins no sub-transport
+
+  // A sub-transport over the ranks that pass the same color, ordered by (key, rank here),
+  // like MPI_Comm_split; nullptr for a negative color. Collective over this transport.
+  // Creating one costs milliseconds (a communicator), so it is made once and cached under
+  // `name`: later calls with that name return the cached one without communicating. The same
+  // name must always mean the same partition (same color and key on every rank; a different
+  // color or key for a cached name throws Error). Never call it for a new name inside a
+  // timed call. The sub-transport shares this transport's scope and memory space, lives as
+  // long as this transport, and its errors name ranks both ways (split_name, world_rank).
+  Transport* split(std::string_view name, int color, int key);
+  // For sub-transports: the name they were split under ("" for a root transport) and the
+  // rank of one of their ranks in the root transport (identity for a root transport).
+  virtual std::string_view split_name() const { return {}; }
+  virtual int world_rank(int rank) const { return rank; }
 
   // Blocking helpers built on the above.
   void send(const void* buf, std::size_t bytes, int peer, int tag);
@@ -63,23 +77,37 @@ class Transport {
   // Send to `to` and receive from `from` at once (both directions in flight).
   void sendrecv(const void* sbuf, std::size_t sbytes, int to, void* rbuf, std::size_t rbytes, int from, int tag);
 
-  std::chrono::milliseconds timeout() const { return timeout_; }
-  void set_timeout(std::chrono::milliseconds t) { timeout_ = t; }
-  const CallContext& context() const { return context_; }
-  void set_context(CallContext c) { context_ = std::move(c); }
-  // The per-iteration update: cheaper than set_context (no string copies).
-  void set_iteration(long i) { context_.iteration = i; }
+  CallScope& scope() const { return *scope_; }
+  const std::shared_ptr<CallScope>& shared_scope() const { return scope_; }
 
-  // An ErrorContext for a request (or none), with the current call context.
+  // An ErrorContext for a request (or none): the scope's call, this rank, the request, and in
+  // a sub-transport its name and the world ranks.
   ErrorContext error_context(const Request* r = nullptr) const;
 
  protected:
+  // The uncached split behind split(): collective, called once per name.
+  virtual std::unique_ptr<Transport> make_split(std::string_view name, int color, int key) = 0;
+  // Destroys the cached sub-transports now. A transport whose sub-transports use its own
+  // members (a staging pool, a communicator) calls this first in its destructor, because the
+  // cache, held here in the base, would otherwise outlive them.
+  void release_splits() noexcept;
+
   void check_peer(int peer, const char* what) const;
   void check_tag(int tag) const;
 
  private:
-  std::chrono::milliseconds timeout_{std::chrono::seconds(60)};
-  CallContext context_;
+  struct CachedSplit {
+    std::string name;
+    int color;
+    int key;
+    std::unique_ptr<Transport> transport;  // null: this rank is in no group of that split
+  };
+  std::shared_ptr<CallScope> scope_;
+  std::vector<CachedSplit> splits_;
 };
+
+// The members of one group of a split, from every rank's (color, key) in rank order: the ranks
+// with `color`, ordered by (key, rank). Shared by the transports that exchange colors themselves.
+std::vector<int> split_members(std::span<const int> colors, std::span<const int> keys, int color);
 
 }  // namespace collbench

@@ -34,9 +34,9 @@ std::vector<std::string> run_cases(const AlgoEntry& e, int world, const testing:
   std::mutex mu;
   ThreadWorld w(world);
   w.run([&](ThreadTransport& t) {
-    t.set_timeout(std::chrono::seconds(30));
+    t.scope().set_timeout(std::chrono::seconds(30));
     for (const verify::Case& c : testing::expand(e.op, world, t.rank(), space)) {
-      t.set_context({std::string(op_name(e.op)), e.algo, c.count * dtype_size(c.dtype), -1, "test"});
+      t.scope().set_call({std::string(op_name(e.op)), e.algo, c.count * dtype_size(c.dtype), -1, "test"});
       const verify::Outcome o = verify::run_checked(t, e, c, segment_bytes);
       if (o.check.wrong) {
         std::lock_guard lk(mu);

@@ -4,30 +4,36 @@
 // match in posting order, as ncclSend/ncclRecv do. Each payload travels behind a header
 // {bytes, tag}, and the receiver rejects a message whose size or tag differs from what it
 // posted: on NCCL that message would have landed in the wrong buffer (or hung).
+#include <memory>
 #include <vector>
 
-#include "collectives/gpu/staging_transport.hpp"
 #include "collectives/transport/nccl/grouped_transport.hpp"
 
 namespace collbench::testing {
 
 class NcclModelTransport final : public GroupedTransport {
  public:
-  explicit NcclModelTransport(Transport& inner) : inner_(inner) {}
+  // Shares the inner's call scope, as a wrapper does.
+  explicit NcclModelTransport(Transport& inner) : GroupedTransport(inner.shared_scope()), inner_(inner) {}
   int rank() const override { return inner_.rank(); }
   int size() const override { return inner_.size(); }
   std::string_view backend() const override { return "nccl-model"; }
   MemorySpace& memory() override { return inner_.memory(); }
   void barrier() override {
     flush();
-    gpu::mirror_settings(*this, inner_);
     inner_.barrier();
   }
+  std::string_view split_name() const override { return inner_.split_name(); }
+  int world_rank(int rank) const override { return inner_.world_rank(rank); }
   int groups_launched() const { return groups_; }
 
  protected:
+  // The model over a sub-transport of the inner, like ncclCommSplit over its parent.
+  std::unique_ptr<Transport> make_split(std::string_view name, int color, int key) override {
+    Transport* sub = inner_.split(name, color, key);
+    return sub ? std::make_unique<NcclModelTransport>(*sub) : nullptr;
+  }
   void run_group(std::span<const Op> ops, const Request*) override {
-    gpu::mirror_settings(*this, inner_);
     headers_.resize(ops.size());
     reqs_.clear();
     for (std::size_t i = 0; i < ops.size(); ++i) {

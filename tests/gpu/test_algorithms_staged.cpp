@@ -64,9 +64,9 @@ TEST_P(StagedAlgorithm, SmallCountsOnDeviceMemory) {
     DeviceRank r(tt, stack);
     gpu::StagingTransport& t = *r.staged;
     // A deadlock under NCCL's rules shows up as a timeout: keep it short (cases take ms).
-    t.set_timeout(std::chrono::seconds(stack == Stack::nccl_model ? 5 : 30));
+    t.scope().set_timeout(std::chrono::seconds(stack == Stack::nccl_model ? 5 : 30));
     for (const verify::Case& c : testing::expand(e->op, n, t.rank(), space)) {
-      t.set_context({std::string(op_name(e->op)), e->algo, c.count * dtype_size(c.dtype), -1, "test"});
+      t.scope().set_call({std::string(op_name(e->op)), e->algo, c.count * dtype_size(c.dtype), -1, "test"});
       // A segment of 64 bytes on half the cases: many pipeline steps through the staging pool.
       const std::size_t segment = (c.count % 2) ? 64 : 0;
       const verify::Outcome o = verify::run_checked(t, *e, c, segment);

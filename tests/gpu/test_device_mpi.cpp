@@ -26,7 +26,7 @@ std::unique_ptr<MemorySpace>& memory() {  // one device memory (stream) for the 
 
 // Runs every case of `e` on `t` and agrees on the failures across ranks.
 void verify_entry(Transport& t, const AlgoEntry& e) {
-  t.set_timeout(std::chrono::seconds(60));
+  t.scope().set_timeout(std::chrono::seconds(60));
   testing::CaseSpace s{testing::small_counts(t.size()),
                        {DType::int8, DType::int32, DType::float16, DType::bfloat16, DType::float32, DType::float64},
                        {std::begin(kAllRedOps), std::end(kAllRedOps)}};
@@ -35,7 +35,7 @@ void verify_entry(Transport& t, const AlgoEntry& e) {
   long failures = 0;
   for (const verify::Case& c : testing::expand(e.op, t.size(), t.rank(), s)) {
     if (c.count > 100000 && (c.dtype != DType::float32 || c.redop != RedOp::sum)) continue;
-    t.set_context({std::string(op_name(e.op)), e.algo, c.count * dtype_size(c.dtype), -1, "test"});
+    t.scope().set_call({std::string(op_name(e.op)), e.algo, c.count * dtype_size(c.dtype), -1, "test"});
     const verify::Outcome o = verify::run_checked(t, e, c);
     long wrong = static_cast<long>(o.check.wrong), total = 0;
     MPI_Allreduce(&wrong, &total, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
@@ -94,7 +94,7 @@ TEST(NcclTimeout, ZZ_NamesThePeer) {
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   if (!gpu::built_with_nccl() || g_node.devices < g_node.local_size || size < 2) GTEST_SKIP() << "needs NCCL, 2 ranks, 1 GPU each";
   auto t = gpu::make_nccl_transport(MPI_COMM_WORLD, *memory());
-  t->set_timeout(std::chrono::seconds(3));
+  t->scope().set_timeout(std::chrono::seconds(3));
   if (t->rank() == 0) {
     Buffer b(t->memory(), 64);
     try {

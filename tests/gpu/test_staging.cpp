@@ -10,7 +10,8 @@
 #include "collectives/transport/thread/thread_transport.hpp"
 #include "gpu/fake_device_memory.hpp"
 #include "gpu/nccl_model.hpp"
-#include "harness/verify.hpp"
+#include "transport/split_checks.hpp"
+#include "collectives/verify/check.hpp"
 
 namespace collbench {
 namespace {
@@ -87,8 +88,8 @@ TEST(StagingTransport, TimeoutNamesPeerAndCallContext) {
       FakeDeviceMemory dev;
       HostMemory staging;
       gpu::StagingTransport t(tt, dev, staging);
-      t.set_timeout(200ms);
-      t.set_context({"allreduce", "ring", 4096, 7, "timed"});
+      t.scope().set_timeout(200ms);
+      t.scope().set_call({"allreduce", "ring", 4096, 7, "timed"});
       Buffer b(dev, 16);
       if (t.rank() == 0) t.recv(b.data(), 16, 1, 3);  // rank 1 never sends
     });
@@ -128,6 +129,40 @@ TEST(StreamOrderedTransport, SynchronizesBeforeEachSend) {
   });
 }
 
+// Wrappers split their inner transport and wrap the sub-transport the same way: an algorithm
+// runs on a staged sub-transport, and ordered sub-transports still synchronize before sends.
+TEST(StagingTransport, SubTransportsAreStagedToo) {
+  const AlgoEntry* e = Registry::get().find(Op::allreduce, "ring", "any");
+  ASSERT_NE(e, nullptr);
+  ThreadWorld w(5);
+  w.run([&](ThreadTransport& tt) {
+    tt.scope().set_timeout(20s);
+    FakeDeviceMemory dev;
+    HostMemory staging;
+    gpu::StagingTransport t(tt, dev, staging);
+    Transport* sub = t.split("mod2", t.rank() % 2, t.rank());
+    ASSERT_NE(sub, nullptr);
+    ASSERT_NE(dynamic_cast<gpu::StagingTransport*>(sub), nullptr);
+    EXPECT_EQ(&sub->memory(), &dev);
+    const verify::Case c{Op::allreduce, DType::float32, RedOp::sum, 1001, 0, sub->rank(), sub->size(), false};
+    EXPECT_EQ(verify::run_checked(*sub, *e, c).check.wrong, 0u);
+  });
+}
+
+TEST(StreamOrderedTransport, SubTransportsSynchronizeBeforeSends) {
+  ThreadWorld w(4);
+  w.run([](ThreadTransport& tt) {
+    CountingHost dev;
+    gpu::StreamOrderedTransport t(tt, dev);
+    Transport* pair = t.split("pairs", t.rank() / 2, 0);
+    ASSERT_NE(pair, nullptr);
+    int x = t.rank(), y = -1;
+    pair->sendrecv(&x, sizeof x, 1 - pair->rank(), &y, sizeof y, 1 - pair->rank(), 4);
+    EXPECT_EQ(y, t.rank() ^ 1);
+    EXPECT_EQ(dev.syncs, 1);
+  });
+}
+
 TEST(FakeDeviceMemory, RejectsOutOfBoundsAndOverlap) {
   FakeDeviceMemory dev;
   Buffer a(dev, 64), b(dev, 64);
@@ -145,7 +180,7 @@ TEST(NcclModel, WaitOnSubsetLaunchesEveryPendingOp) {
   ThreadWorld w(2);
   w.run([](ThreadTransport& tt) {
     NcclModelTransport t(tt);
-    t.set_timeout(5s);
+    t.scope().set_timeout(5s);
     int out = 10 + t.rank(), in = -1;
     if (t.rank() == 0) {
       Request s = t.isend(&out, sizeof out, 1, 0);
@@ -166,7 +201,7 @@ TEST(NcclModel, TagsDoNotReorderMessages) {
   ThreadWorld w(2);
   EXPECT_THROW(w.run([](ThreadTransport& tt) {
                  NcclModelTransport t(tt);
-                 t.set_timeout(5s);
+                 t.scope().set_timeout(5s);
                  int a = 1, b = 2;
                  if (t.rank() == 0) {
                    std::array<Request, 2> rs{t.isend(&a, 4, 1, 1), t.isend(&b, 4, 1, 2)};
@@ -183,12 +218,23 @@ TEST(NcclModel, SizesMustMatchExactly) {
   ThreadWorld w(2);
   EXPECT_THROW(w.run([](ThreadTransport& tt) {
                  NcclModelTransport t(tt);
-                 t.set_timeout(5s);
+                 t.scope().set_timeout(5s);
                  std::array<char, 8> buf{};
                  if (t.rank() == 0) t.send(buf.data(), 4, 1, 0);
                  else t.recv(buf.data(), 8, 0, 0);
                }),
                TransportError);
+}
+
+TEST(NcclModel, SplitContract) {
+  for (int n : {1, 3, 6}) {
+    ThreadWorld w(n);
+    w.run([](ThreadTransport& tt) {
+      tt.scope().set_timeout(20s);
+      NcclModelTransport t(tt);
+      testing::check_split_contract(t);
+    });
+  }
 }
 
 TEST(NcclModel, ZeroByteOpsCompleteWithoutALaunch) {

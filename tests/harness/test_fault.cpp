@@ -37,7 +37,7 @@ TEST(Fault, DropsExactlyTheNthReceiveOfTheFaultyRank) {
   bool sender_timed_out = false;
   world.run([&](ThreadTransport& inner) {
     FaultyTransport t(inner, spec);  // on every rank, as in the runner; only rank 1 is faulty
-    t.set_timeout(std::chrono::milliseconds(300));
+    t.scope().set_timeout(std::chrono::milliseconds(300));
     if (t.rank() == 0) {
       int v = 7;
       t.send(&v, sizeof v, 1, 0);  // received
@@ -55,6 +55,24 @@ TEST(Fault, DropsExactlyTheNthReceiveOfTheFaultyRank) {
   EXPECT_EQ(got[0], 7);
   EXPECT_EQ(got[1], 0);
   (void)sender_timed_out;  // eager transports complete the send anyway; the MPI test uses 1 MiB
+}
+
+TEST(Fault, AfterTheDropTheFaultyRankWaitsFourTimesLonger) {
+  ThreadWorld world(2);
+  const FaultSpec spec = parse_fault_spec("skip_recv:rank=1:after=0");
+  std::chrono::steady_clock::duration waited{};
+  world.run([&](ThreadTransport& inner) {
+    FaultyTransport t(inner, spec);
+    t.scope().set_timeout(std::chrono::milliseconds(100));  // shared with `inner`
+    if (t.rank() != 1) return;
+    int x = 0;
+    t.recv(&x, sizeof x, 0, 0);  // dropped
+    const auto t0 = std::chrono::steady_clock::now();
+    EXPECT_THROW(t.recv(&x, sizeof x, 0, 1), TimeoutError);  // nobody sends
+    waited = std::chrono::steady_clock::now() - t0;
+    EXPECT_EQ(inner.scope().timeout(), std::chrono::milliseconds(100)) << "the scaled timeout must not stick";
+  });
+  EXPECT_GE(waited, std::chrono::milliseconds(390));
 }
 
 }  // namespace

@@ -22,7 +22,7 @@ std::vector<const AlgoEntry*> mpi_entries() {
 TEST_P(MpiCollectives, VerifiedOnEveryCase) {
   const AlgoEntry& e = *GetParam();
   MpiTransport t(MPI_COMM_WORLD);
-  t.set_timeout(std::chrono::seconds(60));
+  t.scope().set_timeout(std::chrono::seconds(60));
   testing::CaseSpace s{testing::small_counts(t.size()), {DType::int8, DType::float16, DType::bfloat16, DType::float32, DType::float64, DType::int64},
                        {std::begin(kAllRedOps), std::end(kAllRedOps)}};
   s.counts.push_back((1u << 18) + 1);  // a large, uneven count too
@@ -30,7 +30,7 @@ TEST_P(MpiCollectives, VerifiedOnEveryCase) {
   long failures = 0, skipped = 0;
   for (const verify::Case& c : testing::expand(e.op, t.size(), t.rank(), s)) {
     if (c.count > 100000 && (c.dtype != DType::float32 || c.redop != RedOp::sum)) continue;
-    t.set_context({std::string(op_name(e.op)), e.algo, c.count * dtype_size(c.dtype), -1, "test"});
+    t.scope().set_call({std::string(op_name(e.op)), e.algo, c.count * dtype_size(c.dtype), -1, "test"});
     const verify::Outcome o = verify::run_checked(t, e, c);
     skipped += o.skipped;
     long wrong = static_cast<long>(o.check.wrong), total = 0;

@@ -4,6 +4,7 @@
 #include <numeric>
 
 #include "collectives/transport/thread/thread_transport.hpp"
+#include "transport/split_checks.hpp"
 
 namespace collbench {
 namespace {
@@ -38,8 +39,8 @@ TEST(ThreadTransport, SendCompletesOnlyWhenReceived) {
   ThreadWorld w(2);
   try {
     w.run([](ThreadTransport& t) {
-      t.set_timeout(200ms);
-      t.set_context({"allreduce", "ring", 4096, 3, "timed"});
+      t.scope().set_timeout(200ms);
+      t.scope().set_call({"allreduce", "ring", 4096, 3, "timed"});
       std::vector<char> buf(4096);
       t.send(buf.data(), buf.size(), 1 - t.rank(), 0);
       t.recv(buf.data(), buf.size(), 1 - t.rank(), 0);
@@ -82,7 +83,7 @@ TEST(ThreadTransport, FailureOfOneRankWakesTheOthersAndIsRethrown) {
   ThreadWorld w(3);
   try {
     w.run([](ThreadTransport& t) {
-      t.set_timeout(10s);
+      t.scope().set_timeout(10s);
       if (t.rank() == 2) throw std::runtime_error("planted failure on rank 2");
       int x;
       t.recv(&x, 4, 2, 0);  // would wait 10 s without failure propagation
@@ -104,6 +105,72 @@ TEST(ThreadTransport, BarrierSynchronisesRepeatedly) {
       t.barrier();
     }
   });
+}
+
+TEST(ThreadTransportSplit, ContractForWorldSizes1To8) {
+  for (int n = 1; n <= 8; ++n) {
+    SCOPED_TRACE("world size " + std::to_string(n));
+    ThreadWorld w(n);
+    w.run([](ThreadTransport& t) {
+      t.scope().set_timeout(20s);  // a broken split deadlocks: fail instead of hanging
+      testing::check_split_contract(t);
+    });
+  }
+}
+
+TEST(ThreadTransportSplit, SplitsAreCollectiveRoundAfterRound) {
+  // Many splits back to back, with parent traffic between them: a fast rank starting the
+  // next split must not disturb a slow rank still reading the previous one's result.
+  ThreadWorld w(5);
+  w.run([](ThreadTransport& t) {
+    t.scope().set_timeout(20s);
+    for (int round = 0; round < 30; ++round) {
+      const int color = (t.rank() + round) % 2;
+      Transport* s = t.split("round" + std::to_string(round), color, t.rank());
+      ASSERT_NE(s, nullptr);
+      int members = 0;
+      for (int r = 0; r < t.size(); ++r) members += (r + round) % 2 == color;
+      EXPECT_EQ(s->size(), members);
+      testing::expect_ring_in(*s, "round " + std::to_string(round));
+    }
+  });
+}
+
+TEST(ThreadTransportSplit, TimeoutInASubTransportNamesSubAndWorldRanks) {
+  ThreadWorld w(4);
+  try {
+    w.run([](ThreadTransport& t) {
+      t.scope().set_timeout(200ms);
+      t.scope().set_call({"allreduce", "hier", 64, 4, "timed"});
+      Transport* pair = t.split("pairs", t.rank() / 2, -t.rank());  // {1, 0} and {3, 2}
+      ASSERT_NE(pair, nullptr);
+      int x = 0;
+      if (t.rank() == 2) pair->recv(&x, sizeof x, 1 - pair->rank(), 9);  // world rank 3 never sends
+    });
+    FAIL() << "expected a timeout";
+  } catch (const TimeoutError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("op=allreduce algo=hier size=64 phase=timed iteration=4"), std::string::npos) << what;
+    EXPECT_NE(what.find("rank=1 peer=0 tag=9"), std::string::npos) << what;  // sub ranks
+    EXPECT_NE(what.find("split=pairs world_rank=2 world_peer=3"), std::string::npos) << what;
+    EXPECT_EQ(e.context().world_peer, 3);
+  }
+}
+
+TEST(ThreadTransportSplit, FailureOfAnyRankWakesWaitersInSubTransports) {
+  ThreadWorld w(4);
+  try {
+    w.run([](ThreadTransport& t) {
+      t.scope().set_timeout(10s);
+      Transport* s = t.split("all-but-3", t.rank() == 3 ? Transport::kNoColor : 0, 0);
+      if (t.rank() == 3) throw std::runtime_error("planted failure on rank 3");
+      int x;
+      s->recv(&x, 4, (s->rank() + 1) % s->size(), 0);  // nobody sends: only the failure ends it
+    });
+    FAIL();
+  } catch (const std::runtime_error& e) {
+    EXPECT_STREQ(e.what(), "planted failure on rank 3");
+  }
 }
 
 }  // namespace

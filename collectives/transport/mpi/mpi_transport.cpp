@@ -68,11 +68,59 @@ void mpi_error(int code, const char* call, const char* file, int line, const Tra
                        c);
 }
 
-MpiTransport::MpiTransport(MPI_Comm comm) : comm_(comm) {
+MpiTransport::MpiTransport(MPI_Comm comm, std::shared_ptr<CallScope> scope) : Transport(std::move(scope)), comm_(comm) {
   // Errors come back as codes so we can name the peer instead of aborting inside MPI.
   COLLBENCH_MPI_CHECK(MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN), nullptr);
   COLLBENCH_MPI_CHECK(MPI_Comm_rank(comm_, &rank_), nullptr);
   COLLBENCH_MPI_CHECK(MPI_Comm_size(comm_, &size_), nullptr);
+}
+
+MpiTransport::MpiTransport(MPI_Comm owned, const MpiTransport& parent, std::string name)
+    : Transport(parent.shared_scope()), comm_(owned), owns_comm_(true), name_(std::move(name)), memory_(parent.memory_) {
+  try {
+    COLLBENCH_MPI_CHECK(MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN), &parent);
+    COLLBENCH_MPI_CHECK(MPI_Comm_rank(comm_, &rank_), &parent);
+    COLLBENCH_MPI_CHECK(MPI_Comm_size(comm_, &size_), &parent);
+    // Root-transport ranks of this communicator's ranks, through the parent's own mapping.
+    MPI_Group mine, theirs;
+    COLLBENCH_MPI_CHECK(MPI_Comm_group(comm_, &mine), &parent);
+    COLLBENCH_MPI_CHECK(MPI_Comm_group(parent.comm_, &theirs), &parent);
+    std::vector<int> ranks(static_cast<std::size_t>(size_));
+    for (int r = 0; r < size_; ++r) ranks[r] = r;
+    world_ranks_.resize(ranks.size());
+    const int rc = MPI_Group_translate_ranks(mine, size_, ranks.data(), theirs, world_ranks_.data());
+    MPI_Group_free(&mine);
+    MPI_Group_free(&theirs);
+    COLLBENCH_MPI_CHECK(rc, &parent);
+    for (int& w : world_ranks_) w = parent.world_rank(w);
+  } catch (...) {
+    MPI_Comm_free(&comm_);
+    throw;
+  }
+}
+
+MpiTransport::~MpiTransport() {
+  release_splits();  // sub-communicators before this one
+  if (!owns_comm_) return;
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  if (!finalized) MPI_Comm_free(&comm_);
+}
+
+int MpiTransport::world_rank(int rank) const {
+  return world_ranks_.empty() ? rank : world_ranks_[static_cast<std::size_t>(rank)];
+}
+
+std::unique_ptr<Transport> MpiTransport::make_split(std::string_view name, int color, int key) {
+  MPI_Comm sub = MPI_COMM_NULL;
+  {
+    // MPI_Comm_split cannot be polled; the Deadline still tells a watchdog it is running.
+    const Deadline blocking(scope());
+    const int rc = MPI_Comm_split(comm_, color < 0 ? MPI_UNDEFINED : color, key, &sub);
+    if (rc != MPI_SUCCESS) fail(rc, "MPI_Comm_split", nullptr);
+  }
+  if (sub == MPI_COMM_NULL) return nullptr;
+  return std::unique_ptr<Transport>(new MpiTransport(sub, *this, std::string(name)));
 }
 
 void MpiTransport::fail(int code, const char* call, const Request* r) const {
@@ -120,8 +168,8 @@ void MpiTransport::wait_all(std::span<Request> rs) {
   }
   for (std::size_t i = 0; i < rs.size(); ++i) mrs[i] = rs[i].active ? to_mpi(rs[i].handle) : MPI_REQUEST_NULL;
   const int n = static_cast<int>(rs.size());
-  const auto deadline = Clock::now() + timeout();
-  for (unsigned spins = 0;; ++spins) {
+  Deadline deadline(scope());
+  auto all_done = [&] {
     int flag = 0;
     const int rc = MPI_Testall(n, mrs, &flag, MPI_STATUSES_IGNORE);
     if (rc != MPI_SUCCESS) {
@@ -130,22 +178,22 @@ void MpiTransport::wait_all(std::span<Request> rs) {
         if (mrs[i] != MPI_REQUEST_NULL) fail(rc, rs[i].is_send ? "MPI_Isend/wait" : "MPI_Irecv/wait", &rs[i]);
       fail(rc, "MPI_Testall", nullptr);
     }
-    if (flag) break;
-    // Reading the clock costs ~20 ns; check it every 256 polls only.
-    if ((spins & 255u) == 255u && Clock::now() > deadline) {
-      for (std::size_t i = 0; i < rs.size(); ++i) {
-        if (mrs[i] == MPI_REQUEST_NULL) continue;
-        // MPI_Testall may have completed some: find one still pending.
-        int done = 0;
-        MPI_Request probe = mrs[i];
-        MPI_Request_get_status(probe, &done, MPI_STATUS_IGNORE);
-        if (done) continue;
-        throw TimeoutError("timed out after " + std::to_string(timeout().count()) + " ms waiting for " +
-                               (rs[i].is_send ? "peer to receive from rank " : "message from peer ") +
-                               std::to_string(rs[i].peer),
-                           error_context(&rs[i]));
-      }
+    return flag != 0;
+  };
+  while (!deadline.poll(all_done)) {
+    for (std::size_t i = 0; i < rs.size(); ++i) {
+      if (mrs[i] == MPI_REQUEST_NULL) continue;
+      // MPI_Testall may have completed some: find one still pending.
+      int done = 0;
+      MPI_Request probe = mrs[i];
+      MPI_Request_get_status(probe, &done, MPI_STATUS_IGNORE);
+      if (done) continue;
+      throw TimeoutError("timed out after " + std::to_string(deadline.timeout().count()) + " ms waiting for " +
+                             (rs[i].is_send ? "peer to receive from rank " : "message from peer ") +
+                             std::to_string(rs[i].peer),
+                         error_context(&rs[i]));
     }
+    // All completed just as the deadline passed: the next poll's MPI_Testall returns them.
   }
   for (auto& r : rs) r.active = false;
 }
@@ -155,17 +203,17 @@ void MpiTransport::barrier() {
   MPI_Request mr;
   int rc = MPI_Ibarrier(comm_, &mr);
   if (rc != MPI_SUCCESS) fail(rc, "MPI_Ibarrier", nullptr);
-  const auto deadline = Clock::now() + timeout();
-  for (unsigned spins = 0;; ++spins) {
+  Deadline deadline(scope());
+  const bool arrived = deadline.poll([&] {
     int flag = 0;
-    rc = MPI_Test(&mr, &flag, MPI_STATUS_IGNORE);
-    if (rc != MPI_SUCCESS) fail(rc, "MPI_Ibarrier/test", nullptr);
-    if (flag) return;
-    if ((spins & 255u) == 255u && Clock::now() > deadline)
-      throw TimeoutError("timed out after " + std::to_string(timeout().count()) +
-                             " ms in barrier (some rank never arrived)",
-                         error_context());
-  }
+    const int trc = MPI_Test(&mr, &flag, MPI_STATUS_IGNORE);
+    if (trc != MPI_SUCCESS) fail(trc, "MPI_Ibarrier/test", nullptr);
+    return flag != 0;
+  });
+  if (!arrived)
+    throw TimeoutError("timed out after " + std::to_string(deadline.timeout().count()) +
+                           " ms in barrier (some rank never arrived)",
+                       error_context());
 }
 
 }  // namespace collbench

@@ -1,9 +1,13 @@
 #pragma once
 // Point-to-point over MPI_Isend/MPI_Irecv on a communicator the caller owns. Waits poll
 // MPI_Testall so a timeout can fire and name the peer; on timeout the harness aborts the
-// communicator (a blocked MPI call cannot be cancelled portably).
+// communicator (a blocked MPI call cannot be cancelled portably). split() is MPI_Comm_split;
+// the sub-transport owns that communicator and frees it when destroyed (with its parent,
+// which therefore must be destroyed before MPI_Finalize).
 #include <mpi.h>
 
+#include <memory>
+#include <string>
 #include <vector>
 
 #include "collectives/transport/transport.hpp"
@@ -12,7 +16,9 @@ namespace collbench {
 
 class MpiTransport final : public Transport {
  public:
-  explicit MpiTransport(MPI_Comm comm);
+  // Over `comm`, which the caller owns and keeps alive; under its own call scope by default.
+  explicit MpiTransport(MPI_Comm comm, std::shared_ptr<CallScope> scope = std::make_shared<CallScope>());
+  ~MpiTransport() override;
   int rank() const override { return rank_; }
   int size() const override { return size_; }
   std::string_view backend() const override { return "mpi"; }
@@ -22,16 +28,25 @@ class MpiTransport final : public Transport {
   void wait(Request& r) override;
   void wait_all(std::span<Request> rs) override;
   void barrier() override;
+  std::string_view split_name() const override { return name_; }
+  int world_rank(int rank) const override;
 
   MPI_Comm comm() const { return comm_; }
   // Buffers of another space (e.g. CUDA staging) can be plugged in by the device layer.
   void set_memory(MemorySpace& m) { memory_ = &m; }
 
+ protected:
+  std::unique_ptr<Transport> make_split(std::string_view name, int color, int key) override;
+
  private:
+  MpiTransport(MPI_Comm owned, const MpiTransport& parent, std::string name);
   [[noreturn]] void fail(int code, const char* call, const Request* r) const;
   MPI_Comm comm_;
+  bool owns_comm_ = false;  // sub-transports free their communicator
   int rank_ = 0;
   int size_ = 1;
+  std::string name_;            // split name; empty for a root transport
+  std::vector<int> world_ranks_;  // sub-transports: root-transport rank of each rank
   HostMemory host_;
   MemorySpace* memory_ = &host_;
   std::vector<MPI_Request> wait_buffer_;  // wait_all of more than 8 requests; grown, kept

@@ -22,6 +22,7 @@
 //   - a wait may complete more than asked for, never less.
 // 0-byte operations carry no data and complete without being launched, on both sides.
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <vector>
 
@@ -31,6 +32,8 @@ namespace collbench {
 
 class GroupedTransport : public Transport {
  public:
+  explicit GroupedTransport(std::shared_ptr<CallScope> scope = std::make_shared<CallScope>())
+      : Transport(std::move(scope)) {}
   struct Op {  // one recorded ncclSend/ncclRecv
     void* buf;
     std::size_t bytes;

@@ -25,8 +25,8 @@ std::string describe_ops(std::span<const GroupedTransport::Op> ops) {
 
 }  // namespace
 
-NcclTransport::NcclTransport(MPI_Comm comm, MemorySpace& memory, cudaStream_t stream)
-    : memory_(memory), stream_(stream) {
+NcclTransport::NcclTransport(MPI_Comm comm, MemorySpace& memory, cudaStream_t stream, std::shared_ptr<CallScope> scope)
+    : GroupedTransport(std::move(scope)), memory_(memory), stream_(stream) {
   MPI_Comm_rank(comm, &rank_);
   MPI_Comm_size(comm, &size_);
   // Rank 0 creates the id; a failure there is broadcast too, so no rank waits forever.
@@ -59,6 +59,10 @@ void NcclTransport::init(const ncclUniqueId& id) {
                          error_context());
   }
   await_ready("ncclCommInitRankConfig");  // aborts the communicator on failure or timeout
+  zero_barrier_byte();
+}
+
+void NcclTransport::zero_barrier_byte() {
   const unsigned char zero = 0;
   try {
     memory_.upload(barrier_buf_, &zero, 1);
@@ -68,13 +72,87 @@ void NcclTransport::init(const ncclUniqueId& id) {
   }
 }
 
+NcclTransport::NcclTransport(ncclComm_t child, NcclTransport& parent, std::string name, std::vector<int> world_ranks)
+    : GroupedTransport(parent.shared_scope()),
+      memory_(parent.memory_),
+      stream_(parent.stream_),
+      comm_(child),
+      name_(std::move(name)),
+      world_ranks_(std::move(world_ranks)) {
+  try {
+    await_ready("ncclCommSplit");  // a non-blocking split may still be initialising the child
+    ncclResult_t rc = ncclCommUserRank(comm_, &rank_);
+    if (rc == ncclSuccess) rc = ncclCommCount(comm_, &size_);
+    if (rc != ncclSuccess) fail(rc, "ncclCommUserRank/ncclCommCount of a split communicator", error_context());
+    barrier_buf_ = memory_.allocate(1);
+    zero_barrier_byte();
+  } catch (...) {
+    if (barrier_buf_) memory_.deallocate(barrier_buf_);
+    abort();
+    throw;
+  }
+}
+
+int NcclTransport::world_rank(int rank) const {
+  return world_ranks_.empty() ? rank : world_ranks_[static_cast<std::size_t>(rank)];
+}
+
+std::unique_ptr<Transport> NcclTransport::make_split(std::string_view name, int color, int key) {
+  ensure_usable();
+  flush();
+  if (color < 0) color = NCCL_SPLIT_NOCOLOR;
+  // Every rank's (color, key), for the members' world ranks (NCCL does not report them).
+  std::vector<int> all(2 * static_cast<std::size_t>(size_));
+  void* dev = memory_.allocate(all.size() * sizeof(int));
+  try {
+    const int mine[2] = {color, key};
+    memory_.upload(static_cast<int*>(dev) + 2 * rank_, mine, sizeof mine);
+    COLLBENCH_NCCL_CHECK(ncclAllGather(static_cast<int*>(dev) + 2 * rank_, dev, 2, ncclInt32, comm_, stream_), *this);
+    await_stream({}, nullptr);
+    memory_.download(all.data(), dev, all.size() * sizeof(int));
+  } catch (...) {
+    memory_.deallocate(dev);
+    throw;
+  }
+  memory_.deallocate(dev);
+
+  ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
+  config.blocking = 0;
+  ncclComm_t child = nullptr;
+  const ncclResult_t rc = ncclCommSplit(comm_, color, key, &child, &config);
+  if (rc != ncclSuccess && rc != ncclInProgress)
+    fail(rc, "ncclCommSplit failed" + where(__FILE__, __LINE__), error_context());
+  if (!child) {
+    await_ready("ncclCommSplit");  // not a member: only the parent's side of the split
+    return nullptr;
+  }
+
+  std::vector<int> colors(static_cast<std::size_t>(size_)), keys(colors.size());
+  for (std::size_t r = 0; r < colors.size(); ++r) {
+    colors[r] = all[2 * r];
+    keys[r] = all[2 * r + 1];
+  }
+  std::vector<int> world_ranks = split_members(colors, keys, color);
+  for (int& w : world_ranks) w = world_rank(w);
+  auto sub = std::unique_ptr<NcclTransport>(new NcclTransport(child, *this, std::string(name), std::move(world_ranks)));
+  // NCCL orders a group by (key, parent rank) like MPI_Comm_split; say so if that ever changes.
+  if (sub->size() != static_cast<int>(sub->world_ranks_.size()) ||
+      sub->world_ranks_[static_cast<std::size_t>(sub->rank())] != world_rank(rank_))
+    throw TransportError("ncclCommSplit ordered split '" + std::string(name) +
+                             "' differently from (key, rank): rank " + std::to_string(sub->rank()) + " of " +
+                             std::to_string(sub->size()),
+                         error_context());
+  return sub;
+}
+
 NcclTransport::~NcclTransport() {
+  release_splits();  // sub-communicators before this one
   if (comm_ && !aborted_) {
     // Finalize completes outstanding work (non-blocking: poll), bounded by the timeout;
     // a communicator that does not finish is aborted instead of hanging the exit.
     ncclResult_t st = ncclCommFinalize(comm_);
-    const auto deadline = Clock::now() + timeout();
-    while (st == ncclInProgress && Clock::now() < deadline)
+    Deadline deadline(scope(), Deadline::kEveryPoll);
+    while (st == ncclInProgress && !deadline.expired())
       if (ncclCommGetAsyncError(comm_, &st) != ncclSuccess) break;
     if (st == ncclSuccess) ncclCommDestroy(comm_);
     else ncclCommAbort(comm_);
@@ -103,19 +181,19 @@ void NcclTransport::fail(ncclResult_t rc, const std::string& what, const ErrorCo
 }
 
 void NcclTransport::await_ready(const char* what) {
-  const auto deadline = Clock::now() + timeout();
-  for (;;) {
+  Deadline deadline(scope(), Deadline::kEveryPoll);
+  const bool ready = deadline.poll([&] {
     ncclResult_t st = ncclSuccess;
     const ncclResult_t rc = ncclCommGetAsyncError(comm_, &st);
     if (rc != ncclSuccess) fail(rc, std::string("ncclCommGetAsyncError after ") + what, error_context());
-    if (st == ncclSuccess) return;
-    if (st != ncclInProgress) fail(st, what, error_context());
-    if (Clock::now() > deadline) {
-      abort();
-      throw TimeoutError(std::string(what) + " did not complete within " + std::to_string(timeout().count()) +
-                             " ms (a peer never joined); communicator aborted",
-                         error_context());
-    }
+    if (st != ncclSuccess && st != ncclInProgress) fail(st, what, error_context());
+    return st == ncclSuccess;
+  });
+  if (!ready) {
+    abort();
+    throw TimeoutError(std::string(what) + " did not complete within " + std::to_string(deadline.timeout().count()) +
+                           " ms (a peer never joined); communicator aborted",
+                       error_context());
   }
 }
 
@@ -129,31 +207,33 @@ void NcclTransport::check_enqueued(ncclResult_t rc, const char* call, const char
 }
 
 void NcclTransport::await_stream(std::span<const Op> ops, const Request* focus) {
-  const auto deadline = Clock::now() + timeout();
-  for (unsigned spins = 0;; ++spins) {
+  // A stream query costs more than a clock read: check the deadline after every one.
+  Deadline deadline(scope(), Deadline::kEveryPoll);
+  unsigned polls = 0;
+  const bool idle = deadline.poll([&] {
     const cudaError_t q = cudaStreamQuery(stream_);
-    if (q == cudaSuccess) return;
+    if (q == cudaSuccess) return true;
     if (q != cudaErrorNotReady) {
       abort();
       COLLBENCH_CUDA_CHECK(q);
     }
     // A failed peer or network shows up as an asynchronous error, not as a stuck stream.
-    if ((spins & 63u) == 0) {
+    if ((polls++ & 63u) == 0) {
       ncclResult_t st = ncclSuccess;
       if (ncclCommGetAsyncError(comm_, &st) == ncclSuccess && st != ncclSuccess && st != ncclInProgress)
         fail(st, "NCCL reported an asynchronous error", focus ? error_context(focus) : error_context());
     }
-    if (Clock::now() > deadline) {
-      abort();
-      ErrorContext ctx = focus ? error_context(focus) : ops.empty() ? error_context() : op_context(ops.front());
-      std::string msg = "timed out after " + std::to_string(timeout().count()) + " ms waiting for ";
-      if (ops.empty()) msg += "the CUDA stream (collective or barrier)";
-      else
-        msg += (ctx.peer >= 0 ? "peer " + std::to_string(ctx.peer) + " in " : std::string()) +
-               "an NCCL group of " + std::to_string(ops.size()) + " op(s): " + describe_ops(ops);
-      throw TimeoutError(msg + "; communicator aborted", ctx);
-    }
-  }
+    return false;
+  });
+  if (idle) return;
+  abort();
+  ErrorContext ctx = focus ? error_context(focus) : ops.empty() ? error_context() : op_context(ops.front());
+  std::string msg = "timed out after " + std::to_string(deadline.timeout().count()) + " ms waiting for ";
+  if (ops.empty()) msg += "the CUDA stream (collective or barrier)";
+  else
+    msg += (ctx.peer >= 0 ? "peer " + std::to_string(ctx.peer) + " in " : std::string()) + "an NCCL group of " +
+           std::to_string(ops.size()) + " op(s): " + describe_ops(ops);
+  throw TimeoutError(msg + "; communicator aborted", ctx);
 }
 
 void NcclTransport::run_group(std::span<const Op> ops, const Request* focus) {

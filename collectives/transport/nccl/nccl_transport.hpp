@@ -9,9 +9,17 @@
 //
 // Copies and reduce kernels of the memory space share the stream, so they are ordered with
 // communication exactly as the algorithm issued them.
+//
+// split() is ncclCommSplit (after an ncclAllGather of every rank's color and key, which
+// gives the sub-transport its world ranks); the sub-transport shares the memory space and
+// stream, owns its communicator and is destroyed before its parent's.
 #include <cuda_runtime_api.h>
 #include <mpi.h>
 #include <nccl.h>
+
+#include <memory>
+#include <string>
+#include <vector>
 
 #include "collectives/transport/nccl/grouped_transport.hpp"
 
@@ -21,7 +29,8 @@ class NcclTransport final : public GroupedTransport {
  public:
   // Collective over `comm` (rank 0's unique id is broadcast over it; `comm` is not kept).
   // `memory` is device memory on the current device whose work runs on `stream`.
-  NcclTransport(MPI_Comm comm, MemorySpace& memory, cudaStream_t stream);
+  NcclTransport(MPI_Comm comm, MemorySpace& memory, cudaStream_t stream,
+                std::shared_ptr<CallScope> scope = std::make_shared<CallScope>());
   ~NcclTransport() override;
   NcclTransport(const NcclTransport&) = delete;
   NcclTransport& operator=(const NcclTransport&) = delete;
@@ -31,6 +40,8 @@ class NcclTransport final : public GroupedTransport {
   std::string_view backend() const override { return "nccl"; }
   MemorySpace& memory() override { return memory_; }
   void barrier() override;  // 1-byte ncclAllReduce, waited for under the timeout
+  std::string_view split_name() const override { return name_; }
+  int world_rank(int rank) const override;
 
   // For the NCCL library entries: enqueue with comm()/stream(), pass the return code to
   // check_enqueued, then complete() waits for the stream under the timeout.
@@ -41,9 +52,13 @@ class NcclTransport final : public GroupedTransport {
 
  protected:
   void run_group(std::span<const Op> ops, const Request* focus) override;
+  std::unique_ptr<Transport> make_split(std::string_view name, int color, int key) override;
 
  private:
+  // A sub-transport over `child` (from ncclCommSplit, maybe still initialising).
+  NcclTransport(ncclComm_t child, NcclTransport& parent, std::string name, std::vector<int> world_ranks);
   void init(const ncclUniqueId& id);
+  void zero_barrier_byte();
   void ensure_usable() const;
   void await_ready(const char* what);  // non-blocking comm: until the last call took effect
   void await_stream(std::span<const Op> ops, const Request* focus);
@@ -57,6 +72,8 @@ class NcclTransport final : public GroupedTransport {
   int size_ = 1;
   bool aborted_ = false;
   void* barrier_buf_ = nullptr;  // 1 byte of device memory
+  std::string name_;              // split name; empty for a root transport
+  std::vector<int> world_ranks_;  // sub-transports: root-transport rank of each rank
 };
 
 // Checks an NCCL return code: an error throws TransportError with the call, NCCL's message

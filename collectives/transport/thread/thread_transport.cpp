@@ -2,11 +2,13 @@
 
 #include <algorithm>
 #include <cstring>
+#include <deque>
+#include <numeric>
 #include <thread>
 
 namespace collbench {
 
-struct ThreadWorld::Op {
+struct ThreadOp {
   int src = -1;
   int dst = -1;
   int tag = -1;
@@ -18,44 +20,75 @@ struct ThreadWorld::Op {
   std::size_t matched_bytes = 0;
 };
 
-ThreadWorld::ThreadWorld(int size) : size_(size), boxes_(size > 0 ? size : 0) {
+// Everything here is guarded by the world's mutex.
+struct ThreadGroup {
+  explicit ThreadGroup(std::vector<int> world_ranks_)
+      : world_ranks(std::move(world_ranks_)),
+        boxes(world_ranks.size()),
+        split_colors(world_ranks.size()),
+        split_keys(world_ranks.size()),
+        split_groups(world_ranks.size()),
+        split_ranks(world_ranks.size()) {}
+  int size() const { return static_cast<int>(world_ranks.size()); }
+
+  ThreadOp* new_op() {
+    if (free.empty()) {
+      ops.push_back(std::make_unique<ThreadOp>());
+      return ops.back().get();
+    }
+    ThreadOp* op = free.back();
+    free.pop_back();
+    *op = ThreadOp{};
+    return op;
+  }
+  void release_op(ThreadOp* op) { free.push_back(op); }
+
+  struct Mailbox {
+    std::deque<ThreadOp*> posted_recvs;      // receives waiting for a send
+    std::deque<ThreadOp*> unexpected_sends;  // sends waiting for a receive
+  };
+  const std::vector<int> world_ranks;  // world rank of each rank of this group
+  std::vector<Mailbox> boxes;
+  std::vector<std::unique_ptr<ThreadOp>> ops;  // every op ever made; reused through `free`
+  std::vector<ThreadOp*> free;
+  // Barrier (generation counting).
+  int barrier_waiting = 0;
+  long barrier_generation = 0;
+  // Split exchange: every rank leaves its (color, key); the last to arrive forms the groups
+  // and leaves each rank its group and rank there. A rank reads its result before it can
+  // arrive at the next split, and the next split cannot complete without it: no overwrite.
+  int split_arrived = 0;
+  long split_generation = 0;
+  std::vector<int> split_colors, split_keys;
+  std::vector<std::shared_ptr<ThreadGroup>> split_groups;
+  std::vector<int> split_ranks;
+};
+
+namespace {
+
+std::vector<int> iota_ranks(int n) {
+  std::vector<int> v(static_cast<std::size_t>(n > 0 ? n : 0));
+  std::iota(v.begin(), v.end(), 0);
+  return v;
+}
+
+}  // namespace
+
+ThreadWorld::ThreadWorld(int size) : size_(size) {
   if (size < 1) throw Error("thread world size must be >= 1, got " + std::to_string(size));
+  root_ = std::make_shared<ThreadGroup>(iota_ranks(size));
 }
 
 ThreadWorld::~ThreadWorld() = default;
-
-ThreadWorld::Op* ThreadWorld::new_op() {
-  if (free_.empty()) {
-    ops_.push_back(std::make_unique<Op>());
-    return ops_.back().get();
-  }
-  Op* op = free_.back();
-  free_.pop_back();
-  *op = Op{};
-  return op;
-}
-
-void ThreadWorld::release_op(Op* op) { free_.push_back(op); }
-
-void ThreadWorld::complete_pair(Op* send, Op* recv) {
-  // Both ops are out of the queues, so only their two owners can reach them: copy without
-  // the lock (transfers between different pairs overlap), then publish completion under it.
-  const bool truncated = send->bytes > recv->bytes;
-  if (!truncated && send->bytes) std::memcpy(recv->rbuf, send->sbuf, send->bytes);
-  std::lock_guard lk(mu_);
-  send->matched_bytes = recv->matched_bytes = send->bytes;
-  send->truncated = recv->truncated = truncated;
-  send->done = recv->done = true;
-  cv_.notify_all();
-}
 
 void ThreadWorld::run(const std::function<void(ThreadTransport&)>& body,
                       const std::function<void(ThreadTransport&)>& setup) {
   {
     std::lock_guard lk(mu_);
     failed_rank_ = -1;
-    barrier_waiting_ = 0;
-    for (auto& b : boxes_) {
+    root_->barrier_waiting = 0;
+    root_->split_arrived = 0;
+    for (auto& b : root_->boxes) {
       b.posted_recvs.clear();
       b.unexpected_sends.clear();
     }
@@ -66,8 +99,8 @@ void ThreadWorld::run(const std::function<void(ThreadTransport&)>& body,
   threads.reserve(size_);
   for (int r = 0; r < size_; ++r) {
     threads.emplace_back([&, r] {
-      ThreadTransport t(*this, r);
       try {
+        ThreadTransport t(*this, r);
         if (setup) setup(t);
         body(t);
       } catch (const PeerFailed&) {
@@ -89,22 +122,53 @@ void ThreadWorld::run(const std::function<void(ThreadTransport&)>& body,
     if (errors[r]) std::rethrow_exception(errors[r]);
 }
 
-int ThreadTransport::size() const { return world_.size(); }
+ThreadTransport::ThreadTransport(ThreadWorld& world, int rank, std::shared_ptr<CallScope> scope)
+    : Transport(std::move(scope)), world_(world), group_(world.root_), rank_(rank), memory_(&own_memory_) {
+  if (rank < 0 || rank >= world.size())
+    throw Error("thread rank " + std::to_string(rank) + " is outside the world of " + std::to_string(world.size()));
+}
 
-ThreadWorld::Op* ThreadWorld::post(const Op& fields, bool is_send) {
-  Op* match = nullptr;
-  Op* op = nullptr;
+ThreadTransport::ThreadTransport(ThreadWorld& world, std::shared_ptr<ThreadGroup> group, int rank,
+                                 std::shared_ptr<CallScope> scope, MemorySpace& memory, std::string name)
+    : Transport(std::move(scope)),
+      world_(world),
+      group_(std::move(group)),
+      rank_(rank),
+      name_(std::move(name)),
+      memory_(&memory) {}
+
+ThreadTransport::~ThreadTransport() { release_splits(); }  // they use this rank's memory
+
+int ThreadTransport::size() const { return group_->size(); }
+
+int ThreadTransport::world_rank(int rank) const { return group_->world_ranks[static_cast<std::size_t>(rank)]; }
+
+void ThreadTransport::complete_pair(ThreadOp* send, ThreadOp* recv) {
+  // Both ops are out of the queues, so only their two owners can reach them: copy without
+  // the lock (transfers between different pairs overlap), then publish completion under it.
+  const bool truncated = send->bytes > recv->bytes;
+  if (!truncated && send->bytes) std::memcpy(recv->rbuf, send->sbuf, send->bytes);
+  std::lock_guard lk(world_.mu_);
+  send->matched_bytes = recv->matched_bytes = send->bytes;
+  send->truncated = recv->truncated = truncated;
+  send->done = recv->done = true;
+  world_.cv_.notify_all();
+}
+
+ThreadOp* ThreadTransport::post(const ThreadOp& fields, bool is_send) {
+  ThreadOp* match = nullptr;
+  ThreadOp* op = nullptr;
   {
-    std::lock_guard lk(mu_);
-    op = new_op();
+    std::lock_guard lk(world_.mu_);
+    op = group_->new_op();
     *op = fields;
     // The destination's mailbox: a send looks for a posted receive and otherwise waits as
     // unexpected; a receive does the opposite. FIFO per (source, tag), like MPI.
-    Mailbox& box = boxes_[op->dst];
+    ThreadGroup::Mailbox& box = group_->boxes[op->dst];
     auto& look = is_send ? box.posted_recvs : box.unexpected_sends;
     auto& park = is_send ? box.unexpected_sends : box.posted_recvs;
     auto it = std::find_if(look.begin(), look.end(),
-                           [&](const Op* o) { return o->src == op->src && o->tag == op->tag; });
+                           [&](const ThreadOp* o) { return o->src == op->src && o->tag == op->tag; });
     if (it == look.end()) {
       park.push_back(op);
       return op;
@@ -120,48 +184,51 @@ ThreadWorld::Op* ThreadWorld::post(const Op& fields, bool is_send) {
 Request ThreadTransport::isend(const void* buf, std::size_t bytes, int peer, int tag) {
   check_peer(peer, "isend");
   check_tag(tag);
-  ThreadWorld::Op fields;
+  ThreadOp fields;
   fields.src = rank_;
   fields.dst = peer;
   fields.tag = tag;
   fields.sbuf = buf;
   fields.bytes = bytes;
-  return {reinterpret_cast<std::uintptr_t>(world_.post(fields, true)), peer, tag, bytes, true, true};
+  return {reinterpret_cast<std::uintptr_t>(post(fields, true)), peer, tag, bytes, true, true};
 }
 
 Request ThreadTransport::irecv(void* buf, std::size_t bytes, int peer, int tag) {
   check_peer(peer, "irecv");
   check_tag(tag);
-  ThreadWorld::Op fields;
+  ThreadOp fields;
   fields.src = peer;
   fields.dst = rank_;
   fields.tag = tag;
   fields.rbuf = buf;
   fields.bytes = bytes;
-  return {reinterpret_cast<std::uintptr_t>(world_.post(fields, false)), peer, tag, bytes, false, true};
+  return {reinterpret_cast<std::uintptr_t>(post(fields, false)), peer, tag, bytes, false, true};
+}
+
+void ThreadTransport::throw_peer_failed(const std::string& while_doing, const Request* r) const {
+  throw PeerFailed("rank " + std::to_string(world_.failed_rank_) + " failed " + while_doing, error_context(r));
 }
 
 void ThreadTransport::wait(Request& r) {
   if (!r.active) return;
-  auto* op = reinterpret_cast<ThreadWorld::Op*>(r.handle);
+  auto* op = reinterpret_cast<ThreadOp*>(r.handle);
   std::unique_lock lk(world_.mu_);
-  const auto deadline = Clock::now() + timeout();
+  Deadline deadline(scope(), Deadline::kEveryPoll);  // a cv wait reads the clock anyway
   while (!op->done) {
-    if (world_.failed_rank_ >= 0) {
-      ErrorContext c = error_context(&r);
-      throw PeerFailed("rank " + std::to_string(world_.failed_rank_) + " failed while this rank waited for " +
-                           (r.is_send ? "its send to" : "a message from") + " peer " + std::to_string(r.peer),
-                       c);
-    }
-    if (world_.cv_.wait_until(lk, deadline) == std::cv_status::timeout && !op->done) {
-      throw TimeoutError(std::string("timed out after ") + std::to_string(timeout().count()) + " ms waiting for " +
-                             (r.is_send ? "peer to receive" : "message from peer") + " " + std::to_string(r.peer),
+    if (world_.failed_rank_ >= 0)
+      throw_peer_failed(std::string("while this rank waited for ") + (r.is_send ? "its send to" : "a message from") +
+                            " peer " + std::to_string(r.peer),
+                        &r);
+    if (world_.cv_.wait_until(lk, deadline.at()) == std::cv_status::timeout && !op->done) {
+      throw TimeoutError(std::string("timed out after ") + std::to_string(deadline.timeout().count()) +
+                             " ms waiting for " + (r.is_send ? "peer to receive" : "message from peer") + " " +
+                             std::to_string(r.peer),
                          error_context(&r));
     }
   }
   const bool truncated = op->truncated;
   const std::size_t sent = op->matched_bytes;
-  world_.release_op(op);
+  group_->release_op(op);
   r.active = false;
   if (truncated)
     throw TransportError("message truncated: peer sent " + std::to_string(sent) + " bytes into a " +
@@ -170,23 +237,63 @@ void ThreadTransport::wait(Request& r) {
 }
 
 void ThreadTransport::barrier() {
+  ThreadGroup& g = *group_;
   std::unique_lock lk(world_.mu_);
-  const long gen = world_.barrier_generation_;
-  if (++world_.barrier_waiting_ == world_.size_) {
-    world_.barrier_waiting_ = 0;
-    ++world_.barrier_generation_;
+  const long gen = g.barrier_generation;
+  if (++g.barrier_waiting == g.size()) {
+    g.barrier_waiting = 0;
+    ++g.barrier_generation;
     world_.cv_.notify_all();
     return;
   }
-  const auto deadline = Clock::now() + timeout();
-  while (world_.barrier_generation_ == gen) {
-    if (world_.failed_rank_ >= 0)
-      throw PeerFailed("rank " + std::to_string(world_.failed_rank_) + " failed during a barrier", error_context());
-    if (world_.cv_.wait_until(lk, deadline) == std::cv_status::timeout && world_.barrier_generation_ == gen)
-      throw TimeoutError("timed out in barrier (" + std::to_string(world_.size_ - world_.barrier_waiting_) +
+  Deadline deadline(scope(), Deadline::kEveryPoll);
+  while (g.barrier_generation == gen) {
+    if (world_.failed_rank_ >= 0) throw_peer_failed("during a barrier", nullptr);
+    if (world_.cv_.wait_until(lk, deadline.at()) == std::cv_status::timeout && g.barrier_generation == gen)
+      throw TimeoutError("timed out in barrier (" + std::to_string(g.size() - g.barrier_waiting) +
                              " rank(s) never arrived)",
                          error_context());
   }
+}
+
+std::unique_ptr<Transport> ThreadTransport::make_split(std::string_view name, int color, int key) {
+  ThreadGroup& g = *group_;
+  std::unique_lock lk(world_.mu_);
+  const long gen = g.split_generation;
+  g.split_colors[rank_] = color < 0 ? kNoColor : color;
+  g.split_keys[rank_] = key;
+  if (++g.split_arrived == g.size()) {
+    g.split_arrived = 0;
+    std::fill(g.split_groups.begin(), g.split_groups.end(), nullptr);
+    for (int r = 0; r < g.size(); ++r) {
+      if (g.split_colors[r] < 0 || g.split_groups[r]) continue;  // no group, or already formed
+      const std::vector<int> members = split_members(g.split_colors, g.split_keys, g.split_colors[r]);
+      std::vector<int> world_ranks;
+      for (int m : members) world_ranks.push_back(g.world_ranks[m]);
+      auto sub = std::make_shared<ThreadGroup>(std::move(world_ranks));
+      for (std::size_t i = 0; i < members.size(); ++i) {
+        g.split_groups[members[i]] = sub;
+        g.split_ranks[members[i]] = static_cast<int>(i);
+      }
+    }
+    ++g.split_generation;
+    world_.cv_.notify_all();
+  } else {
+    Deadline deadline(scope(), Deadline::kEveryPoll);
+    while (g.split_generation == gen) {
+      if (world_.failed_rank_ >= 0) throw_peer_failed("during split '" + std::string(name) + "'", nullptr);
+      if (world_.cv_.wait_until(lk, deadline.at()) == std::cv_status::timeout && g.split_generation == gen)
+        throw TimeoutError("timed out in split '" + std::string(name) + "' (" +
+                               std::to_string(g.size() - g.split_arrived) + " rank(s) never arrived)",
+                           error_context());
+    }
+  }
+  std::shared_ptr<ThreadGroup> sub = std::move(g.split_groups[rank_]);
+  const int sub_rank = g.split_ranks[rank_];
+  lk.unlock();
+  if (!sub) return nullptr;
+  return std::unique_ptr<Transport>(
+      new ThreadTransport(world_, std::move(sub), sub_rank, shared_scope(), *memory_, std::string(name)));
 }
 
 }  // namespace collbench

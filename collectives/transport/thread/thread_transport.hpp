@@ -3,13 +3,17 @@
 // Messages match by (source, tag) in FIFO order like MPI; a send completes only when its
 // receive is matched (rendezvous), so an algorithm that would deadlock on a real network
 // for large messages deadlocks here too, and the timeout names the peer.
+//
+// split() makes a sub-world over the same threads: its own mailboxes and barrier (so its
+// messages never match the parent's or another group's), the same lock and failure
+// propagation as the whole world.
 #include <condition_variable>
 #include <cstddef>
-#include <deque>
 #include <exception>
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <vector>
 
 #include "collectives/transport/transport.hpp"
@@ -17,23 +21,43 @@
 namespace collbench {
 
 class ThreadWorld;
+struct ThreadGroup;  // the mailboxes and barrier of the world or of one split group
+struct ThreadOp;     // one pending send or receive
 
 class ThreadTransport final : public Transport {
  public:
-  ThreadTransport(ThreadWorld& world, int rank) : world_(world), rank_(rank) {}
+  // Rank `rank` of the whole `world`, under its own call scope by default.
+  ThreadTransport(ThreadWorld& world, int rank, std::shared_ptr<CallScope> scope = std::make_shared<CallScope>());
+  ~ThreadTransport() override;
   int rank() const override { return rank_; }
   int size() const override;
   std::string_view backend() const override { return "thread"; }
-  MemorySpace& memory() override { return memory_; }
+  MemorySpace& memory() override { return *memory_; }
   Request isend(const void* buf, std::size_t bytes, int peer, int tag) override;
   Request irecv(void* buf, std::size_t bytes, int peer, int tag) override;
   void wait(Request& r) override;
   void barrier() override;
+  std::string_view split_name() const override { return name_; }
+  int world_rank(int rank) const override;
+
+ protected:
+  std::unique_ptr<Transport> make_split(std::string_view name, int color, int key) override;
 
  private:
+  ThreadTransport(ThreadWorld& world, std::shared_ptr<ThreadGroup> group, int rank, std::shared_ptr<CallScope> scope,
+                  MemorySpace& memory, std::string name);
+  // Matches a new send or receive against the destination's mailbox, or parks it there.
+  ThreadOp* post(const ThreadOp& fields, bool is_send);
+  // Called without the lock once both ops left the queues: copy, then complete both sides.
+  void complete_pair(ThreadOp* send, ThreadOp* recv);
+  [[noreturn]] void throw_peer_failed(const std::string& while_doing, const Request* r) const;
+
   ThreadWorld& world_;
+  std::shared_ptr<ThreadGroup> group_;
   int rank_;
-  HostMemory memory_;
+  std::string name_;  // split name; empty for a rank of the whole world
+  HostMemory own_memory_;
+  MemorySpace* memory_;  // own_memory_, or the parent's for a sub-transport
 };
 
 // A rank's body failed, so this rank stopped waiting for it.
@@ -59,29 +83,13 @@ class ThreadWorld {
 
  private:
   friend class ThreadTransport;
-  struct Op;  // one pending send or receive
-  struct Mailbox {
-    std::deque<Op*> posted_recvs;      // receives waiting for a send
-    std::deque<Op*> unexpected_sends;  // sends waiting for a receive
-  };
-
-  Op* new_op();
-  // Matches a new send or receive against the destination's mailbox, or parks it there.
-  Op* post(const Op& fields, bool is_send);
-  void release_op(Op* op);
-  // Called without mu_ once both ops left the queues: copy, then complete both sides.
-  void complete_pair(Op* send, Op* recv);
-
   const int size_;
+  // One lock and condition variable for every group of the world: a failure anywhere wakes
+  // every waiter, and a split's exchange needs no second lock order.
   std::mutex mu_;
   std::condition_variable cv_;
-  std::vector<Mailbox> boxes_;
-  std::vector<std::unique_ptr<Op>> ops_;  // every op ever made; reused through free_
-  std::vector<Op*> free_;
-  // Barrier state (generation counting) and failure propagation.
-  int barrier_waiting_ = 0;
-  long barrier_generation_ = 0;
-  int failed_rank_ = -1;
+  std::shared_ptr<ThreadGroup> root_;
+  int failed_rank_ = -1;  // world rank whose body threw
 };
 
 }  // namespace collbench
