@@ -1,18 +1,19 @@
 // Naive allgather: every rank sends its block to every other rank and receives theirs, all
 // 2(n-1) messages in flight at once. Optimal volume, but n-1 messages per rank and no
 // control over contention: the baseline the ring and recursive doubling beat. Requests are
-// posted in windows of kWindow peers (all at once up to 17 ranks), so nothing is allocated
-// per call.
+// posted in windows of kRequestWindow / 2 peers (all at once up to 17 ranks), so nothing is
+// allocated per call.
 #include <algorithm>
 #include <array>
 
 #include "collectives/registry.hpp"
+#include "collectives/schedules/defaults.hpp"
+#include "collectives/schedules/tags.hpp"
 
 namespace collbench {
 namespace {
 
-constexpr int kTag = 330;
-constexpr int kWindow = 16;  // peers per window: 2 * kWindow requests in flight
+constexpr int kWindow = schedules::kRequestWindow / 2;  // peers per window: a send and a receive each
 
 void run(Transport& t, const CollArgs& a) {
   const int n = t.size(), me = t.rank();
@@ -27,9 +28,9 @@ void run(Transport& t, const CollArgs& a) {
     std::size_t k = 0;
     for (int i = first; i < last; ++i) {
       const int p = (me - i + n) % n;
-      rs[k++] = t.irecv(elem_ptr(a.recv, p * a.count, a.dtype), bytes, p, kTag);
+      rs[k++] = t.irecv(elem_ptr(a.recv, p * a.count, a.dtype), bytes, p, tag::data);
     }
-    for (int i = first; i < last; ++i) rs[k++] = t.isend(a.send, bytes, (me + i) % n, kTag);
+    for (int i = first; i < last; ++i) rs[k++] = t.isend(a.send, bytes, (me + i) % n, tag::data);
     t.wait_all(std::span(rs.data(), k));
   }
 }

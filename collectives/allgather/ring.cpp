@@ -1,15 +1,14 @@
 // Ring allgather: n-1 steps; at each a rank forwards the block it received last to the
 // next rank. Each rank sends and receives (n-1)/n of the result, the bandwidth optimum, in
-// pipelined segments received straight into place (ring_phases.cpp).
+// pipelined segments received straight into place (schedules/ring.cpp).
 #include <array>
 
-#include "collectives/allreduce/ring_phases.hpp"
 #include "collectives/registry.hpp"
+#include "collectives/schedules/ring.hpp"
+#include "collectives/schedules/tags.hpp"
 
 namespace collbench {
 namespace {
-
-constexpr int kTag = 340;
 
 void run(Transport& t, const CollArgs& a) {
   const int me = t.rank();
@@ -18,14 +17,14 @@ void run(Transport& t, const CollArgs& a) {
     // The ring of two is one exchange: nothing to pipeline, so one message each way (256 KiB-
     // 512 KiB segments measured slower), sent from `send` while the local block is copied.
     const int peer = 1 - me;
-    std::array<Request, 2> rs{t.irecv(elem_ptr(a.recv, peer * a.count, a.dtype), bytes, peer, kTag),
-                              t.isend(a.send, bytes, peer, kTag)};
+    std::array<Request, 2> rs{t.irecv(elem_ptr(a.recv, peer * a.count, a.dtype), bytes, peer, tag::exchange),
+                              t.isend(a.send, bytes, peer, tag::exchange)};
     t.memory().copy(elem_ptr(a.recv, me * a.count, a.dtype), a.send, bytes);  // a no-op in place
     t.wait_all(rs);
     return;
   }
   t.memory().copy(elem_ptr(a.recv, me * a.count, a.dtype), a.send, bytes);  // a no-op in place
-  ring::allgather(t, a, {t.size(), a.count, true}, a.recv, kTag);
+  schedules::ring::allgather(t, a, {t.size(), a.count, true}, a.recv);
 }
 
 COLLBENCH_REGISTER({Op::allgather, "ring", "any",

@@ -5,27 +5,21 @@
 // of latency, which is why small messages prefer the tree.
 #include <span>
 
-#include "collectives/broadcast/pipeline.hpp"
 #include "collectives/patterns/ring.hpp"
 #include "collectives/registry.hpp"
+#include "collectives/schedules/pipeline.hpp"
 
 namespace collbench {
 namespace {
 
-constexpr int kTag = 201;
-
 void run(Transport& t, const CollArgs& a) {
   const int n = t.size(), me = t.rank();
   const bool root = me == a.root;
-  if (n == 1 || a.count == 0) {
-    if (root) t.memory().copy(a.recv, a.send, a.bytes(a.count));  // no-op in place
-    return;
-  }
   const int pos = patterns::ring_position(me, a.root, n);
   const int prev = root ? -1 : patterns::ring_prev(me, n);
   const int next = patterns::ring_next(me, n);
   // A chain is a tree with one child per rank; it ends before wrapping back to the root.
-  broadcast::pipeline(t, a, prev, std::span<const int>(&next, pos + 1 < n ? 1 : 0), kTag);
+  schedules::pipeline::broadcast(t, a, prev, std::span<const int>(&next, pos + 1 < n ? 1 : 0));
 }
 
 COLLBENCH_REGISTER({Op::broadcast, "ring", "any",

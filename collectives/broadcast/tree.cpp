@@ -6,31 +6,25 @@
 #include <array>
 #include <span>
 
-#include "collectives/broadcast/pipeline.hpp"
 #include "collectives/patterns/binomial.hpp"
 #include "collectives/registry.hpp"
+#include "collectives/schedules/pipeline.hpp"
 
 namespace collbench {
 namespace {
 
 namespace bt = patterns::binomial;
 
-constexpr int kTag = 200;
-
 void run(Transport& t, const CollArgs& a) {
   const int n = t.size(), me = t.rank();
   const bool root = me == a.root;
-  if (n == 1 || a.count == 0) {
-    if (root) t.memory().copy(a.recv, a.send, a.bytes(a.count));  // no-op in place
-    return;
-  }
   const int v = bt::vrank(me, a.root, n);
   const bt::Children kids = bt::children(v, n);
   const int parent = root ? -1 : bt::rank_of(bt::parent(v), a.root, n);
   // Farthest child first: its subtree has the most rounds still to go.
-  std::array<int, broadcast::kMaxChildren> order{};
+  std::array<int, bt::kMaxChildren> order{};
   for (int i = 0; i < kids.count; ++i) order[i] = bt::rank_of(kids.vranks[kids.count - 1 - i], a.root, n);
-  broadcast::pipeline(t, a, parent, std::span<const int>(order.data(), kids.count), kTag);
+  schedules::pipeline::broadcast(t, a, parent, std::span<const int>(order.data(), kids.count));
 }
 
 COLLBENCH_REGISTER({Op::broadcast, "tree", "any",

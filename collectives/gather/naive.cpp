@@ -1,28 +1,24 @@
 // Naive gather: every rank sends its block to the root, which receives all n-1 at once
-// straight into their places in recv. The root's link carries (n-1) × count in n-1 messages.
-#include <vector>
-
+// (schedules/star.hpp) straight into their places in recv. The root's link carries
+// (n-1) × count in n-1 messages.
 #include "collectives/registry.hpp"
+#include "collectives/schedules/star.hpp"
+#include "collectives/schedules/tags.hpp"
 
 namespace collbench {
 namespace {
 
-constexpr int kTag = 220;
-
 void run(Transport& t, const CollArgs& a) {
-  const int n = t.size(), me = t.rank();
   const std::size_t bytes = a.bytes(a.count);
   if (a.count == 0) return;
-  if (me != a.root) {
-    t.send(a.send, bytes, a.root, kTag);
+  if (t.rank() != a.root) {
+    t.send(a.send, bytes, a.root, tag::data);
     return;
   }
-  std::vector<Request> rs;
-  rs.reserve(n - 1);
-  for (int p = 0; p < n; ++p)
-    if (p != me) rs.push_back(t.irecv(elem_ptr(a.recv, p * a.count, a.dtype), bytes, p, kTag));
-  t.memory().copy(elem_ptr(a.recv, me * a.count, a.dtype), a.send, bytes);  // no-op in place
-  t.wait_all(rs);
+  auto block = [&](int r) { return elem_ptr(a.recv, r * a.count, a.dtype); };
+  schedules::star::at_root(
+      t, [&](int p) { return t.irecv(block(p), bytes, p, tag::data); },
+      [&] { t.memory().copy(block(a.root), a.send, bytes); });  // a no-op in place
 }
 
 COLLBENCH_REGISTER({Op::gather, "naive", "any", "every rank sends its block to the root (n-1 concurrent receives)",

@@ -5,17 +5,20 @@
 // the root a subtree is contiguous in recv too unless it wraps past rank n-1 (root != 0):
 // at most one does; it alone is staged in scratch and rotated into place, the others land
 // in recv directly.
+// Scratch is message-sized by nature, not by accident: a binomial tree forwards a whole
+// subtree as one message, so an inner rank must hold it (at most n/2 blocks; the root's
+// wrapped subtree fewer than n). That stays below the root's n × count recv buffer, so send +
+// recv + scratch stay within 3× the largest buffer.
 #include <array>
 
 #include "collectives/patterns/binomial.hpp"
 #include "collectives/registry.hpp"
+#include "collectives/schedules/tags.hpp"
 
 namespace collbench {
 namespace {
 
 namespace bt = patterns::binomial;
-
-constexpr int kTag = 221;
 
 void run(Transport& t, const CollArgs& a) {
   const int n = t.size(), me = t.rank();
@@ -23,7 +26,7 @@ void run(Transport& t, const CollArgs& a) {
   const int v = bt::vrank(me, a.root, n);
   const bt::Children kids = bt::children(v, n);
   auto blocks = [&](int nblocks) { return a.bytes(a.count * nblocks); };
-  std::array<Request, 32> rq{};
+  std::array<Request, bt::kMaxChildren> rq{};
 
   if (me == a.root) {
     void* wrapped = nullptr;  // staging of the one subtree that wraps, if any
@@ -36,7 +39,7 @@ void run(Transport& t, const CollArgs& a) {
         wspan = s;
         dst = wrapped = a.scratch(blocks(s.head + s.tail));
       }
-      rq[i] = t.irecv(dst, blocks(s.head + s.tail), from, kTag);
+      rq[i] = t.irecv(dst, blocks(s.head + s.tail), from, tag::data);
     }
     t.memory().copy(elem_ptr(a.recv, me * a.count, a.dtype), a.send, blocks(1));  // no-op in place
     t.wait_all(std::span(rq.data(), kids.count));
@@ -50,7 +53,7 @@ void run(Transport& t, const CollArgs& a) {
   const int parent = bt::rank_of(bt::parent(v), a.root, n);
   const int size = bt::subtree_size(v, n);
   if (kids.count == 0) {  // a leaf sends its own block, no staging
-    t.send(a.send, blocks(1), parent, kTag);
+    t.send(a.send, blocks(1), parent, tag::data);
     return;
   }
   // Scratch holds the subtree in virtual order: own block, then each child's subtree.
@@ -58,11 +61,11 @@ void run(Transport& t, const CollArgs& a) {
   for (int i = 0; i < kids.count; ++i) {
     const int c = kids.vranks[i];
     rq[i] = t.irecv(elem_ptr(sub, (c - v) * a.count, a.dtype), blocks(bt::subtree_size(c, n)),
-                    bt::rank_of(c, a.root, n), kTag);
+                    bt::rank_of(c, a.root, n), tag::data);
   }
   t.memory().copy(sub, a.send, blocks(1));
   t.wait_all(std::span(rq.data(), kids.count));
-  t.send(sub, blocks(size), parent, kTag);
+  t.send(sub, blocks(size), parent, tag::data);
 }
 
 COLLBENCH_REGISTER({Op::gather, "tree", "any",

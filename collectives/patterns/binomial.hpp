@@ -30,10 +30,14 @@ constexpr int parent(int v) { return v == 0 ? -1 : v & (v - 1); }
 // Number of virtual ranks in v's subtree (v included).
 constexpr int subtree_size(int v, int n) { return v == 0 ? n : std::min(lowbit(v), n - v); }
 
+// The most children any rank has: ceil(log2 n) <= 31 for an int world size. Fixed-size
+// arrays of this length (children, their requests) keep tree algorithms allocation-free.
+inline constexpr int kMaxChildren = 32;
+
 // Children in ascending order (v+1, v+2, v+4, ...): subtree of the i-th child is
 // [v + 2^i, v + 2^(i+1)) clipped to n, so together they tile [v + 1, v + subtree_size(v)).
 struct Children {
-  std::array<int, 32> vranks{};  // at most ceil(log2 n) <= 31 children
+  std::array<int, kMaxChildren> vranks{};
   int count = 0;
   constexpr const int* begin() const { return vranks.data(); }
   constexpr const int* end() const { return vranks.data() + count; }

@@ -10,14 +10,13 @@
 
 #include "collectives/patterns/binomial.hpp"
 #include "collectives/registry.hpp"
+#include "collectives/schedules/defaults.hpp"
+#include "collectives/schedules/tags.hpp"
 
 namespace collbench {
 namespace {
 
 namespace bt = patterns::binomial;
-
-constexpr int kTag = 211;
-constexpr std::size_t kDefaultSegmentBytes = 256 << 10;
 
 void run(Transport& t, const CollArgs& a) {
   const int n = t.size(), me = t.rank();
@@ -32,8 +31,7 @@ void run(Transport& t, const CollArgs& a) {
   const bt::Children kids = bt::children(v, n);
   const int nk = kids.count;
   const int parent = root ? -1 : bt::rank_of(bt::parent(v), a.root, n);
-  const std::size_t seg = std::min(
-      a.count, std::max<std::size_t>(1, (a.segment_bytes ? a.segment_bytes : kDefaultSegmentBytes) / a.elem_size()));
+  const std::size_t seg = std::min(a.count, schedules::segment_elems(a, schedules::kPipelineSegmentBytes));
   const std::size_t nseg = (a.count + seg - 1) / seg;
   auto seg_count = [&](std::size_t k) { return std::min(seg, a.count - k * seg); };
 
@@ -42,12 +40,12 @@ void run(Transport& t, const CollArgs& a) {
   void* ring = (!root && nk) ? a.scratch(a.bytes(2 * seg), 0) : nullptr;
   auto in_buf = [&](std::size_t k, int i) { return elem_ptr(in, ((k % 2) * nk + i) * seg, a.dtype); };
   auto acc = [&](std::size_t k) { return root ? elem_ptr(a.recv, k * seg, a.dtype) : elem_ptr(ring, (k % 2) * seg, a.dtype); };
-  auto post_recvs = [&](std::size_t k, std::array<Request, 32>& rs) {
+  auto post_recvs = [&](std::size_t k, std::array<Request, bt::kMaxChildren>& rs) {
     for (int i = 0; i < nk; ++i)
-      rs[i] = t.irecv(in_buf(k, i), a.bytes(seg_count(k)), bt::rank_of(kids.vranks[i], a.root, n), kTag);
+      rs[i] = t.irecv(in_buf(k, i), a.bytes(seg_count(k)), bt::rank_of(kids.vranks[i], a.root, n), tag::data);
   };
 
-  std::array<std::array<Request, 32>, 2> rq{};  // receives of segments k and k+1
+  std::array<std::array<Request, bt::kMaxChildren>, 2> rq{};  // receives of segments k and k+1
   Request sq{};                                  // segment k-1 going up
   if (nk) post_recvs(0, rq[0]);
   for (std::size_t k = 0; k < nseg; ++k) {
@@ -63,7 +61,7 @@ void run(Transport& t, const CollArgs& a) {
     }
     if (parent >= 0) {
       t.wait(sq);  // also frees the ring slot segment k+1 will use
-      sq = t.isend(out, a.bytes(cnt), parent, kTag);
+      sq = t.isend(out, a.bytes(cnt), parent, tag::data);
     }
   }
   t.wait(sq);

@@ -1,21 +1,19 @@
 // Ring reduce-scatter: n-1 steps; at each a rank passes a partial sum of one block to the
 // next rank, which adds its own contribution. Rank r ends with the reduced block r. Pipelined
-// in segments (ring_phases.cpp); partials live in a two-block scratch, the last step reduces
+// in segments (schedules/ring.cpp); partials live in a two-block scratch, the last step reduces
 // straight into recv.
-#include "collectives/allreduce/ring_phases.hpp"
 #include "collectives/registry.hpp"
+#include "collectives/schedules/ring.hpp"
 
 namespace collbench {
 namespace {
-
-constexpr int kTag = 360;
 
 void run(Transport& t, const CollArgs& a) {
   if (t.size() == 1) {
     t.memory().copy(a.recv, a.send, a.bytes(a.count));  // a no-op in place
     return;
   }
-  ring::reduce_scatter(t, a, {t.size(), a.count, true}, a.send, a.recv, kTag);
+  schedules::ring::reduce_scatter(t, a, {t.size(), a.count, true}, a.send, a.recv);
 }
 
 COLLBENCH_REGISTER({Op::reduce_scatter, "ring", "any",

@@ -1,28 +1,23 @@
-// Naive scatter: the root sends every rank its block straight from send, all at once.
-// The root's link carries (n-1) × count in n-1 messages.
-#include <vector>
-
+// Naive scatter: the root sends every rank its block straight from send, all at once
+// (schedules/star.hpp). The root's link carries (n-1) × count in n-1 messages.
 #include "collectives/registry.hpp"
+#include "collectives/schedules/star.hpp"
+#include "collectives/schedules/tags.hpp"
 
 namespace collbench {
 namespace {
 
-constexpr int kTag = 230;
-
 void run(Transport& t, const CollArgs& a) {
-  const int n = t.size(), me = t.rank();
   const std::size_t bytes = a.bytes(a.count);
   if (a.count == 0) return;
-  if (me != a.root) {
-    t.recv(a.recv, bytes, a.root, kTag);
+  if (t.rank() != a.root) {
+    t.recv(a.recv, bytes, a.root, tag::data);
     return;
   }
-  std::vector<Request> rs;
-  rs.reserve(n - 1);
-  for (int p = 0; p < n; ++p)
-    if (p != me) rs.push_back(t.isend(elem_ptr(a.send, p * a.count, a.dtype), bytes, p, kTag));
-  t.memory().copy(a.recv, elem_ptr(a.send, me * a.count, a.dtype), bytes);  // no-op in place
-  t.wait_all(rs);
+  auto block = [&](int r) { return elem_ptr(a.send, r * a.count, a.dtype); };
+  schedules::star::at_root(
+      t, [&](int p) { return t.isend(block(p), bytes, p, tag::data); },
+      [&] { t.memory().copy(a.recv, block(a.root), bytes); });  // a no-op in place
 }
 
 COLLBENCH_REGISTER({Op::scatter, "naive", "any", "the root sends every rank its block (n-1 concurrent sends)",

@@ -5,14 +5,16 @@
 // are already in flight, and no rank waits for a whole chunk. The allreduce chains both
 // phases into one stream, so the same rule carries a final segment straight into the
 // allgather.
-#include "collectives/allreduce/ring_phases.hpp"
+#include "collectives/schedules/ring.hpp"
 
 #include <algorithm>
 #include <array>
 
 #include "collectives/patterns/ring.hpp"
+#include "collectives/schedules/defaults.hpp"
+#include "collectives/schedules/tags.hpp"
 
-namespace collbench::ring {
+namespace collbench::schedules::ring {
 
 patterns::Range ChunkMap::operator()(int c) const {
   if (!blocks) return patterns::chunk(count, n, c);
@@ -23,9 +25,8 @@ std::size_t ChunkMap::largest() const { return blocks ? count : patterns::chunk(
 
 namespace {
 
-// Units in flight per direction (measured: 2 is slower, 8 no faster). Each one in flight
-// holds one segment of receive scratch.
-constexpr long kDepth = 4;
+// Units in flight per direction; each holds one segment of receive scratch.
+constexpr long kDepth = kSegmentsInFlight;
 
 // Same segment count for every chunk, so both ends of a link cut a chunk identically even
 // when chunk sizes differ by one; a segment of an empty chunk is empty on both ends and
@@ -33,12 +34,14 @@ constexpr long kDepth = 4;
 struct Segments {
   long nseg;
   std::size_t max_elems;  // of any segment
+  // Units in flight (stream() posts at most this far ahead), so receive slots: with fewer
+  // segments than kDepth per chunk, scratch stays about one chunk instead of kDepth segments.
+  long depth;
 
   Segments(const CollArgs& a, const ChunkMap& map) {
-    const std::size_t bytes = a.segment_bytes ? a.segment_bytes : kDefaultSegmentBytes;
-    const std::size_t elems = std::max<std::size_t>(1, bytes / a.elem_size());
-    nseg = static_cast<long>(patterns::num_segments(map.largest(), elems));
+    nseg = static_cast<long>(patterns::num_segments(map.largest(), segment_elems(a, kRingSegmentBytes)));
     max_elems = patterns::chunk(map.largest(), static_cast<int>(nseg), 0).count;
+    depth = std::min(kDepth, nseg);
   }
   // Segment k of ring chunk c, in elements of the whole buffer.
   patterns::Range of(const ChunkMap& map, int c, long k) const {
@@ -78,22 +81,24 @@ struct SendMsg {
 class ReduceScatterUnits {
  public:
   // `partials` (laid out by the map) receives the partial results; null: a scratch ping-pong.
-  ReduceScatterUnits(const Ring& ring, const void* in, void* partials, void* owned, int tag)
-      : r_(ring), in_(in), partials_(partials), owned_(owned), tag_(tag) {
+  ReduceScatterUnits(const Ring& ring, const void* in, void* partials, void* owned)
+      : r_(ring), in_(in), partials_(partials), owned_(owned) {
     const std::size_t es = ring.a.elem_size();
-    slots_ = ring.a.scratch(kDepth * ring.seg.max_elems * es, 0);
+    slots_ = ring.a.scratch(ring.seg.depth * ring.seg.max_elems * es, 0);
     // The partial of step s goes to half s % 2: it is sent at step s + 1 and dead after that.
-    if (!partials_) pingpong_ = ring.a.scratch(2 * ring.map.largest() * es, 1);
+    // With 2 ranks the only step's partial is final and goes straight to `owned`.
+    if (!partials_ && ring.n > 2) pingpong_ = ring.a.scratch(2 * ring.map.largest() * es, 1);
   }
   RecvMsg recv(long u) const {
     const patterns::Range r = r_.range(patterns::rs_recv_chunk(r_.me, r_.step(u), r_.n), u);
-    return {slot(u), r_.a.bytes(r.count), tag_};
+    return {slot(u), r_.a.bytes(r.count), tag::reduce_scatter};
   }
   SendMsg send(long u) const {
     const int s = r_.step(u), c = patterns::rs_send_chunk(r_.me, s, r_.n);
     const patterns::Range r = r_.range(c, u);
     // Step 0 sends this rank's own contribution straight from the input: no copy.
-    return {s == 0 ? elem_ptr(in_, r.offset, r_.a.dtype) : partial(s - 1, c, r), r_.a.bytes(r.count), tag_};
+    return {s == 0 ? elem_ptr(in_, r.offset, r_.a.dtype) : partial(s - 1, c, r), r_.a.bytes(r.count),
+            tag::reduce_scatter};
   }
   void arrived(long u) const {
     const int s = r_.step(u), c = patterns::rs_recv_chunk(r_.me, s, r_.n);
@@ -102,7 +107,8 @@ class ReduceScatterUnits {
   }
 
  private:
-  void* slot(long u) const { return elem_ptr(slots_, (u % kDepth) * r_.seg.max_elems, r_.a.dtype); }
+  // Unit u + depth reuses u's slot: stream() posts its receive only after u has arrived.
+  void* slot(long u) const { return elem_ptr(slots_, (u % r_.seg.depth) * r_.seg.max_elems, r_.a.dtype); }
   // Where step s puts its partial of segment r (buffer elements) of chunk c.
   void* partial(int s, int c, patterns::Range r) const {
     const std::size_t within = r.offset - r_.map(c).offset;
@@ -115,7 +121,6 @@ class ReduceScatterUnits {
   const void* in_;
   void* partials_;
   void* owned_;
-  int tag_;
   void* slots_ = nullptr;
   void* pingpong_ = nullptr;
 };
@@ -123,21 +128,20 @@ class ReduceScatterUnits {
 // Allgather units: a segment arrives straight in its final place and is forwarded from there.
 class AllgatherUnits {
  public:
-  AllgatherUnits(const Ring& ring, void* buf, int tag) : r_(ring), buf_(buf), tag_(tag) {}
+  AllgatherUnits(const Ring& ring, void* buf) : r_(ring), buf_(buf) {}
   RecvMsg recv(long u) const {
     const patterns::Range r = r_.range(patterns::ag_recv_chunk(r_.me, r_.step(u), r_.n), u);
-    return {elem_ptr(buf_, r.offset, r_.a.dtype), r_.a.bytes(r.count), tag_};
+    return {elem_ptr(buf_, r.offset, r_.a.dtype), r_.a.bytes(r.count), tag::allgather};
   }
   SendMsg send(long u) const {
     const patterns::Range r = r_.range(patterns::ag_send_chunk(r_.me, r_.step(u), r_.n), u);
-    return {elem_ptr(buf_, r.offset, r_.a.dtype), r_.a.bytes(r.count), tag_};
+    return {elem_ptr(buf_, r.offset, r_.a.dtype), r_.a.bytes(r.count), tag::allgather};
   }
   void arrived(long) const {}
 
  private:
   const Ring& r_;
   void* buf_;
-  int tag_;
 };
 
 // The reduce-scatter's units followed by the allgather's.
@@ -193,7 +197,7 @@ template <class Units>
 void stream(Transport& t, const Units& units, long total, long nseg, Reuse reuse) {
   const int prev = patterns::ring_prev(t.rank(), t.size()), next = patterns::ring_next(t.rank(), t.size());
   Window recvs, sends;
-  const long ahead = std::min(kDepth, nseg);
+  const long ahead = std::min(kDepth, nseg);  // = Segments::depth
   long next_recv = 0, next_send = 0;
   auto pump = [&](long done) {  // units [0, done) have arrived
     for (;;) {
@@ -223,30 +227,29 @@ void stream(Transport& t, const Units& units, long total, long nseg, Reuse reuse
 
 }  // namespace
 
-void reduce_scatter(Transport& t, const CollArgs& a, const ChunkMap& map, const void* in, void* owned, int tag) {
+void reduce_scatter(Transport& t, const CollArgs& a, const ChunkMap& map, const void* in, void* owned) {
   if (t.size() == 1 || map.count == 0) return;
   const Ring ring(t, a, map);
-  const ReduceScatterUnits rs(ring, in, nullptr, owned, tag);
+  const ReduceScatterUnits rs(ring, in, nullptr, owned);
   // A ping-pong half is rewritten two steps after it was written, once its send is done.
   stream(t, rs, ring.units(), ring.seg.nseg, {.before_arrival = ring.seg.nseg});
 }
 
-void allgather(Transport& t, const CollArgs& a, const ChunkMap& map, void* buf, int tag) {
+void allgather(Transport& t, const CollArgs& a, const ChunkMap& map, void* buf) {
   if (t.size() == 1 || map.count == 0) return;
   const Ring ring(t, a, map);
-  stream(t, AllgatherUnits(ring, buf, tag), ring.units(), ring.seg.nseg, {});
+  stream(t, AllgatherUnits(ring, buf), ring.units(), ring.seg.nseg, {});
 }
 
-void reduce_scatter_allgather(Transport& t, const CollArgs& a, const ChunkMap& map, const void* in, void* buf,
-                              int rs_tag, int ag_tag) {
+void reduce_scatter_allgather(Transport& t, const CollArgs& a, const ChunkMap& map, const void* in, void* buf) {
   if (t.size() == 1 || map.count == 0) return;
   const Ring ring(t, a, map);
   void* owned = elem_ptr(buf, map(patterns::rs_owned_chunk(ring.me, ring.n)).offset, a.dtype);
-  const ReduceScatterUnits rs(ring, in, buf, owned, rs_tag);
-  const AllgatherUnits ag(ring, buf, ag_tag);
+  const ReduceScatterUnits rs(ring, in, buf, owned);
+  const AllgatherUnits ag(ring, buf);
   // Allgather step s receives the chunk this rank sent at reduce-scatter step s (the same
   // segment, ring.units() earlier): that send must be done before its place is overwritten.
   stream(t, ChainedUnits{rs, ag, ring.units()}, 2 * ring.units(), ring.seg.nseg, {.before_recv = ring.units()});
 }
 
-}  // namespace collbench::ring
+}  // namespace collbench::schedules::ring
