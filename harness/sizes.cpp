@@ -101,20 +101,6 @@ std::vector<std::uint64_t> size_steps(std::uint64_t min, std::uint64_t max, std:
   return out;
 }
 
-int size_chunks(Op op, int world_size) {
-  switch (op) {
-    case Op::gather:
-    case Op::allgather:
-    case Op::scatter:
-    case Op::reduce_scatter:
-    case Op::alltoall: return world_size;
-    case Op::broadcast:
-    case Op::reduce:
-    case Op::allreduce: return 1;
-  }
-  return 1;
-}
-
 std::vector<SizePoint> size_points(const std::vector<std::uint64_t>& requested, int chunks, std::size_t elem_size) {
   std::vector<SizePoint> out;
   const std::uint64_t granule = static_cast<std::uint64_t>(chunks) * elem_size;

@@ -31,9 +31,10 @@ struct SizePoint {
   std::uint64_t total_count = 0;  // bytes / dtype size (the JSON "count")
 };
 
-// How many chunks `bytes` is split into: n for gather/allgather/scatter/reduce_scatter/alltoall,
-// 1 otherwise.
-int size_chunks(Op op, int world_size);
+// How many chunks `bytes` is split into (OpTraits::size_chunks): n for the n-chunk ops, else 1.
+inline int size_chunks(Op op, int world_size) {
+  return static_cast<int>(extent_chunks(op_traits(op).size_chunks, world_size));
+}
 
 // Each requested size rounded DOWN to a whole number of elements per chunk
 // (granule = chunks × elem_size); repeats after rounding are dropped (first kept).

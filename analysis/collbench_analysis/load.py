@@ -2,20 +2,23 @@
 
 Everything downstream (plots, compare, model, report) works on the typed
 :class:`Point` / :class:`Run` records built here, so validation happens once and
-error messages can always name the offending ``file:line``.
+error messages can always name the offending ``file:line``. Records are validated
+against the JSON Schema results/schema/collbench-1.json (see :mod:`.schema`).
 """
 from __future__ import annotations
 
 import json
 import re
 import sys
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Hashable, Iterable, Mapping, Sequence, TypeVar
 
-SCHEMA = "collbench/1"
+from . import schema as _schema
+
+SCHEMA = _schema.schema_id()
 LIBRARY_ALGO = "library"
-P2P_OPS = frozenset({"pingpong"})
+P2P_OPS = _schema.p2p_ops()
 
 T = TypeVar("T")
 K = TypeVar("K", bound=Hashable)
@@ -90,17 +93,6 @@ class TimeStats:
         return (self.hi - self.lo) / 2.0
 
 
-def busbw_factor(op: str, n: int) -> float:
-    """busbw/algbw per nccl-tests doc/PERFORMANCE.md (used only when busbw is absent)."""
-    if n <= 1:
-        return 1.0
-    if op == "allreduce":
-        return 2.0 * (n - 1) / n
-    if op in ("allgather", "reduce_scatter", "alltoall", "gather", "scatter"):
-        return (n - 1) / n
-    return 1.0
-
-
 @dataclass(frozen=True)
 class Point:
     """One measured (or skipped) point: one ``result`` record."""
@@ -153,19 +145,18 @@ class Point:
         """Bus bandwidth (GB/s) this point would have at ``time_us``.
 
         busbw is inversely proportional to time, so the p5/p95 band of the
-        bandwidth is the reported busbw rescaled by p50/t.
+        bandwidth is the reported busbw rescaled by p50/t (every measured record
+        carries busbw, the schema says so).
         """
-        if time_us <= 0:
+        if time_us <= 0 or self.busbw is None or self.time is None or self.time.p50 <= 0:
             return float("nan")
-        if self.busbw is not None and self.time is not None and self.time.p50 > 0:
-            return self.busbw * self.time.p50 / time_us
-        return self.bytes / time_us / 1e3 * busbw_factor(self.op, self.world_size)
+        return self.busbw * self.time.p50 / time_us
 
     @property
     def bw(self) -> float:
         """Bus bandwidth (GB/s) at p50."""
-        assert self.time is not None
-        return self.busbw if self.busbw is not None else self.bw_at(self.time.p50)
+        assert self.time is not None and self.busbw is not None
+        return self.busbw
 
     @property
     def bw_lo(self) -> float:
@@ -237,134 +228,79 @@ class Dataset:
 
 # --------------------------------------------------------------------------- validation
 
-class _Fields:
-    """Typed accessors for one JSON object that name ``file:line`` on error."""
-
-    def __init__(self, rec: Mapping[str, Any], where: str) -> None:
-        self.rec = rec
-        self.where = where
-
-    def _fail(self, key: str, want: str) -> LoadError:
-        got = self.rec.get(key, "<missing>")
-        return LoadError(f"{self.where}: field {key!r} must be {want}, got {got!r}")
-
-    def str(self, key: str, default: Any = ..., nullable: bool = False) -> Any:
-        v = self.rec.get(key, default)
-        if v is ... or not (isinstance(v, str) or (v is None and (nullable or default is None))):
-            raise self._fail(key, "a string")
-        return v
-
-    def int(self, key: str, default: Any = ..., minimum: int | None = None) -> Any:
-        v = self.rec.get(key, default)
-        if v is None and default is None:
-            return None
-        if v is ... or isinstance(v, bool) or not isinstance(v, int):
-            raise self._fail(key, "an integer")
-        if minimum is not None and v < minimum:
-            raise self._fail(key, f"an integer >= {minimum}")
-        return v
-
-    def num(self, key: str, default: Any = ...) -> Any:
-        v = self.rec.get(key, default)
-        if v is None and default is None:
-            return None
-        if v is ... or isinstance(v, bool) or not isinstance(v, (int, float)):
-            raise self._fail(key, "a number")
-        return float(v)
-
-    def bool(self, key: str, default: Any = ...) -> Any:
-        v = self.rec.get(key, default)
-        if not isinstance(v, bool):
-            raise self._fail(key, "true or false")
-        return v
+_TIME_KEYS = ("min", "p5", "p50", "mean", "p95", "p99", "max", "stdev")
 
 
-def _time_stats(f: _Fields) -> TimeStats:
-    raw = f.rec.get("time_us")
-    if not isinstance(raw, dict):
-        raise LoadError(f"{f.where}: field 'time_us' must be an object with p50 (not skipped point)")
-    t = _Fields(raw, f"{f.where}: time_us")
-    stats = TimeStats(
-        p50=t.num("p50"),
-        **{k: t.num(k, None) for k in ("min", "p5", "mean", "p95", "p99", "max", "stdev")},
-    )
-    if stats.p50 < 0:
-        raise LoadError(f"{f.where}: time_us.p50 is negative ({stats.p50})")
-    return stats
+def _validate(rec: Mapping[str, Any], where: str) -> None:
+    """Schema check (results/schema/collbench-1.json); unknown fields are allowed."""
+    problem = _schema.first_error(rec)
+    if problem is not None:
+        raise LoadError(f"{where}: {problem}")
 
 
 def _parse_result(rec: Mapping[str, Any], where: str) -> Point:
-    f = _Fields(rec, where)
-    skipped = f.bool("skipped", False)
+    _validate(rec, where)
+    t = rec["time_us"]
     return Point(
-        op=f.str("op"),
-        algo=f.str("algo"),
-        backend=f.str("backend"),
-        device=f.str("device"),
-        dtype=f.str("dtype"),
-        bytes=f.int("bytes", minimum=0),
-        world_size=f.int("world_size", minimum=1),
-        nodes=f.int("nodes", minimum=1),
-        ranks_per_node=f.int("ranks_per_node", minimum=1),
+        op=rec["op"],
+        algo=rec["algo"],
+        backend=rec["backend"],
+        device=rec["device"],
+        dtype=rec["dtype"],
+        bytes=rec["bytes"],
+        world_size=rec["world_size"],
+        nodes=rec["nodes"],
+        ranks_per_node=rec["ranks_per_node"],
         source=where,
-        run_id=f.str("run_id", None),
-        redop=f.str("redop", None),
-        root=f.int("root", None),
-        in_place=f.bool("in_place", False),
-        count=f.int("count", None),
-        iters=f.int("iters", None),
-        warmup=f.int("warmup", None),
-        mode=f.str("mode", "per_iter") or "per_iter",
-        time=None if skipped else _time_stats(f),
-        algbw=None if skipped else f.num("algbw_GBps", None),
-        busbw=None if skipped else f.num("busbw_GBps", None),
-        wrong=f.int("wrong", 0) or 0,
-        skipped=skipped,
-        skip_reason=f.str("skip_reason", None),
-        src=f.int("src", None),
-        dst=f.int("dst", None),
-        link=f.str("link", None),
+        run_id=rec["run_id"],
+        redop=rec["redop"],
+        root=rec["root"],
+        in_place=rec["in_place"],
+        count=rec["count"],
+        iters=rec["iters"],
+        warmup=rec["warmup"],
+        mode=rec["mode"],
+        time=None if t is None else TimeStats(**{k: float(t[k]) for k in _TIME_KEYS}),
+        algbw=None if rec["algbw_GBps"] is None else float(rec["algbw_GBps"]),
+        busbw=None if rec["busbw_GBps"] is None else float(rec["busbw_GBps"]),
+        wrong=rec["wrong"],
+        skipped=rec["skipped"],
+        skip_reason=rec["skip_reason"],
+        src=rec.get("src"),
+        dst=rec.get("dst"),
+        link=rec.get("link"),
     )
 
 
 def _parse_run(rec: Mapping[str, Any], where: str) -> Run:
-    f = _Fields(rec, where)
-    argv = rec.get("argv") or []
-    hosts = rec.get("hosts") or []
-    nor = rec.get("node_of_rank") or []
-    slurm = rec.get("slurm")
-    versions = rec.get("versions") or {}
-    if not isinstance(argv, list) or not isinstance(hosts, list) or not isinstance(nor, list):
-        raise LoadError(f"{where}: 'argv', 'hosts' and 'node_of_rank' must be lists")
-    if not isinstance(versions, dict) or not (slurm is None or isinstance(slurm, dict)):
-        raise LoadError(f"{where}: 'versions' must be an object and 'slurm' an object or null")
+    _validate(rec, where)
     return Run(
-        run_id=f.str("run_id"),
+        run_id=rec["run_id"],
         source=where,
-        argv=[str(a) for a in argv],
-        start_time=f.str("start_time", None),
-        hosts=[str(h) for h in hosts],
-        node_of_rank=[int(n) for n in nor if isinstance(n, int)],
-        world_size=f.int("world_size", None),
-        nodes=f.int("nodes", None),
-        ranks_per_node=f.int("ranks_per_node", None),
-        backend=f.str("backend", None),
-        device=f.str("device", None),
-        versions=dict(versions),
-        git_commit=f.str("git_commit", None),
-        slurm=slurm,
+        argv=list(rec["argv"]),
+        start_time=rec["start_time"],
+        hosts=list(rec["hosts"]),
+        node_of_rank=list(rec["node_of_rank"]),
+        world_size=rec["world_size"],
+        nodes=rec["nodes"],
+        ranks_per_node=rec["ranks_per_node"],
+        backend=rec["backend"],
+        device=rec["device"],
+        versions=dict(rec["versions"]),
+        git_commit=rec["git_commit"],
+        slurm=rec["slurm"],
     )
 
 
 def _apply_end(runs: dict[str, Run], rec: Mapping[str, Any], where: str) -> None:
-    f = _Fields(rec, where)
-    run_id = f.str("run_id")
+    _validate(rec, where)
+    run_id = rec["run_id"]
     run = runs.get(run_id)
     if run is None:  # end without run record: keep it, so metadata tables still show it
         run = runs.setdefault(run_id, Run(run_id=run_id, source=where))
-    run.end_time = f.str("end_time", None)
-    run.exit_status = f.int("exit_status", None)
-    run.end_points = f.int("points", None)
+    run.end_time = rec["end_time"]
+    run.exit_status = rec["exit_status"]
+    run.end_points = rec["points"]
 
 
 # --------------------------------------------------------------------------- files
@@ -430,19 +366,6 @@ def _load_file(path: Path, ds: Dataset, warn: WarnFn) -> None:
             raise LoadError(f"{where}: unknown record type {kind!r} (expected run, result or end)")
 
 
-def _fill_links(ds: Dataset) -> None:
-    """Derive a missing p2p ``link`` from the run's node_of_rank, so tables never show None."""
-    fixed: list[Point] = []
-    for p in ds.points:
-        if p.is_p2p and p.link is None and p.src is not None and p.dst is not None:
-            run = ds.runs.get(p.run_id or "")
-            nor = run.node_of_rank if run else []
-            if max(p.src, p.dst) < len(nor):
-                p = replace(p, link="intra" if nor[p.src] == nor[p.dst] else "inter")
-        fixed.append(p)
-    ds.points = fixed
-
-
 def load(paths: Sequence[str | Path], warn: WarnFn = warn_stderr) -> Dataset:
     """Load every input; raise :class:`LoadError` on anything but a truncated last line."""
     files = discover(paths)
@@ -452,7 +375,6 @@ def load(paths: Sequence[str | Path], warn: WarnFn = warn_stderr) -> Dataset:
     if not ds.points:
         names = ", ".join(str(f) for f in files)
         raise LoadError(f"no result records in {names}")
-    _fill_links(ds)
     return ds
 
 
@@ -466,10 +388,8 @@ def group_by(items: Iterable[T], key: Callable[[T], K]) -> dict[K, list[T]]:
     return out
 
 
-MATCH_FIELDS: tuple[str, ...] = (
-    "op", "algo", "backend", "device", "dtype", "redop", "in_place", "bytes",
-    "world_size", "nodes", "ranks_per_node", "src", "dst", "mode",
-)
+# The point identity, as the schema's x-collbench-point-identity (collectives/op_traits.hpp) says.
+MATCH_FIELDS: tuple[str, ...] = _schema.point_identity()
 
 
 def match_key(p: Point) -> tuple[Any, ...]:

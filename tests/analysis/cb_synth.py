@@ -8,35 +8,36 @@ Run as a script to write a demo dataset:  /usr/bin/python3 cb_synth.py OUTDIR
 """
 from __future__ import annotations
 
+import hashlib
 import json
 import random
+import re
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
-SCHEMA = "collbench/1"
-DTYPE_SIZE = {"float32": 4, "float64": 8, "int32": 4, "float16": 2, "bfloat16": 2, "int8": 1}
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "analysis"))
+from collbench_analysis import schema  # noqa: E402  (op facts and dtype sizes: the schema's)
 
-
-def busbw_factor(op: str, n: int) -> float:
-    if op == "allreduce":
-        return 2 * (n - 1) / n
-    if op in ("allgather", "reduce_scatter", "alltoall", "gather", "scatter"):
-        return (n - 1) / n
-    return 1.0
+SCHEMA = schema.schema_id()
+DTYPE_SIZE = schema.dtype_sizes()
 
 
 @dataclass
 class RunCtx:
     """A run record plus the layout the results inherit."""
 
-    run_id: str
+    run_id: str  # a short name is turned into 16 hex digits, as collbench writes them
     nodes: int
     ranks_per_node: int
     backend: str = "mpi"
     device: str = "cpu"
     extra: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if not re.fullmatch(r"[0-9a-f]{16}", self.run_id):
+            self.run_id = hashlib.blake2b(self.run_id.encode(), digest_size=8).hexdigest()
 
     @property
     def world_size(self) -> int:
@@ -52,19 +53,23 @@ class RunCtx:
             "argv": ["collbench", "--op", "all", "--algo", "all", "--json", "out.jsonl"],
             "start_time": "2026-11-22T07:40:00Z",
             "hosts": [f"n{i + 1}" for i in range(self.nodes)],
+            "host_of_rank": [f"n{i + 1}" for i in self.node_of_rank],
             "node_of_rank": self.node_of_rank, "world_size": self.world_size,
-            "nodes": self.nodes, "ranks_per_node": self.ranks_per_node,
+            "nodes": self.nodes, "ranks_per_node": self.ranks_per_node, "uneven_layout": False,
             "backend": self.backend, "device": self.device,
-            "versions": {"collbench": "0.1.0", "mpi": "Open MPI v4.1.4", "nccl": None, "cuda": None},
+            "versions": {"collbench": "0.1.0", "mpi": "Open MPI v4.1.4", "nccl": None, "cuda": None,
+                         "cuda_driver": None, "gpu": None, "device_transfer": None},
             "git_commit": "abc1234",
             "slurm": {"job_id": "12", "nodelist": f"n[1-{self.nodes}]", "partition": "debug"},
+            "config": None,
         }
         rec.update(self.extra)
         return rec
 
-    def end(self, points: int, exit_status: int = 0) -> dict[str, Any]:
+    def end(self, points: int, exit_status: int = 0, wrong_points: int = 0, skipped_points: int = 0) -> dict[str, Any]:
         return {"type": "end", "schema": SCHEMA, "run_id": self.run_id,
-                "end_time": "2026-11-22T07:45:00Z", "exit_status": exit_status, "points": points}
+                "end_time": "2026-11-22T07:45:00Z", "exit_status": exit_status, "points": points,
+                "wrong_points": wrong_points, "skipped_points": skipped_points}
 
 
 def result(ctx: RunCtx, op: str, algo: str, nbytes: int, p50: float | None, *,
@@ -73,17 +78,18 @@ def result(ctx: RunCtx, op: str, algo: str, nbytes: int, p50: float | None, *,
            wrong: int = 0, **extra: Any) -> dict[str, Any]:
     """One result record; ``p50=None`` makes a skipped point."""
     n = ctx.world_size
+    facts = schema.ops()[op]
     rec: dict[str, Any] = {
         "type": "result", "schema": SCHEMA, "run_id": ctx.run_id, "op": op, "algo": algo,
         "backend": ctx.backend, "device": ctx.device, "dtype": dtype,
-        "redop": redop if op in ("allreduce", "reduce", "reduce_scatter") else None,
-        "root": 0, "in_place": in_place, "bytes": nbytes,
-        "count": nbytes // DTYPE_SIZE.get(dtype, 1), "world_size": n, "nodes": ctx.nodes,
-        "ranks_per_node": ctx.ranks_per_node, "iters": 20, "warmup": 5, "mode": mode,
-        "wrong": wrong, "skipped": p50 is None, "skip_reason": skip_reason,
+        "redop": redop if facts.reduces else None,
+        "root": 0 if facts.rooted else None, "in_place": in_place, "bytes": nbytes,
+        "count": nbytes // DTYPE_SIZE[dtype], "world_size": n, "nodes": ctx.nodes,
+        "ranks_per_node": ctx.ranks_per_node, "iters": 20, "samples": 20, "warmup": 5, "mode": mode,
+        "wrong": wrong, "checked": True, "skipped": p50 is None, "skip_reason": skip_reason,
     }
     if p50 is None:
-        rec.update(time_us=None, algbw_GBps=None, busbw_GBps=None,
+        rec.update(time_us=None, algbw_GBps=None, busbw_GBps=None, samples=0, checked=False,
                    skip_reason=skip_reason or "NotSupported: world size not a power of two")
     else:
         s = spread
@@ -91,9 +97,8 @@ def result(ctx: RunCtx, op: str, algo: str, nbytes: int, p50: float | None, *,
                           "mean": p50 * (1 + 0.2 * s), "p95": p50 * (1 + s), "p99": p50 * (1 + 2 * s),
                           "max": p50 * (1 + 3 * s), "stdev": p50 * s / 2}
         algbw = nbytes / p50 / 1e3 if p50 > 0 else 0.0
-        factor = 1.0 if op == "pingpong" else busbw_factor(op, n)
         rec["algbw_GBps"] = algbw
-        rec["busbw_GBps"] = algbw * factor
+        rec["busbw_GBps"] = algbw * facts.busbw_factor(n)
     rec.update(extra)
     return rec
 
@@ -135,7 +140,7 @@ def pingpong_sweep(ctx: RunCtx, pairs: Sequence[tuple[int, int]], sizes: Iterabl
                     t = n * b + a / 16  # windowed: latency hidden behind the window
                 if mode == "bibw":
                     t = (n * b + a / 16) / 1.8
-                out.append(result(ctx, "pingpong", mode, n, t, redop=None, dtype="int8",
+                out.append(result(ctx, "pingpong", mode, n, t, redop=None, dtype="uint8",
                                   src=src, dst=dst, link=link))
     return out
 
@@ -192,7 +197,7 @@ def demo(outdir: Path) -> list[Path]:
         n = ctx.world_size
         recs += pingpong_sweep(ctx, [(s, d) for s in range(n) for d in range(s + 1, n)], sizes_pow2(8, 4 << 20, 4))
         recs.append(result(ctx, "allreduce", "butterfly", 1024, None))
-        recs.append(ctx.end(len(recs) - 1))
+        recs.append(ctx.end(len(recs) - 1, skipped_points=1))
         files.append(write_jsonl(outdir / f"sweep_{nodes}x{rpn}.jsonl", recs))
     return files
 

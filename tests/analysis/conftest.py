@@ -37,7 +37,7 @@ def sweep_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
             recs += alpha_beta_sweep(ctx, op, scaled, SIZES, jitter=0.02, seed=k)
         recs += pingpong_sweep(ctx, [(s, d) for s in range(4) for d in range(s + 1, 4)], [8, 1024, 1 << 20])
         recs.append(result(ctx, "allreduce", "butterfly", 1024, None, skip_reason="NotSupported: demo"))
-        recs.append(ctx.end(len(recs) - 1))
+        recs.append(ctx.end(len(recs) - 1, skipped_points=1))
         write_jsonl(root / "sub" / f"sweep_{nodes}x{rpn}.jsonl", recs)
     return root
 

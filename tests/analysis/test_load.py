@@ -14,8 +14,11 @@ from collbench_analysis.load import LoadError, format_bytes, load, parse_size
 from conftest import ANALYSIS
 
 
+R1 = RunCtx("r1", 1, 2)
+
+
 def good_records() -> list[dict]:
-    ctx = RunCtx("r1", 1, 2)
+    ctx = R1
     return [ctx.record(), *alpha_beta_sweep(ctx, "allreduce", {"ring": (5, 1e-3), "library": (4, 1e-3)}, [8, 64, 512]),
             ctx.end(6)]
 
@@ -31,7 +34,7 @@ def test_loads_good_file_with_unknown_fields(tmp_path: Path) -> None:
     recs[1]["future_field"] = {"x": 1}
     recs[0]["another"] = [1, 2]
     ds = load([write_jsonl(tmp_path / "a.jsonl", recs)])
-    assert len(ds.points) == 6 and ds.runs["r1"].finished and ds.runs["r1"].hosts == ["n1"]
+    assert len(ds.points) == 6 and ds.runs[R1.run_id].finished and ds.runs[R1.run_id].hosts == ["n1"]
     assert {p.layout for p in ds.points} == {"1x2"}
 
 
@@ -83,7 +86,7 @@ def test_truncated_last_line_warns_but_works(tmp_path: Path, capsys: pytest.Capt
     recs = good_records()[:-1]  # killed: no end record, last result half-written
     path = write_jsonl(tmp_path / "t.jsonl", recs, truncate_last=True)
     ds = load([path])
-    assert len(ds.points) == 5 and not ds.runs["r1"].finished
+    assert len(ds.points) == 5 and not ds.runs[R1.run_id].finished
     err = capsys.readouterr().err
     assert f"{path}:7: truncated last line" in err
     code, stderr = run_collplot(tmp_path, str(path))
