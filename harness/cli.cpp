@@ -159,7 +159,7 @@ RunConfig resolve(const RawOptions& o, std::vector<std::string> argv) {
   } else {
     CaseSpec c;
     c.settings = file ? file->defaults : Settings{};
-    if (given(o.op_opt)) set_case_ops(c, o.op);
+    if (given(o.op_opt)) c.ops = parse_ops(o.op);
     else c.ops = {Op::allreduce};
     c.origin = "command line";
     cfg.cases.push_back(std::move(c));

@@ -4,19 +4,19 @@
 #include <cstdio>
 #include <memory>
 
+#include "collectives/verify/check.hpp"
 #include "harness/bandwidth.hpp"
 #include "harness/control.hpp"
 #include "harness/measure.hpp"
 #include "harness/memcheck.hpp"
-#include "harness/verify.hpp"
 
 namespace collbench {
 namespace {
 
 class CollectiveWorkload final : public Workload {
  public:
-  CollectiveWorkload(Transport& t, const AlgoEntry& e, const CollArgs& a, CallContext ctx, const std::string& label)
-      : Workload(std::move(ctx), label), t_(t), entry_(e), args_(a) {}
+  CollectiveWorkload(Transport& t, const AlgoEntry& e, const CollArgs& a, CallInfo call, const std::string& label)
+      : Workload(std::move(call), label), t_(t), entry_(e), args_(a) {}
   void run() override { entry_.run(t_, args_); }
   const AlgoEntry& entry() const { return entry_; }
 
@@ -26,11 +26,11 @@ class CollectiveWorkload final : public Workload {
   CollArgs args_;
 };
 
-verify::Case make_case(const Block& b, const SizePoint& s, const Transport& t) {
+verify::Case make_case(const CollectiveBlock& b, const SizePoint& s, const Transport& t) {
   return {b.op, b.dtype, b.redop.value_or(RedOp::sum), s.chunk_count, b.root.value_or(0), t.rank(), t.size(), b.in_place};
 }
 
-CollArgs make_args(const Block& b, const SizePoint& s) {
+CollArgs make_args(const CollectiveBlock& b, const SizePoint& s) {
   CollArgs a;
   a.count = s.chunk_count;
   a.dtype = b.dtype;
@@ -52,28 +52,28 @@ void record_timing(PointResult& r, const Timing& t, Op op) {
   r.busbw_GBps = busbw_GBps(op, r.world_size, *r.algbw_GBps);
 }
 
-// Timing buffers filled with the verification inputs (realistic data, never denormals).
+// The memory every algorithm of one size shares: send and recv, filled in place with the
+// verification inputs (realistic data, never denormals) and refilled by each checking run,
+// and the algorithms' scratch. A point holds these and nothing of the message's size else.
 struct PointBuffers {
-  PointBuffers(MemorySpace& m, const verify::Case& c) {
-    const std::size_t es = dtype_size(c.dtype);
-    const std::size_t sb = send_elems(c.op, c.count, c.world) * es, rb = recv_elems(c.op, c.count, c.world) * es;
-    std::vector<std::byte> hs(sb), hr(rb);
-    verify::fill(c, hs.data(), hr.data());
-    send = Buffer(m, sb);
-    recv = Buffer(m, rb);
-    m.upload(send.data(), hs.data(), sb);
-    m.upload(recv.data(), hr.data(), rb);
+  PointBuffers(MemorySpace& m, const verify::Case& c)
+      : send(m, send_elems(c.op, c.count, c.world) * dtype_size(c.dtype)),
+        recv(m, recv_elems(c.op, c.count, c.world) * dtype_size(c.dtype)),
+        scratch(m) {
+    verify::fill(m, c, send.data(), recv.data());
   }
   Buffer send, recv;
+  Workspace scratch;
 };
 
-// Runs the algorithm once more on fresh data and counts wrong elements over all ranks.
-void verify_point(PointEnv& env, const Block& b, const CollectiveWorkload& w, const verify::Case& c, PointResult& r) {
-  CallContext ctx = w.context();
-  ctx.phase = "verify";
-  env.transport.set_context(ctx);
+// Refills the timed run's buffers, runs the algorithm once more with the same arguments and
+// counts wrong elements over all ranks.
+void verify_point(PointEnv& env, CollectiveWorkload& w, const verify::Case& c, PointBuffers& buf, PointResult& r) {
+  env.transport.scope().set_call(w.call());
+  env.transport.scope().set_phase("verify");
   nvtx::Range range(w.labels().verify);
-  const verify::Outcome o = verify::run_checked(env.transport, w.entry(), c, b.settings.segment_bytes);
+  const verify::Outcome o =
+      verify::run_in_place(env.transport.memory(), c, buf.send.data(), buf.recv.data(), [&] { w.run(); });
   if (auto why = env.control.agree_error(o.skipped ? std::optional<std::string>(o.skip_reason) : std::nullopt)) {
     skip(r, *why);
     r.time_us.reset();
@@ -101,10 +101,11 @@ std::optional<std::string> warm_up_or_skip(PointEnv& env, Workload& w, int count
 }
 
 // One algorithm after the other: per algorithm warm-up, timing, verification.
-void run_sequential(PointEnv& env, const Block& b, const verify::Case& c, std::vector<CollectiveWorkload*>& ws,
+void run_sequential(PointEnv& env, const CollectiveBlock& b, const verify::Case& c, PointBuffers& buf, std::vector<CollectiveWorkload*>& ws,
                     std::vector<PointResult*>& rs) {
   const TimingSpec spec = timing_spec(b.settings);
   for (std::size_t i = 0; i < ws.size(); ++i) {
+    buf.scratch.release();  // the previous algorithm's scratch never sits beside this one's
     nvtx::Range point(ws[i]->labels().point);
     if (auto why = warm_up_or_skip(env, *ws[i], spec.warmup)) {
       skip(*rs[i], *why);
@@ -117,12 +118,12 @@ void run_sequential(PointEnv& env, const Block& b, const verify::Case& c, std::v
       skip(*rs[i], e.message());
       continue;
     }
-    if (b.settings.check) verify_point(env, b, *ws[i], c, *rs[i]);
+    if (b.settings.check) verify_point(env, *ws[i], c, buf, *rs[i]);
   }
 }
 
 // All algorithms' samples round-robin at this size (A B A B ...), then each one verified.
-void run_interleaved(PointEnv& env, const Block& b, const verify::Case& c, std::vector<CollectiveWorkload*> ws,
+void run_interleaved(PointEnv& env, const CollectiveBlock& b, const verify::Case& c, PointBuffers& buf, std::vector<CollectiveWorkload*> ws,
                      std::vector<PointResult*> rs) {
   const TimingSpec spec = timing_spec(b.settings);
   nvtx::Range group(nvtx::Label(std::string(op_name(b.op)) + " " + std::to_string(rs.front()->bytes) + "B interleaved"));
@@ -149,13 +150,13 @@ void run_interleaved(PointEnv& env, const Block& b, const verify::Case& c, std::
   }
   for (std::size_t i = 0; i < ws.size(); ++i) {
     record_timing(*rs[i], timings[i], b.op);
-    if (b.settings.check) verify_point(env, b, *ws[i], c, *rs[i]);
+    if (b.settings.check) verify_point(env, *ws[i], c, buf, *rs[i]);
   }
 }
 
 }  // namespace
 
-PointResult base_result(const PointEnv& env, const Block& b, const AlgoEntry& e, const SizePoint& s) {
+PointResult base_result(const PointEnv& env, const CollectiveBlock& b, const AlgoEntry& e, const SizePoint& s) {
   PointResult r;
   r.op = op_name(b.op);
   r.algo = e.algo;
@@ -175,13 +176,13 @@ PointResult base_result(const PointEnv& env, const Block& b, const AlgoEntry& e,
   return r;
 }
 
-std::string point_label(const Block& b, const AlgoEntry& e, std::uint64_t bytes) {
+std::string point_label(const CollectiveBlock& b, const AlgoEntry& e, std::uint64_t bytes) {
   return std::string(op_name(b.op)) + "/" + e.algo + " " + std::to_string(bytes) + "B";
 }
 
-std::vector<PointResult> measure_size(PointEnv& env, const Block& b, const SizePoint& s) {
+std::vector<PointResult> measure_size(PointEnv& env, const CollectiveBlock& b, const SizePoint& s) {
   Transport& t = env.transport;
-  t.set_timeout(std::chrono::milliseconds(static_cast<long long>(b.settings.timeout_s * 1000)));
+  t.scope().set_timeout(std::chrono::milliseconds(static_cast<long long>(b.settings.timeout_s * 1000)));
   const verify::Case c = make_case(b, s, t);
   CollArgs args = make_args(b, s);
 
@@ -191,7 +192,7 @@ std::vector<PointResult> measure_size(PointEnv& env, const Block& b, const SizeP
     if (b.algos[i]->supports)
       if (auto why = b.algos[i]->supports(t.size(), args)) skip(results[i], *why);
 
-  const auto shortfall = memory_shortfall(point_memory_need(b.op, s.chunk_count, b.dtype, t.size()),
+  const auto shortfall = memory_shortfall(point_memory_need(b.op, s.chunk_count, b.dtype, t.size()).total(),
                                           env.topology.ranks_on_my_node, available_host_memory());
   if (auto why = env.control.agree_error(shortfall))
     for (auto& r : results)
@@ -199,8 +200,7 @@ std::vector<PointResult> measure_size(PointEnv& env, const Block& b, const SizeP
   if (std::all_of(results.begin(), results.end(), [](const PointResult& r) { return r.skipped; })) return results;
 
   PointBuffers buffers(t.memory(), c);
-  Workspace workspace(t.memory());  // the algorithms' scratch, freed with the point's buffers
-  args.workspace = &workspace;
+  args.workspace = &buffers.scratch;
   const verify::Pointers p = verify::arrange(c, buffers.send.data(), buffers.recv.data());
   args.send = p.send;
   args.recv = p.recv;
@@ -209,13 +209,13 @@ std::vector<PointResult> measure_size(PointEnv& env, const Block& b, const SizeP
   std::vector<PointResult*> rs;
   for (std::size_t i = 0; i < b.algos.size(); ++i) {
     if (results[i].skipped) continue;
-    CallContext ctx{results[i].op, results[i].algo, s.bytes, -1, ""};
+    CallInfo ctx{results[i].op, results[i].algo, s.bytes, -1, ""};
     owned.push_back(std::make_unique<CollectiveWorkload>(t, *b.algos[i], args, ctx, point_label(b, *b.algos[i], s.bytes)));
     ws.push_back(owned.back().get());
     rs.push_back(&results[i]);
   }
-  if (b.settings.interleave && ws.size() > 1) run_interleaved(env, b, c, ws, rs);
-  else run_sequential(env, b, c, ws, rs);
+  if (b.settings.interleave && ws.size() > 1) run_interleaved(env, b, c, buffers, ws, rs);
+  else run_sequential(env, b, c, buffers, ws, rs);
   return results;
 }
 

@@ -25,12 +25,12 @@ struct PointEnv {
 };
 
 // Collective over all ranks; all ranks return the same results.
-std::vector<PointResult> measure_size(PointEnv& env, const Block& block, const SizePoint& size);
+std::vector<PointResult> measure_size(PointEnv& env, const CollectiveBlock& block, const SizePoint& size);
 
 // The record of (block, algo, size) before anything is measured: its identity fields only.
-PointResult base_result(const PointEnv& env, const Block& block, const AlgoEntry& algo, const SizePoint& size);
+PointResult base_result(const PointEnv& env, const CollectiveBlock& block, const AlgoEntry& algo, const SizePoint& size);
 
 // "allreduce/ring 1048576B": the point's name in NVTX ranges and messages.
-std::string point_label(const Block& block, const AlgoEntry& algo, std::uint64_t bytes);
+std::string point_label(const CollectiveBlock& block, const AlgoEntry& algo, std::uint64_t bytes);
 
 }  // namespace collbench

@@ -116,7 +116,7 @@ CaseSpec parse_case(const Where& w, const YAML::Node& node, const Settings& defa
   for_each_key(w, node, [&](const std::string& key, const YAML::Node& k, const YAML::Node& v) {
     if (key == "op") {
       at_value(w, v, [&] {
-        set_case_ops(c, scalar_text(w, key, v, true));
+        c.ops = parse_ops(scalar_text(w, key, v, true));
         return 0;
       });
       has_op = true;

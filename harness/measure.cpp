@@ -14,30 +14,6 @@ using Clock = std::chrono::steady_clock;
 
 double micros(Clock::duration d) { return std::chrono::duration<double, std::micro>(d).count(); }
 
-// One sample. Context and barrier come before t0 and the NVTX push/pop sit outside [t0, t1],
-// so nothing but the op (and the device sync) is on the timed path.
-double time_sample(Transport& t, Workload& w, const CallContext& ctx, long index, int ops) {
-  // Interleaved workloads switch context; otherwise only the iteration changes (no copies).
-  const CallContext& cur = t.context();
-  if (cur.algo != ctx.algo || cur.op != ctx.op || cur.phase != ctx.phase || cur.point_bytes != ctx.point_bytes)
-    t.set_context(ctx);
-  t.set_iteration(index);
-  t.barrier();
-  MemorySpace& m = t.memory();
-  if (ops == 1) {
-    nvtx::Range r(w.labels().iter, index);
-    const auto t0 = Clock::now();
-    w.run();
-    m.synchronize();
-    return micros(Clock::now() - t0);
-  }
-  nvtx::Range r(w.labels().batch, index);
-  const auto t0 = Clock::now();
-  for (int k = 0; k < ops; ++k) w.run();
-  m.synchronize();
-  return micros(Clock::now() - t0) / ops;
-}
-
 struct Rounds {
   long first;           // samples in the first round
   long cap;             // at most this many samples
@@ -67,18 +43,33 @@ void reduce_round(Control& control, std::vector<Timing>& out, long from, long n)
 
 }  // namespace
 
+double time_sample(Transport& t, Workload& w, const CallInfo& timed_call, long index, int ops, SampleStart start) {
+  // Interleaved workloads switch calls; set_call copies only strings that changed (none when
+  // one workload is timed), so the per-sample update is the iteration store.
+  CallScope& scope = t.scope();
+  scope.set_call(timed_call);
+  scope.set_iteration(index);
+  if (start == SampleStart::barrier) t.barrier();
+  MemorySpace& m = t.memory();
+  nvtx::Range r(ops == 1 ? w.labels().iter : w.labels().batch, index);
+  const auto t0 = Clock::now();
+  for (int k = 0; k < ops; ++k) w.run();
+  m.synchronize();
+  return micros(Clock::now() - t0) / ops;
+}
+
 TimingSpec timing_spec(const Settings& s) {
   return {s.mode(), s.iters, s.warmup, s.adaptive(), s.min_time_s, s.max_noise, s.max_iters};
 }
 
 void warm_up(Transport& t, Workload& w, int count) {
   if (count <= 0) return;
-  CallContext ctx = w.context();
-  ctx.phase = "warmup";
+  CallScope& scope = t.scope();
+  scope.set_call(w.call());
+  scope.set_phase("warmup");
   nvtx::Range r(w.labels().warmup);
-  t.set_context(ctx);
   for (int i = 0; i < count; ++i) {
-    t.set_iteration(i);
+    scope.set_iteration(i);
     w.run();
   }
   t.memory().synchronize();
@@ -97,10 +88,10 @@ bool keep_going(const std::vector<Timing>& timings, const TimingSpec& spec, long
 std::vector<Timing> time_workloads(Transport& t, Control& control, std::span<Workload* const> ws, const TimingSpec& spec) {
   const Rounds r = rounds_for(spec);
   std::vector<Timing> out(ws.size());
-  std::vector<CallContext> ctx;
+  std::vector<CallInfo> calls;
   for (Workload* w : ws) {
-    ctx.push_back(w->context());
-    ctx.back().phase = "timed";
+    calls.push_back(w->call());
+    calls.back().phase = "timed";
   }
   long done = 0, round = r.first;
   std::size_t current = 0;
@@ -109,7 +100,7 @@ std::vector<Timing> time_workloads(Transport& t, Control& control, std::span<Wor
       for (auto& o : out) o.samples_us.resize(static_cast<std::size_t>(done + round));  // no allocation while timing
       for (long i = done; i < done + round; ++i)
         for (current = 0; current < ws.size(); ++current)
-          out[current].samples_us[i] = time_sample(t, *ws[current], ctx[current], i, r.ops_per_sample);
+          out[current].samples_us[i] = time_sample(t, *ws[current], calls[current], i, r.ops_per_sample, SampleStart::barrier);
       reduce_round(control, out, done, round);
       done += round;
       const int more = control.broadcast(control.rank() == 0 && keep_going(out, spec, done, r.cap, r.ops_per_sample));

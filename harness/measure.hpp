@@ -18,15 +18,16 @@ class Control;
 // One thing to time, with its buffers ready; run() is exactly the measured call.
 class Workload {
  public:
-  // `ctx` names op/algo/bytes in errors; `label` ("allreduce/ring 1048576B") names NVTX ranges.
-  Workload(CallContext ctx, const std::string& label) : ctx_(std::move(ctx)), labels_(label) {}
+  // `call` names op/algo/bytes in errors (set on the transport's scope before each call);
+  // `label` ("allreduce/ring 1048576B") names NVTX ranges.
+  Workload(CallInfo call, const std::string& label) : call_(std::move(call)), labels_(label) {}
   virtual ~Workload() = default;
   virtual void run() = 0;
-  const CallContext& context() const { return ctx_; }
+  const CallInfo& call() const { return call_; }
   const nvtx::PointLabels& labels() const { return labels_; }
 
  private:
-  CallContext ctx_;
+  CallInfo call_;
   nvtx::PointLabels labels_;
 };
 
@@ -48,6 +49,16 @@ struct Timing {
 
 // `count` untimed calls (phase "warmup").
 void warm_up(Transport& t, Workload& w, int count);
+
+// How the ranks of a sample start: together, after a barrier (collectives), or back to back,
+// each sample synchronised by the previous one's reply (point-to-point, as OSU does: a
+// barrier's exit skew is of the order of the latency measured).
+enum class SampleStart { barrier, back_to_back };
+
+// The one place a call is timed: scope (call, phase "timed", iteration) and the start come
+// before t0 and the NVTX range sits outside [t0, t1], so nothing but the op (×ops, then the
+// device sync) is on the clock. Returns microseconds per op on this rank.
+double time_sample(Transport& t, Workload& w, const CallInfo& timed_call, long index, int ops, SampleStart start);
 
 // A workload threw NotSupported while being timed: which one, and why.
 class WorkloadNotSupported : public NotSupported {

@@ -1,6 +1,6 @@
 #pragma once
 // "Will this point fit?" before allocating, so a too-large sweep fails with a message naming
-// the sizes instead of an OOM kill mid-run.
+// the sizes instead of an OOM kill mid-run; and the peak memory a run really used.
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -12,9 +12,20 @@ namespace collbench {
 // MemAvailable from /proc/meminfo, else free pages from sysconf; 0 when unknown.
 std::uint64_t available_host_memory();
 
-// Peak bytes one rank needs for a point: the send+recv buffers ×4 (the timing buffers, the
-// verification's host and device copies, and room for algorithm scratch of the same size).
-std::uint64_t point_memory_need(Op op, std::uint64_t chunk_count, DType dtype, int world_size);
+// Peak resident bytes of this process so far (VmHWM of /proc/self/status); 0 when unknown.
+std::uint64_t peak_resident_bytes();
+
+// What one rank holds at the peak of a point, in bytes. The point's send and recv buffers are
+// allocated once and reused by the checking run (expected values are computed on the fly);
+// beside them runs either an algorithm with its scratch or the MPI library's own collective
+// with what it allocates internally (measured: memcheck.cpp).
+struct PointMemory {
+  std::uint64_t buffers = 0;  // send + recv
+  std::uint64_t extra = 0;    // max(algorithm scratch allowance, MPI internal) + fixed overheads
+  std::uint64_t total() const { return buffers + extra; }
+};
+// `bytes` is the point's size as reported (nccl-tests' size).
+PointMemory point_memory_need(Op op, std::uint64_t chunk_count, DType dtype, int world_size);
 
 // A message when `ranks_on_node` ranks needing `need` each do not fit in `available`
 // (unknown availability passes).

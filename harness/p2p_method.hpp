@@ -10,6 +10,8 @@
 #include <span>
 #include <string_view>
 
+#include "collectives/op_traits.hpp"
+
 namespace collbench {
 
 enum class P2pMethod { latency, bw, bibw };
@@ -28,7 +30,7 @@ inline constexpr P2pMethodInfo kP2pMethods[] = {
     {P2pMethod::bibw, "bibw", "osu_bibw: windows of 64 both ways at once; time = elapsed/128 per message"},
 };
 
-inline constexpr std::string_view kPingpongOp = "pingpong";
+inline constexpr std::string_view kPingpongOp = kP2pOpTraits[0].name;
 
 constexpr const char* p2p_method_name(P2pMethod m) {
   for (const auto& i : kP2pMethods)

@@ -17,8 +17,6 @@
 namespace collbench {
 namespace {
 
-using Clock = std::chrono::steady_clock;
-
 constexpr int kTagPing = 101, kTagPong = 102, kTagData = 103, kTagAck = 104;
 constexpr std::size_t kAckBytes = 4;  // osu_bw's ack
 constexpr std::size_t kWindowRecvBytes = 64ull << 20;
@@ -69,9 +67,9 @@ struct PairBuffers {
 // One rank's part of one exchange of the method; run() is exactly what is timed.
 class P2pWorkload final : public Workload {
  public:
-  P2pWorkload(Transport& t, P2pMethod m, int peer, bool initiator, PairBuffers& b, CallContext ctx,
+  P2pWorkload(Transport& t, P2pMethod m, int peer, bool initiator, PairBuffers& b, CallInfo call,
               const std::string& label)
-      : Workload(std::move(ctx), label),
+      : Workload(std::move(call), label),
         t_(t),
         m_(m),
         peer_(peer),
@@ -140,23 +138,15 @@ class P2pWorkload final : public Workload {
   std::vector<Request> reqs_;  // sized once: nothing is allocated while timing
 };
 
-// Back-to-back iterations on the pair, as OSU does: no barrier between them (a barrier's exit
-// skew is of the order of the latency measured), each one synchronised by the previous reply.
+// Back-to-back iterations on the pair (SampleStart::back_to_back), `messages` per iteration.
 // Only the initiator's clock counts; the responder returns zeros (the max over ranks then
 // gives the initiator's samples everywhere).
 std::vector<double> time_pair(Transport& t, P2pWorkload& w, int iters, int messages) {
   std::vector<double> samples(static_cast<std::size_t>(iters), 0.0);
-  CallContext ctx = w.context();
-  ctx.phase = "timed";
-  t.set_context(std::move(ctx));
-  MemorySpace& m = t.memory();
+  CallInfo timed = w.call();
+  timed.phase = "timed";
   for (int i = 0; i < iters; ++i) {
-    t.set_iteration(i);
-    nvtx::Range r(w.labels().iter, i);
-    const auto t0 = Clock::now();
-    w.run();
-    m.synchronize();
-    const double us = std::chrono::duration<double, std::micro>(Clock::now() - t0).count();
+    const double us = time_sample(t, w, timed, i, 1, SampleStart::back_to_back);
     if (w.initiator()) samples[static_cast<std::size_t>(i)] = us / messages;
   }
   return samples;
@@ -179,22 +169,61 @@ void wait_for_pair(Control& control, bool in_pair) {
 // Runs the method once more on cleared receive slots and counts wrong payload bytes.
 std::uint64_t verify_pair(Transport& t, P2pWorkload& w, PairBuffers& b, int peer) {
   b.clear_recv();
-  CallContext ctx = w.context();
-  ctx.phase = "verify";
-  t.set_context(std::move(ctx));
+  t.scope().set_call(w.call());
+  t.scope().set_phase("verify");
   nvtx::Range range(w.labels().verify);
   w.run();
   t.memory().synchronize();
   return b.count_wrong(peer, w.slots_received());
 }
 
-PointResult base_result(const PointEnv& env, const Block& b, const SizePoint& s, const SelectedPair& p) {
+std::string p2p_label(P2pMethod m, const RankPair& p, std::uint64_t bytes) {
+  return std::string(kPingpongOp) + "/" + p2p_method_name(m) + " " + std::to_string(p.src) + "-" +
+         std::to_string(p.dst) + " " + std::to_string(bytes) + "B";
+}
+
+// One pair: the others wait in a barrier while it warms up, runs and (with -c 1) verifies.
+PointResult measure_pair(PointEnv& env, const P2pBlock& b, const SizePoint& s, const SelectedPair& p,
+                         PairBuffers* buffers) {
+  Transport& t = env.transport;
+  const P2pMethod m = b.method;
+  PointResult r = p2p_base_result(env, b, s, p);
+  const int me = t.rank();
+  const bool in_pair = me == p.ranks.src || me == p.ranks.dst;
+  const int peer = me == p.ranks.src ? p.ranks.dst : p.ranks.src;
+  std::vector<double> samples(static_cast<std::size_t>(b.settings.iters), 0.0);
+  std::optional<P2pWorkload> w;
+  t.barrier();  // the previous pair is done on every rank before this one starts
+  if (in_pair) {
+    CallInfo ctx{r.op, r.algo, s.bytes, -1, ""};
+    w.emplace(t, m, peer, me == p.ranks.src, *buffers, ctx, p2p_label(m, p.ranks, s.bytes));
+    nvtx::Range point(w->labels().point);
+    warm_up(t, *w, b.settings.warmup);
+    samples = time_pair(t, *w, b.settings.iters, p2p_messages_per_sample(m));
+  }
+  wait_for_pair(env.control, in_pair);  // everyone else waits here while the pair communicates
+  env.control.max_in_place(samples);
+  r.time_us = summarize(samples);
+  r.iters = b.settings.iters;
+  r.algbw_GBps = algbw_GBps(r.bytes, r.time_us->p50);
+  r.busbw_GBps = *r.algbw_GBps * kP2pOpTraits[0].busbw.at(r.world_size);  // one link: 1
+  if (b.settings.check) {
+    const std::uint64_t wrong = in_pair ? verify_pair(t, *w, *buffers, peer) : 0;
+    r.wrong = env.control.sum(wrong);
+    r.checked = true;
+  }
+  return r;
+}
+
+}  // namespace
+
+PointResult p2p_base_result(const PointEnv& env, const P2pBlock& b, const SizePoint& s, const SelectedPair& p) {
   PointResult r;
   r.op = std::string(kPingpongOp);
-  r.algo = p2p_method_name(*b.p2p);
+  r.algo = p2p_method_name(b.method);
   r.backend = env.backend;
   r.device = env.device;
-  r.dtype = dtype_name(b.dtype);
+  r.dtype = dtype_name(DType::uint8);  // raw bytes
   r.bytes = s.bytes;
   r.count = s.total_count;
   r.world_size = env.topology.world_size;
@@ -208,65 +237,33 @@ PointResult base_result(const PointEnv& env, const Block& b, const SizePoint& s,
   return r;
 }
 
-std::string p2p_label(P2pMethod m, const RankPair& p, std::uint64_t bytes) {
-  return std::string(kPingpongOp) + "/" + p2p_method_name(m) + " " + std::to_string(p.src) + "-" +
-         std::to_string(p.dst) + " " + std::to_string(bytes) + "B";
-}
-
-// One pair: the others wait in a barrier while it warms up, runs and (with -c 1) verifies.
-PointResult measure_pair(PointEnv& env, const Block& b, const SizePoint& s, const SelectedPair& p,
-                         PairBuffers* buffers) {
-  Transport& t = env.transport;
-  const P2pMethod m = *b.p2p;
-  PointResult r = base_result(env, b, s, p);
-  const int me = t.rank();
-  const bool in_pair = me == p.ranks.src || me == p.ranks.dst;
-  const int peer = me == p.ranks.src ? p.ranks.dst : p.ranks.src;
-  std::vector<double> samples(static_cast<std::size_t>(b.settings.iters), 0.0);
-  std::optional<P2pWorkload> w;
-  t.barrier();  // the previous pair is done on every rank before this one starts
-  if (in_pair) {
-    CallContext ctx{r.op, r.algo, s.bytes, -1, ""};
-    w.emplace(t, m, peer, me == p.ranks.src, *buffers, ctx, p2p_label(m, p.ranks, s.bytes));
-    nvtx::Range point(w->labels().point);
-    warm_up(t, *w, b.settings.warmup);
-    samples = time_pair(t, *w, b.settings.iters, p2p_messages_per_sample(m));
-  }
-  wait_for_pair(env.control, in_pair);  // everyone else waits here while the pair communicates
-  env.control.max_in_place(samples);
-  r.time_us = summarize(samples);
-  r.iters = b.settings.iters;
-  r.algbw_GBps = algbw_GBps(r.bytes, r.time_us->p50);
-  r.busbw_GBps = r.algbw_GBps;  // one link: the bus bandwidth factor is 1
-  if (b.settings.check) {
-    const std::uint64_t wrong = in_pair ? verify_pair(t, *w, *buffers, peer) : 0;
-    r.wrong = env.control.sum(wrong);
-    r.checked = true;
-  }
-  return r;
-}
-
-}  // namespace
-
 std::size_t p2p_recv_slots(P2pMethod m, std::uint64_t bytes) {
   if (m == P2pMethod::latency) return 1;
   const std::uint64_t fit = kWindowRecvBytes / std::max<std::uint64_t>(bytes, 1);
   return static_cast<std::size_t>(std::clamp<std::uint64_t>(fit, 1, kP2pWindow));
 }
 
-std::vector<PointResult> measure_p2p_size(PointEnv& env, const Block& b, const SizePoint& s) {
+std::vector<SelectedPair> p2p_pairs(const PointEnv& env, const P2pBlock& b) {
+  return select_pairs(b.settings.pairs, env.topology.node_of_rank);
+}
+
+std::vector<PointResult> measure_p2p_pairs(PointEnv& env, const P2pBlock& b, const SizePoint& s,
+                                           std::span<const SelectedPair> pairs) {
   Transport& t = env.transport;
-  t.set_timeout(std::chrono::milliseconds(static_cast<long long>(b.settings.timeout_s * 1000)));
-  const auto pairs = select_pairs(b.settings.pairs, env.topology.node_of_rank);
+  t.scope().set_timeout(std::chrono::milliseconds(static_cast<long long>(b.settings.timeout_s * 1000)));
   const int me = t.rank();
   const bool in_some_pair = std::any_of(pairs.begin(), pairs.end(),
                                         [me](const SelectedPair& p) { return p.ranks.src == me || p.ranks.dst == me; });
   // Buffers on the ranks that take part only (auto selects 3 ranks whatever the world size).
   std::optional<PairBuffers> buffers;
-  if (in_some_pair) buffers.emplace(t.memory(), me, s.bytes, p2p_recv_slots(*b.p2p, s.bytes));
+  if (in_some_pair) buffers.emplace(t.memory(), me, s.bytes, p2p_recv_slots(b.method, s.bytes));
   std::vector<PointResult> results;
   for (const auto& p : pairs) results.push_back(measure_pair(env, b, s, p, buffers ? &*buffers : nullptr));
   return results;
+}
+
+std::vector<PointResult> measure_p2p_size(PointEnv& env, const P2pBlock& b, const SizePoint& s) {
+  return measure_p2p_pairs(env, b, s, p2p_pairs(env, b));
 }
 
 }  // namespace collbench

@@ -77,12 +77,12 @@ const char* method_description(P2pMethod m) {
 
 }  // namespace
 
-P2pTable::P2pTable(std::FILE* out, const Block& block, std::vector<std::string> host_of_rank)
+P2pTable::P2pTable(std::FILE* out, const P2pBlock& block, std::vector<std::string> host_of_rank)
     : out_(out), block_(block), host_of_rank_(std::move(host_of_rank)) {}
 
 void P2pTable::begin() {
   const Settings& s = block_.settings;
-  std::fprintf(out_, "#\n# pingpong %s  (%s)\n", p2p_method_name(*block_.p2p), method_description(*block_.p2p));
+  std::fprintf(out_, "#\n# pingpong %s  (%s)\n", p2p_method_name(block_.method), method_description(block_.method));
   std::fprintf(out_,
                "#   per pair: %d back-to-back iters + %d warm-up, the other ranks waiting; time = p50 per message, "
                "bw = bytes/time (GB = 1e9 B); pairs %s\n",
@@ -127,7 +127,7 @@ void P2pTable::print_matrix(const std::vector<PointResult>& row, bool bandwidth)
   int n = 0;
   for (const auto& r : row) n = std::max({n, *r.src + 1, *r.dst + 1});
   std::fprintf(out_, "# %s matrix at %llu B: %s; row = src, column = dst; * = across nodes\n",
-               p2p_method_name(*block_.p2p), static_cast<unsigned long long>(row.front().bytes),
+               p2p_method_name(block_.method), static_cast<unsigned long long>(row.front().bytes),
                bandwidth ? "bandwidth (GB/s)" : "p50 time (us)");
   std::fprintf(out_, "#     ");
   for (int c = 0; c < n; ++c) std::fprintf(out_, " %8d ", c);

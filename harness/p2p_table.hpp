@@ -14,7 +14,7 @@ namespace collbench {
 
 class P2pTable {
  public:
-  P2pTable(std::FILE* out, const Block& block, std::vector<std::string> host_of_rank);
+  P2pTable(std::FILE* out, const P2pBlock& block, std::vector<std::string> host_of_rank);
   void begin();
   void add_row(const std::vector<PointResult>& row);  // one size: one result per pair
   void end();
@@ -24,7 +24,7 @@ class P2pTable {
   void print_matrix(const std::vector<PointResult>& row, bool bandwidth) const;
 
   std::FILE* out_;
-  const Block& block_;
+  const P2pBlock& block_;
   std::vector<std::string> host_of_rank_;
   std::vector<std::vector<PointResult>> rows_;
 };

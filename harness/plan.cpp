@@ -59,13 +59,7 @@ void add_p2p_blocks(std::vector<Block>& plan, const CaseSpec& c) {
   if (const char* clash = p2p_mode_clash(s))
     throw UsageError(std::string(clash) + " does not apply to pingpong (its iterations run back-to-back per pair)" +
                      "; accepted: pingpong without it, or in a separate case");
-  for (P2pMethod m : resolve_p2p_methods(c.algos)) {
-    Block b;
-    b.p2p = m;
-    b.dtype = DType::uint8;  // raw bytes
-    b.settings = s;
-    plan.push_back(std::move(b));
-  }
+  for (P2pMethod m : resolve_p2p_methods(c.algos)) plan.push_back(P2pBlock{m, s});
 }
 
 }  // namespace
@@ -73,10 +67,12 @@ void add_p2p_blocks(std::vector<Block>& plan, const CaseSpec& c) {
 std::vector<Block> make_plan(const RunConfig& cfg, const Registry& registry) {
   std::vector<Block> plan;
   for (const auto& c : cfg.cases) {
-    for (std::size_t i = 0; i <= c.ops.size(); ++i) {
-      if (c.pingpong_at == i) add_p2p_blocks(plan, c);
-      if (i == c.ops.size()) break;
-      const Op op = c.ops[i];
+    for (const OpChoice& choice : c.ops) {
+      if (std::holds_alternative<Pingpong>(choice)) {
+        add_p2p_blocks(plan, c);
+        continue;
+      }
+      const Op op = std::get<Op>(choice);
       const auto algos = resolve_algos(op, c.algos, cfg.backend, registry);
       const std::vector<std::optional<RedOp>> redops =
           op_reduces(op) ? std::vector<std::optional<RedOp>>(c.settings.redops.begin(), c.settings.redops.end())
@@ -84,7 +80,7 @@ std::vector<Block> make_plan(const RunConfig& cfg, const Registry& registry) {
       for (DType dt : c.settings.dtypes)
         for (const auto& rop : redops)
           for (bool ip : c.settings.placements) {
-            Block b{op, algos, dt, rop, std::nullopt, ip, c.settings, std::nullopt};
+            CollectiveBlock b{op, algos, dt, rop, std::nullopt, ip, c.settings};
             if (op_has_root(op)) b.root = c.settings.root;
             plan.push_back(std::move(b));
           }
@@ -95,10 +91,11 @@ std::vector<Block> make_plan(const RunConfig& cfg, const Registry& registry) {
 
 void check_plan_for_world(const std::vector<Block>& plan, int world_size) {
   for (const auto& b : plan)
-    if (b.p2p) select_pairs(b.settings.pairs, std::vector<int>(static_cast<std::size_t>(world_size), 0));
-  for (const auto& b : plan)
-    if (b.root && *b.root >= world_size)
-      throw UsageError("--root " + std::to_string(*b.root) + " is out of range for " + std::string(op_name(b.op)) +
+    if (const auto* p = std::get_if<P2pBlock>(&b))
+      select_pairs(p->settings.pairs, std::vector<int>(static_cast<std::size_t>(world_size), 0));
+  for (const auto& block : plan)
+    if (const auto* b = std::get_if<CollectiveBlock>(&block); b && b->root && *b->root >= world_size)
+      throw UsageError("--root " + std::to_string(*b->root) + " is out of range for " + std::string(op_name(b->op)) +
                        " on " + std::to_string(world_size) + " ranks; accepted: 0.." + std::to_string(world_size - 1));
 }
 

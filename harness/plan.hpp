@@ -3,6 +3,7 @@
 // anything is measured (so a misspelt algo fails in a second, not an hour into a sweep).
 #include <optional>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include "collectives/registry.hpp"
@@ -11,9 +12,9 @@
 
 namespace collbench {
 
-// One table: an op at one dtype/redop/root/placement, with the algorithms compared in it;
-// or (p2p set) one pingpong method over the selected rank pairs (op, algos unused).
-struct Block {
+// One table of collectives: an op at one dtype/redop/root/placement, with the algorithms
+// compared in it. Measured by collective_point.cpp.
+struct CollectiveBlock {
   Op op = Op::allreduce;
   std::vector<const AlgoEntry*> algos;
   DType dtype = DType::float32;
@@ -21,8 +22,21 @@ struct Block {
   std::optional<int> root;     // rooted ops only
   bool in_place = false;
   Settings settings;
-  std::optional<P2pMethod> p2p;  // last, so the aggregate initialisers above stay valid
 };
+
+// One point-to-point method (`--op pingpong`, the method chosen by --algo) over the selected
+// rank pairs, on raw bytes. Measured by p2p_point.cpp.
+struct P2pBlock {
+  P2pMethod method = P2pMethod::latency;
+  Settings settings;
+};
+
+// The sweep is a sequence of blocks of either kind, each with its own point runner.
+using Block = std::variant<CollectiveBlock, P2pBlock>;
+
+inline const Settings& settings_of(const Block& b) {
+  return std::visit([](const auto& k) -> const Settings& { return k.settings; }, b);
+}
 
 // Throws UsageError for an algo that does not exist for an op on the backend (listing the
 // valid ones), or an op with no algorithm at all.

@@ -9,6 +9,7 @@
 #include <random>
 
 #include "collectives/core/error.hpp"
+#include "harness/p2p_method.hpp"
 
 namespace collbench {
 namespace {
@@ -45,8 +46,8 @@ json config_json(const RunConfig& cfg) {
   json cases = json::array();
   for (const auto& c : cfg.cases) {
     json ops = json::array();
-    for (Op op : c.ops) ops.push_back(op_name(op));
-    if (c.pingpong_at) ops.insert(ops.begin() + static_cast<long>(*c.pingpong_at), "pingpong");
+    for (const OpChoice& choice : c.ops)
+      ops.push_back(std::holds_alternative<Op>(choice) ? op_name(std::get<Op>(choice)) : kPingpongOp);
     cases.push_back({{"ops", ops},
                      {"algos", c.algos.empty() ? json("all") : json(c.algos)},
                      {"settings", settings_json(c.settings)},
@@ -131,7 +132,8 @@ json end_json(const EndRecord& e) {
           {"exit_status", e.exit_status},
           {"points", e.points},
           {"wrong_points", e.wrong_points},
-          {"skipped_points", e.skipped_points}};
+          {"skipped_points", e.skipped_points},
+          {"peak_rss_bytes", e.peak_rss_bytes}};
 }
 
 std::string utc_now_iso8601() {

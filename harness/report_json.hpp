@@ -36,6 +36,7 @@ struct EndRecord {
   long points = 0;
   long wrong_points = 0;
   long skipped_points = 0;
+  std::uint64_t peak_rss_bytes = 0;  // max over ranks of each process's peak resident memory
 };
 
 nlohmann::ordered_json config_json(const RunConfig& cfg);

@@ -60,14 +60,16 @@ void TableReport::header(const RunRecord& run) {
   std::fflush(out_);
 }
 
-void TableReport::begin_block(const Block& b) {
-  block_ = &b;
+void TableReport::begin_block(const Block& block) {
+  block_ = nullptr;
   rows_.clear();
   p2p_.reset();
-  if (b.p2p) {
-    p2p_.emplace(out_, b, host_of_rank_);
+  if (const auto* p = std::get_if<P2pBlock>(&block)) {
+    p2p_.emplace(out_, *p, host_of_rank_);
     return p2p_->begin();
   }
+  const CollectiveBlock& b = std::get<CollectiveBlock>(block);
+  block_ = &b;
   const Settings& s = b.settings;
   std::string how = std::string(timing_mode_name(s.mode())) + ", ";
   how += s.adaptive() ? "adaptive " + std::to_string(s.iters) + ".." + std::to_string(s.max_iters) + " iters"

@@ -35,7 +35,7 @@ class TableReport {
 
   std::FILE* out_;
   int width_;
-  const Block* block_ = nullptr;
+  const CollectiveBlock* block_ = nullptr;  // the collective block being printed
   std::vector<std::string> host_of_rank_;  // from the header, for pingpong pair labels
   std::optional<P2pTable> p2p_;            // set while a pingpong block is printed
   std::vector<std::vector<PointResult>> rows_;

@@ -7,8 +7,10 @@
 #include <fstream>
 #include <sstream>
 
+#include "collectives/op_traits.hpp"
 #include "harness/collective_point.hpp"
 #include "harness/control.hpp"
+#include "harness/p2p_point.hpp"
 #include "harness/report_json.hpp"
 
 namespace collbench {
@@ -20,10 +22,11 @@ using json = nlohmann::json;
 std::string join_key(const json& k) { return k.dump(); }
 
 json key_fields(const json& r) {
-  static constexpr const char* kFields[] = {"op",       "algo",  "backend", "device", "dtype",      "redop", "root",
-                                            "in_place", "bytes", "world_size", "nodes", "ranks_per_node", "mode"};
   json k = json::array();
-  for (const char* f : kFields) k.push_back(r.contains(f) ? r[f] : json());
+  for (std::string_view f : kPointIdentity) {  // collectives/op_traits.hpp
+    const auto it = r.find(f);
+    k.push_back(it != r.end() ? *it : json());
+  }
   return k;
 }
 
@@ -113,26 +116,53 @@ ResumeSet::ResumeSet(Control& control, const std::string& path, bool speaker) {
   keys_ = deserialise(control.broadcast(keys));
 }
 
-std::vector<PointResult> measure_size_resuming(PointEnv& env, const Block& b, const SizePoint& s,
+namespace {
+
+// Marks the points of `row` recorded earlier as placeholders; returns which are still to do.
+std::vector<bool> mark_done(std::vector<PointResult>& row, const ResumeSet& done) {
+  std::vector<bool> todo;
+  for (auto& r : row) {
+    todo.push_back(!done.done(r));
+    if (todo.back()) continue;
+    r.resumed = true;
+    r.skipped = true;
+    r.skip_reason = "already recorded (--resume)";
+  }
+  return todo;
+}
+
+// Puts the measured results, in order, in the places still to do.
+void merge(std::vector<PointResult>& row, const std::vector<bool>& todo, std::vector<PointResult> fresh) {
+  auto it = fresh.begin();
+  for (std::size_t i = 0; i < row.size(); ++i)
+    if (todo[i]) row[i] = std::move(*it++);
+}
+
+}  // namespace
+
+std::vector<PointResult> measure_size_resuming(PointEnv& env, const CollectiveBlock& b, const SizePoint& s,
                                                const ResumeSet& done) {
   std::vector<PointResult> row;
-  Block todo = b;
-  todo.algos.clear();
-  for (const AlgoEntry* e : b.algos) {
-    row.push_back(base_result(env, b, *e, s));
-    if (done.done(row.back())) {
-      row.back().resumed = true;
-      row.back().skipped = true;
-      row.back().skip_reason = "already recorded (--resume)";
-    } else {
-      todo.algos.push_back(e);
-    }
-  }
-  if (todo.algos.empty()) return row;
-  std::vector<PointResult> fresh = measure_size(env, todo, s);
-  auto it = fresh.begin();
-  for (auto& r : row)
-    if (!r.resumed) r = std::move(*it++);
+  for (const AlgoEntry* e : b.algos) row.push_back(base_result(env, b, *e, s));
+  const std::vector<bool> todo = mark_done(row, done);
+  CollectiveBlock rest = b;
+  rest.algos.clear();
+  for (std::size_t i = 0; i < b.algos.size(); ++i)
+    if (todo[i]) rest.algos.push_back(b.algos[i]);
+  if (!rest.algos.empty()) merge(row, todo, measure_size(env, rest, s));
+  return row;
+}
+
+std::vector<PointResult> measure_size_resuming(PointEnv& env, const P2pBlock& b, const SizePoint& s,
+                                               const ResumeSet& done) {
+  const std::vector<SelectedPair> pairs = p2p_pairs(env, b);
+  std::vector<PointResult> row;
+  for (const auto& p : pairs) row.push_back(p2p_base_result(env, b, s, p));
+  const std::vector<bool> todo = mark_done(row, done);
+  std::vector<SelectedPair> rest;
+  for (std::size_t i = 0; i < pairs.size(); ++i)
+    if (todo[i]) rest.push_back(pairs[i]);
+  if (!rest.empty()) merge(row, todo, measure_p2p_pairs(env, b, s, rest));
   return row;
 }
 

@@ -1,8 +1,9 @@
 #pragma once
 // --resume: do not measure again what the --json file already holds for this configuration.
 //
-// A point's key is what was measured, not how long: op, algo, backend, device, dtype, redop,
-// root, in_place, bytes, world_size, nodes, ranks_per_node and mode. iters/warmup/timeout are
+// A point's key is what was measured, not how long: the record's kPointIdentity fields
+// (collectives/op_traits.hpp: op, algo, backend, device, dtype, redop, root, in_place, bytes,
+// world_size, nodes, ranks_per_node, mode, and src/dst for p2p). iters/warmup/timeout are
 // not part of it (adaptive runs vary iters), so changing -n alone does not re-measure.
 // A recorded point counts as done when it was measured with wrong == 0, or skipped (a skip
 // is a property of the configuration and would repeat). A point with wrong > 0 is measured
@@ -51,9 +52,12 @@ class ResumeSet {
   std::set<std::string> keys_;
 };
 
-// measure_size for the algorithms of (block, size) not yet done; the done ones come back as
-// placeholders (resumed = true, skipped with a reason) so the table keeps its columns.
-std::vector<PointResult> measure_size_resuming(PointEnv& env, const Block& block, const SizePoint& size,
+// One size of a block with the points not yet done measured by the block's own runner
+// (collective_point.hpp, p2p_point.hpp); the done ones (algorithms, or pingpong pairs) come
+// back as placeholders (resumed = true, skipped with a reason) so the table keeps its columns.
+std::vector<PointResult> measure_size_resuming(PointEnv& env, const CollectiveBlock& block, const SizePoint& size,
+                                               const ResumeSet& done);
+std::vector<PointResult> measure_size_resuming(PointEnv& env, const P2pBlock& block, const SizePoint& size,
                                                const ResumeSet& done);
 
 }  // namespace collbench

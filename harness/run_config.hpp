@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include "collectives/collective.hpp"
@@ -45,15 +46,20 @@ struct Settings {
   }
 };
 
+// Point-to-point between rank pairs (--op pingpong): a kind of measurement of its own, not a
+// collective Op; its "algos" are the methods latency, bw, bibw.
+struct Pingpong {
+  bool operator==(const Pingpong&) const = default;
+};
+// One entry of --op: a collective or pingpong. A case keeps them in the order given.
+using OpChoice = std::variant<Op, Pingpong>;
+
 // One entry of the sweep: ops × algos with their settings. Empty `algos` means "all".
 struct CaseSpec {
-  std::vector<Op> ops;
+  std::vector<OpChoice> ops;
   std::vector<std::string> algos;
   Settings settings;
   std::string origin;  // "command line" or "FILE:LINE:COL" (for error messages)
-  // --op named pingpong (not a collective, so not an Op): its place among `ops`, keeping the
-  // order given (== ops.size(): after all of them). Last, so aggregate initialisers stay valid.
-  std::optional<std::size_t> pingpong_at;
 };
 
 struct RunConfig {

@@ -25,23 +25,27 @@ namespace {
 
 const char* getenv_or_null(const char* name) { return std::getenv(name); }
 
-std::vector<SizePoint> sizes_of(const Block& b, int world_size) {
-  const Settings& s = b.settings;
-  const int chunks = b.p2p ? 1 : size_chunks(b.op, world_size);  // pingpong: one message
-  return size_points(size_steps(s.min_bytes, s.max_bytes, s.step_factor, s.step_bytes), chunks, dtype_size(b.dtype));
+std::vector<SizePoint> size_list(const Settings& s, int chunks, DType dtype) {
+  return size_points(size_steps(s.min_bytes, s.max_bytes, s.step_factor, s.step_bytes), chunks, dtype_size(dtype));
 }
+std::vector<SizePoint> sizes_of(const CollectiveBlock& b, int world_size) {
+  return size_list(b.settings, size_chunks(b.op, world_size), b.dtype);
+}
+std::vector<SizePoint> sizes_of(const P2pBlock& b, int) { return size_list(b.settings, 1, DType::uint8); }  // one message of raw bytes
 
 // Refuses a sweep whose largest point cannot fit in memory, before anything runs.
 void check_memory_upfront(Control& control, const std::vector<Block>& plan, const Topology& topo) {
   std::optional<std::string> problem;
   const std::uint64_t available = available_host_memory();
-  for (const auto& b : plan) {
-    const auto sizes = sizes_of(b, topo.world_size);
-    if (sizes.empty() || b.p2p) continue;  // pingpong holds at most 64 MiB of window per rank
+  for (const auto& block : plan) {
+    const auto* b = std::get_if<CollectiveBlock>(&block);  // pingpong holds at most 64 MiB of window per rank
+    if (!b) continue;
+    const auto sizes = sizes_of(*b, topo.world_size);
+    if (sizes.empty()) continue;
     const SizePoint& big = sizes.back();
-    const auto need = point_memory_need(b.op, big.chunk_count, b.dtype, topo.world_size);
+    const auto need = point_memory_need(b->op, big.chunk_count, b->dtype, topo.world_size).total();
     if (auto why = memory_shortfall(need, topo.ranks_on_my_node, available)) {
-      problem = std::string(op_name(b.op)) + " at " + std::to_string(big.bytes) + " B: " + *why +
+      problem = std::string(op_name(b->op)) + " at " + std::to_string(big.bytes) + " B: " + *why +
                 "; accepted: a smaller --max-bytes, or fewer ranks per node";
       break;
     }
@@ -100,9 +104,11 @@ class Reports {
   void end_block() {
     if (table_) table_->end_block();
   }
-  // `signal`: the sweep was stopped by this signal (exit status 128 + signal).
-  int finish(int signal = 0) {
+  // `signal`: the sweep was stopped by this signal (exit status 128 + signal). `peak_rss`: the
+  // largest peak resident memory of any rank.
+  int finish(std::uint64_t peak_rss, int signal = 0) {
     end_.run_id = run_id_;
+    end_.peak_rss_bytes = peak_rss;
     end_.end_time = utc_now_iso8601();
     end_.exit_status = signal ? 128 + signal : end_.wrong_points > 0 ? 1 : 0;
     if (json_) json_->write(end_json(end_));
@@ -151,16 +157,21 @@ int run_sweep(const RunConfig& cfg, const LaunchEnv& launch) {
   bool stopped = false;  // a rank got SIGTERM/SIGINT: the rest of the sweep is abandoned
   for (const Block& b : plan) {
     reports.begin_block(b);
-    for (const SizePoint& s : sizes_of(b, topo.world_size)) {
-      if ((stopped = control.any(stop.requested()))) break;  // agreed: every rank stops at the same point
-      // pingpong is not resumable (the resume key has no src/dst): its points are re-measured
-      reports.add(b.p2p ? measure_p2p_size(env, b, s) : measure_size_resuming(env, b, s, done));
-      fault.after_point(control, ++points);
-    }
+    std::visit(
+        [&](const auto& block) {
+          for (const SizePoint& s : sizes_of(block, topo.world_size)) {
+            if ((stopped = control.any(stop.requested()))) break;  // agreed: every rank stops at the same point
+            reports.add(measure_size_resuming(env, block, s, done));  // the block kind's own point runner
+            fault.after_point(control, ++points);
+          }
+        },
+        b);
     reports.end_block();
     if (stopped) break;
   }
-  const int status = reports.finish(stopped ? (stop.signal() ? stop.signal() : SIGTERM) : 0);
+  std::vector<double> rss{static_cast<double>(peak_resident_bytes())};
+  control.max_in_place(rss);
+  const int status = reports.finish(static_cast<std::uint64_t>(rss.front()), stopped ? (stop.signal() ? stop.signal() : SIGTERM) : 0);
   control.barrier();  // nobody finalizes while rank 0 still needs the others
   return status;
 }

@@ -60,25 +60,19 @@ std::string op_names() {
   return s + ", " + std::string(kPingpongOp);
 }
 
-OpSelection parse_ops(std::string_view text) {
-  if (text == "all") return {{std::begin(kAllOps), std::end(kAllOps)}, std::nullopt};
-  OpSelection out;
+std::vector<OpChoice> parse_ops(std::string_view text) {
+  if (text == "all") return {std::begin(kAllOps), std::end(kAllOps)};
+  std::vector<OpChoice> out;
   for (const auto& item : split_list(text)) {
-    if (item == kPingpongOp) {
-      if (!out.pingpong_at) out.pingpong_at = out.ops.size();
-      continue;
+    OpChoice choice = Pingpong{};
+    if (item != kPingpongOp) {
+      const auto op = parse_op(item);
+      if (!op) throw UsageError("unknown op '" + item + "'; accepted: " + op_names() + ", all (the collectives)");
+      choice = *op;
     }
-    const auto op = parse_op(item);
-    if (!op) throw UsageError("unknown op '" + item + "'; accepted: " + op_names() + ", all (the collectives)");
-    if (std::find(out.ops.begin(), out.ops.end(), *op) == out.ops.end()) out.ops.push_back(*op);
+    if (std::find(out.begin(), out.end(), choice) == out.end()) out.push_back(choice);
   }
   return out;
-}
-
-void set_case_ops(CaseSpec& c, std::string_view text) {
-  OpSelection sel = parse_ops(text);
-  c.ops = std::move(sel.ops);
-  c.pingpong_at = sel.pingpong_at;
 }
 
 std::vector<std::string> parse_algos(std::string_view text) {

@@ -37,14 +37,8 @@ double parse_number(std::string_view text, double min, double max, const char* a
 bool parse_bool(std::string_view text);  // 0/1/true/false/yes/no/on/off
 std::vector<std::string> split_list(std::string_view text);  // "a, b,c" -> {a,b,c}; empty items refused
 
-// "allreduce,broadcast" or "all" (every collective) -> ops (in the order given, no repeats);
-// "pingpong" among them (point-to-point, not an Op) is remembered by its position.
-struct OpSelection {
-  std::vector<Op> ops;
-  std::optional<std::size_t> pingpong_at;  // as CaseSpec::pingpong_at
-};
-OpSelection parse_ops(std::string_view text);
-void set_case_ops(CaseSpec& c, std::string_view text);  // parse_ops into c.ops / c.pingpong_at
+// "allreduce,pingpong,broadcast" or "all" (every collective) -> ops in the order given, no repeats.
+std::vector<OpChoice> parse_ops(std::string_view text);
 // "ring,tree" -> names; "all" -> empty (resolved per op against the registry later).
 std::vector<std::string> parse_algos(std::string_view text);
 // "2x4" (nodes x ranks per node), checked and returned as given.

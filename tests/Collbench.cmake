@@ -9,9 +9,10 @@ set(COLLBENCH_MPI_TEST_ENV
   "OMPI_ALLOW_RUN_AS_ROOT=1;OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1;OMPI_MCA_rmaps_base_oversubscribe=1;OMPI_MCA_mpi_yield_when_idle=1;OMPI_MCA_btl_vader_single_copy_mechanism=cma")
 
 # collbench_unit_test(NAME src...): a GoogleTest executable registered as one ctest "unit.NAME".
+# Tests link the library only; the harness's own tests add collbench_harness.
 function(collbench_unit_test name)
   add_executable(test_${name} ${ARGN})
-  target_link_libraries(test_${name} PRIVATE collbench_harness GTest::gtest_main)
+  target_link_libraries(test_${name} PRIVATE collbench_collectives GTest::gtest_main)
   add_test(NAME unit.${name} COMMAND test_${name})
   set_tests_properties(unit.${name} PROPERTIES TIMEOUT 600 LABELS unit)
 endfunction()
@@ -20,7 +21,7 @@ endfunction()
 # mpirun -np N for each N, as ctests "mpi.NAME.npN"; every one has a timeout.
 function(collbench_mpi_test name np_list)
   add_executable(test_${name} ${ARGN})
-  target_link_libraries(test_${name} PRIVATE collbench_harness GTest::gtest)
+  target_link_libraries(test_${name} PRIVATE collbench_collectives GTest::gtest)
   foreach(np ${np_list})
     add_test(NAME mpi.${name}.np${np}
              COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} ${np} --oversubscribe $<TARGET_FILE:test_${name}>)

@@ -6,7 +6,7 @@
 
 #include "collectives/registry.hpp"
 #include "collectives/transport/thread/thread_transport.hpp"
-#include "harness/verify.hpp"
+#include "collectives/verify/check.hpp"
 
 namespace collbench {
 namespace {

@@ -3,7 +3,7 @@
 #include <string>
 #include <vector>
 
-#include "harness/verify.hpp"
+#include "collectives/verify/check.hpp"
 
 namespace collbench::testing {
 

@@ -3,7 +3,8 @@
     p2p_e2e.py COLLBENCH MPIEXEC WORKDIR
 
 Under mpirun -np 3 (one node): the three OSU methods, records with src/dst/link and wrong == 0,
---pairs all (3 pairs) with its matrix, explicit pairs, and a bad pair list (exit 2, one line).
+--pairs all (3 pairs) with its matrix, explicit pairs, --resume skipping recorded pairs, and a bad
+pair list (exit 2, one line).
 """
 from __future__ import annotations
 
@@ -84,6 +85,23 @@ def main(collbench: str, mpiexec: str, workdir: str) -> None:
         fail(f"--pairs 2-0,1-2: exit {p.returncode}")
     if [(r["src"], r["dst"]) for r in results_of(out)] != [(2, 0), (1, 2)]:
         fail("chosen pairs not measured as given")
+
+    # --resume skips the pingpong points already recorded: the key holds src and dst, so a
+    # first run of pair 0-1 leaves exactly the other two pairs of --pairs all to measure.
+    out = d / "resume.jsonl"
+    base = np3 + ["--algo", "latency", "-b", "8", "-e", "512", "-f", "64", "-n", "3", "-w", "1", "--json", str(out), "--quiet"]
+    for extra in (["--pairs", "0-1"], ["--pairs", "all", "--resume"], ["--pairs", "all", "--resume"]):
+        p = run(base + extra)
+        if p.returncode != 0:
+            fail(f"{extra}: exit {p.returncode}")
+    first, second, third = cc.check_file(str(out), runs=3).values()
+    key = lambda r: (r["src"], r["dst"], r["bytes"])  # noqa: E731
+    if sorted(map(key, first)) != [(0, 1, 8), (0, 1, 512)]:
+        fail(f"first run: {sorted(map(key, first))}")
+    if sorted(map(key, second)) != [(s, t, b) for s, t in ((0, 2), (1, 2)) for b in (8, 512)]:
+        fail(f"--resume measured {sorted(map(key, second))}, want the pairs 0-2 and 1-2 only")
+    if third:
+        fail(f"a complete file resumed again measured {len(third)} pingpong points")
 
     # Bad input without MPI: one line naming the problem, exit 2, no file.
     for args, expect in ((["--pairs", "1-1"], "names one rank twice"), (["--pairs", "0-x"], "bad pair '0-x'"),

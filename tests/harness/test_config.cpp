@@ -101,7 +101,7 @@ defaults: {iters: 3}
   EXPECT_EQ(f.cases[0].settings.root, 1);
   EXPECT_EQ(f.cases[0].settings.iters, 3) << "defaults apply whatever the key order";
   EXPECT_EQ(f.cases[0].algos, (std::vector<std::string>{"naive"}));
-  EXPECT_EQ(f.cases[1].ops, (std::vector<Op>{Op::allgather, Op::alltoall}));
+  EXPECT_EQ(f.cases[1].ops, (std::vector<OpChoice>{Op::allgather, Op::alltoall}));
   EXPECT_TRUE(f.cases[1].algos.empty()) << "algo defaults to all";
   EXPECT_EQ(f.cases[1].origin, "s.yaml:3:5");
 }
@@ -172,7 +172,7 @@ TEST(CommandLine, ExplicitFlagsOverrideTheFile) {
   EXPECT_EQ(c.cases[1].settings.max_bytes, 1u << 20) << "the file's other defaults stay";
   const RunConfig replaced = parse({"--config", f.path(), "--op", "gather", "--algo", "naive"});
   ASSERT_EQ(replaced.cases.size(), 1u) << "--op replaces the file's cases";
-  EXPECT_EQ(replaced.cases[0].ops, std::vector<Op>{Op::gather});
+  EXPECT_EQ(replaced.cases[0].ops, std::vector<OpChoice>{Op::gather});
   EXPECT_EQ(replaced.cases[0].settings.iters, 7);
   const RunConfig algo_only = parse({"--config", f.path(), "--algo", "library"});
   EXPECT_EQ(algo_only.cases[1].algos, std::vector<std::string>{"library"});
@@ -181,7 +181,7 @@ TEST(CommandLine, ExplicitFlagsOverrideTheFile) {
 TEST(CommandLine, DefaultsAndRunOptions) {
   const RunConfig c = parse({});
   ASSERT_EQ(c.cases.size(), 1u);
-  EXPECT_EQ(c.cases[0].ops, std::vector<Op>{Op::allreduce});
+  EXPECT_EQ(c.cases[0].ops, std::vector<OpChoice>{Op::allreduce});
   EXPECT_TRUE(c.cases[0].algos.empty());
   EXPECT_EQ(c.cases[0].settings.min_bytes, 8u);
   EXPECT_EQ(c.cases[0].settings.max_bytes, 16u << 20);

@@ -45,8 +45,8 @@ struct Fixture : ::testing::Test {
     topo = topology_from(std::vector<int>(static_cast<std::size_t>(control.size()), 0),
                          std::vector<std::string>(static_cast<std::size_t>(control.size()), "h"), control.rank());
   }
-  Block block(bool interleave) {
-    Block b;
+  CollectiveBlock block(bool interleave) {
+    CollectiveBlock b;
     b.op = Op::allreduce;
     b.algos = {&library_allreduce(), &kWrong, &kThrows, &kRefuses};
     b.redop = RedOp::sum;
@@ -55,7 +55,7 @@ struct Fixture : ::testing::Test {
     b.settings.interleave = interleave;
     return b;
   }
-  std::vector<PointResult> measure(const Block& b, std::uint64_t count) {
+  std::vector<PointResult> measure(const CollectiveBlock& b, std::uint64_t count) {
     PointEnv env{transport, control, topo, "mpi", "cpu", true};
     return measure_size(env, b, SizePoint{count * 4, count, count});
   }

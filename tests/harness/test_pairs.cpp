@@ -96,8 +96,7 @@ TEST(PairsSetting, CommandLineAndYamlAgree) {
   const SweepFile f = parse_sweep_yaml("cases:\n  - {op: pingpong, pairs: [0-1, 0-2]}\n", "s.yaml");
   ASSERT_EQ(f.cases.size(), 1u);
   EXPECT_EQ(cli.cases[0].settings.pairs, f.cases[0].settings.pairs);
-  EXPECT_EQ(f.cases[0].pingpong_at, 0u);
-  EXPECT_TRUE(f.cases[0].ops.empty());
+  EXPECT_EQ(f.cases[0].ops, std::vector<OpChoice>{Pingpong{}});
   EXPECT_EQ(config_json(cli)["cases"][0]["settings"]["pairs"], "0-1,0-2");
   EXPECT_EQ(config_json(cli)["cases"][0]["ops"], nlohmann::ordered_json::array({"pingpong"}));
   EXPECT_EQ(parse({}).cases[0].settings.pairs.kind, PairSpec::Kind::automatic);
@@ -111,14 +110,13 @@ TEST(PingpongPlan, OneBlockPerMethodInTheOrderOfOps) {
   const RunConfig cfg = parse({"--op", "allreduce,pingpong,broadcast", "--algo", "all"});
   const auto plan = make_plan(cfg, Registry::get());
   ASSERT_EQ(plan.size(), 5u);
-  EXPECT_FALSE(plan[0].p2p);
-  EXPECT_EQ(plan[0].op, Op::allreduce);
-  EXPECT_EQ(plan[1].p2p, P2pMethod::latency);
-  EXPECT_EQ(plan[2].p2p, P2pMethod::bw);
-  EXPECT_EQ(plan[3].p2p, P2pMethod::bibw);
-  EXPECT_EQ(plan[3].dtype, DType::uint8);
-  EXPECT_EQ(plan[4].op, Op::broadcast);
-  EXPECT_FALSE(plan[4].p2p);
+  ASSERT_TRUE(std::holds_alternative<CollectiveBlock>(plan[0]));
+  EXPECT_EQ(std::get<CollectiveBlock>(plan[0]).op, Op::allreduce);
+  EXPECT_EQ(std::get<P2pBlock>(plan[1]).method, P2pMethod::latency);
+  EXPECT_EQ(std::get<P2pBlock>(plan[2]).method, P2pMethod::bw);
+  EXPECT_EQ(std::get<P2pBlock>(plan[3]).method, P2pMethod::bibw);
+  ASSERT_TRUE(std::holds_alternative<CollectiveBlock>(plan[4]));
+  EXPECT_EQ(std::get<CollectiveBlock>(plan[4]).op, Op::broadcast);
 }
 
 TEST(PingpongPlan, MethodsTimingModesAndWorldChecks) {

@@ -10,18 +10,20 @@
 namespace collbench {
 namespace {
 
-RunConfig one_case(std::vector<Op> ops, std::vector<std::string> algos, Settings s = {}) {
+RunConfig one_case(std::vector<OpChoice> ops, std::vector<std::string> algos, Settings s = {}) {
   RunConfig cfg;
-  cfg.cases.push_back({std::move(ops), std::move(algos), std::move(s), "test", std::nullopt});
+  cfg.cases.push_back({std::move(ops), std::move(algos), std::move(s), "test"});
   return cfg;
 }
+
+const CollectiveBlock& coll(const Block& b) { return std::get<CollectiveBlock>(b); }
 
 TEST(Plan, AllResolvesToEveryAlgorithmOfTheOpWithLibraryLast) {
   const auto plan = make_plan(one_case({Op::allreduce}, {}), Registry::get());
   ASSERT_EQ(plan.size(), 1u);
-  ASSERT_FALSE(plan[0].algos.empty());
-  EXPECT_EQ(plan[0].algos.back()->algo, "library");
-  EXPECT_EQ(plan[0].algos.size(), Registry::get().for_op(Op::allreduce, "mpi").size());
+  ASSERT_FALSE(coll(plan[0]).algos.empty());
+  EXPECT_EQ(coll(plan[0]).algos.back()->algo, "library");
+  EXPECT_EQ(coll(plan[0]).algos.size(), Registry::get().for_op(Op::allreduce, "mpi").size());
 }
 
 TEST(Plan, UnknownAlgoListsTheValidOnes) {
@@ -44,11 +46,11 @@ TEST(Plan, BlocksPerDtypeRedopPlacementAndRootOnlyWhereItMeans) {
   s.root = 1;
   const auto plan = make_plan(one_case({Op::allreduce, Op::broadcast, Op::allgather}, {"library"}, s), Registry::get());
   ASSERT_EQ(plan.size(), 8u + 4u + 4u);
-  EXPECT_TRUE(plan[0].redop.has_value());
-  EXPECT_FALSE(plan[0].root.has_value());
-  EXPECT_FALSE(plan[8].redop.has_value()) << "broadcast does not reduce";
-  EXPECT_EQ(plan[8].root, 1);
-  EXPECT_FALSE(plan[12].root.has_value());
+  EXPECT_TRUE(coll(plan[0]).redop.has_value());
+  EXPECT_FALSE(coll(plan[0]).root.has_value());
+  EXPECT_FALSE(coll(plan[8]).redop.has_value()) << "broadcast does not reduce";
+  EXPECT_EQ(coll(plan[8]).root, 1);
+  EXPECT_FALSE(coll(plan[12]).root.has_value());
   EXPECT_THROW(check_plan_for_world(plan, 1), UsageError);
   EXPECT_NO_THROW(check_plan_for_world(plan, 2));
 }

@@ -47,9 +47,10 @@ std::string render(int width) {
   char* buf = nullptr;
   std::size_t len = 0;
   std::FILE* f = open_memstream(&buf, &len);
-  Block b;
-  b.algos = {&kA, &kB, &kC};
-  b.redop = RedOp::sum;
+  CollectiveBlock cb;
+  cb.algos = {&kA, &kB, &kC};
+  cb.redop = RedOp::sum;
+  const Block b = cb;
   RunRecord run;
   run.run_id = "0123456789abcdef";
   run.topology = topology_from({0, 0, 2, 2}, {"n1", "n1", "n2", "n2"}, 0);

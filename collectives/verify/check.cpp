@@ -1,0 +1,108 @@
+#include "collectives/verify/check.hpp"
+
+#include <algorithm>
+#include <vector>
+
+namespace collbench::verify {
+namespace {
+
+template <class T>
+double to_double(T v) {
+  if constexpr (std::is_same_v<T, float16> || std::is_same_v<T, bfloat16>) return to_float(v);
+  else return static_cast<double>(v);
+}
+
+// Element i of the region this rank holds after the op, from the input patterns alone.
+template <class T>
+T expected(const Case& c, std::size_t i) {
+  const auto in = [&](int rank, std::size_t k) { return from_int<T>(input_value(c, rank, k)); };
+  const auto fold = [&](std::size_t k) {  // reduction over ranks in rank order, in T
+    T acc = in(0, k);
+    for (int r = 1; r < c.world; ++r) acc = apply<T>(c.redop, acc, in(r, k));
+    return acc;
+  };
+  const std::size_t chunk = c.count ? i / c.count : 0, off = c.count ? i % c.count : 0;
+  switch (c.op) {
+    case Op::broadcast: return in(c.root, i);
+    case Op::reduce:
+    case Op::allreduce: return fold(i);
+    case Op::gather:
+    case Op::allgather: return in(static_cast<int>(chunk), off);
+    case Op::scatter: return in(c.root, c.rank * c.count + i);
+    case Op::reduce_scatter: return fold(c.rank * c.count + i);
+    case Op::alltoall: return in(static_cast<int>(chunk), c.rank * c.count + off);
+  }
+  return T{};
+}
+
+// Compares got[0, n), which is elements [first, first + n) of the region, into `out`.
+template <class T>
+void check_range(const Case& c, const T* got, std::size_t first, std::size_t n, Check& out) {
+  for (std::size_t j = 0; j < n; ++j) {
+    const double e = to_double(expected<T>(c, first + j)), g = to_double(got[j]);
+    if (e != g) {
+      if (out.wrong == 0) out = {0, first + j, e, g};
+      ++out.wrong;
+    }
+  }
+}
+
+}  // namespace
+
+Check check(MemorySpace& m, const Case& c, const void* send_buf, const void* recv_buf) {
+  Check out;
+  if (op_traits(c.op).result_on == Ranks::root && c.rank != c.root) return out;
+  const Pointers p = arrange(c, const_cast<void*>(send_buf), const_cast<void*>(recv_buf));
+  visit_dtype(c.dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const std::size_t n = recv_elems(c.op, c.count, c.world);
+    if (m.kind() == MemoryKind::host) return check_range(c, static_cast<const T*>(p.recv), 0, n, out);
+    std::vector<T> chunk(std::min(n, kStagingBytes / sizeof(T)));
+    for (std::size_t first = 0; first < n; first += chunk.size()) {
+      const std::size_t k = std::min(chunk.size(), n - first);
+      m.download(chunk.data(), static_cast<const T*>(p.recv) + first, k * sizeof(T));
+      check_range(c, chunk.data(), first, k, out);
+    }
+  });
+  return out;
+}
+
+Check check(const Case& c, const void* send_buf, const void* recv_buf) {
+  HostMemory host;
+  return check(host, c, send_buf, recv_buf);
+}
+
+Outcome run_in_place(MemorySpace& m, const Case& c, void* send_buf, void* recv_buf, const std::function<void()>& run) {
+  fill(m, c, send_buf, recv_buf);
+  try {
+    run();
+  } catch (const NotSupported& e) {
+    return {true, e.message(), {}};
+  }
+  m.synchronize();
+  return {false, {}, check(m, c, send_buf, recv_buf)};
+}
+
+Outcome run_checked(Transport& t, const AlgoEntry& entry, const Case& c, std::size_t segment_bytes,
+                    const ReduceOp* reduce_override) {
+  CollArgs args;
+  args.count = c.count;
+  args.dtype = c.dtype;
+  args.op = reduce_override ? *reduce_override : make_reduce_op(c.redop, c.dtype);
+  args.root = c.root;
+  args.segment_bytes = segment_bytes;
+  if (entry.supports)
+    if (auto why = entry.supports(c.world, args)) return {true, *why, {}};
+
+  MemorySpace& m = t.memory();
+  const std::size_t es = dtype_size(c.dtype);
+  Buffer send(m, send_elems(c.op, c.count, c.world) * es), recv(m, recv_elems(c.op, c.count, c.world) * es);
+  Workspace ws(m);
+  args.workspace = &ws;
+  const Pointers p = arrange(c, send.data(), recv.data());
+  args.send = p.send;
+  args.recv = p.recv;
+  return run_in_place(m, c, send.data(), recv.data(), [&] { entry.run(t, args); });
+}
+
+}  // namespace collbench::verify

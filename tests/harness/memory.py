@@ -1,0 +1,67 @@
+"""Peak memory end to end (ctest harness.memory). Stdlib only.
+
+    memory.py COLLBENCH MPIEXEC WORKDIR [BYTES]
+
+For every op, `mpirun -np 2 collbench --op OP --algo all -b BYTES -e BYTES -n 1 -w 1 --dtype int8`
+(timed hot-cache and verified) must peak at most 3x the largest buffer per rank above the
+process's baseline: the `end` record's peak_rss_bytes (max over ranks of VmHWM) minus the peak
+of the same command at 8 bytes (the binary, Open MPI and the registry: ~40 MB here), with
+kSlack for allocator and page-granularity noise. The anchors need 3x too (nccl-tests: send,
+recv, expected); collbench has no expected array, so the third buffer's worth is the room for
+an algorithm's scratch or the MPI library's own (harness/memcheck.cpp).
+"""
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+OPS = ("broadcast", "reduce", "allreduce", "gather", "allgather", "scatter", "reduce_scatter", "alltoall")
+SLACK = 16 << 20
+
+
+def fail(msg: str) -> None:
+    print(f"FAIL: {msg}", file=sys.stderr)
+    sys.exit(1)
+
+
+def peak(collbench: str, mpiexec: str, out: Path, op: str, size: int) -> int:
+    cmd = [mpiexec, "-np", "2", "--oversubscribe", collbench, "--op", op, "--algo", "all", "-b", str(size),
+           "-e", str(size), "-n", "1", "-w", "1", "--dtype", "int8", "--json", str(out), "--overwrite", "--quiet"]
+    print("+", " ".join(cmd), flush=True)
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    if p.returncode != 0:
+        print(p.stderr[-3000:], file=sys.stderr)
+        fail(f"{op} at {size} B: exit {p.returncode}")
+    recs = [json.loads(line) for line in out.read_text().splitlines()]
+    results = [r for r in recs if r["type"] == "result"]
+    if not results or any(r["wrong"] or r["skipped"] for r in results):
+        fail(f"{op} at {size} B: every algorithm must run and verify: {results}")
+    return recs[-1]["peak_rss_bytes"]
+
+
+def main(collbench: str, mpiexec: str, workdir: str, size: int = 128 << 20) -> None:
+    d = Path(workdir)
+    shutil.rmtree(d, ignore_errors=True)
+    d.mkdir(parents=True)
+    worst = []
+    for op in OPS:
+        base = peak(collbench, mpiexec, d / f"{op}.jsonl", op, 8)
+        big = peak(collbench, mpiexec, d / f"{op}.jsonl", op, size)
+        largest = size  # every op's largest buffer per rank is the whole nccl-tests size
+        ratio = (big - base) / largest
+        print(f"{op}: peak {big >> 20} MiB, baseline {base >> 20} MiB: {ratio:.2f}x the largest buffer", flush=True)
+        if big - base > 3 * largest + SLACK:
+            worst.append(f"{op} {ratio:.2f}x")
+    if worst:
+        fail(f"peak resident memory above 3x the largest buffer: {', '.join(worst)}")
+    print("memory: OK")
+
+
+if __name__ == "__main__":
+    if len(sys.argv) not in (4, 5):
+        print(__doc__, file=sys.stderr)
+        sys.exit(2)
+    main(*sys.argv[1:4], *(int(a) for a in sys.argv[4:]))
