@@ -8,12 +8,12 @@
 
 #include "collectives/core/error.hpp"
 #include "collectives/registry.hpp"
-#include "harness/cli.hpp"
-#include "harness/listing.hpp"
-#include "harness/plan.hpp"
-#include "harness/runner.hpp"
-#include "harness/signals.hpp"
-#include "harness/topology.hpp"
+#include "harness/plan/cli.hpp"
+#include "harness/report/listing.hpp"
+#include "harness/plan/plan.hpp"
+#include "harness/run/runner.hpp"
+#include "harness/run/signals.hpp"
+#include "harness/run/topology.hpp"
 
 namespace {
 

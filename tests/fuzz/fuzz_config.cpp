@@ -7,8 +7,8 @@
 #include <string>
 
 #include "collectives/core/error.hpp"
-#include "harness/config.hpp"
-#include "harness/settings.hpp"
+#include "harness/plan/config.hpp"
+#include "harness/plan/settings.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string text(reinterpret_cast<const char*>(data), size);

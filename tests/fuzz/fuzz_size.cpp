@@ -6,7 +6,7 @@
 #include <string_view>
 
 #include "collectives/core/error.hpp"
-#include "harness/sizes.hpp"
+#include "harness/plan/sizes.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string_view text(reinterpret_cast<const char*>(data), size);

@@ -7,9 +7,9 @@
 
 #include "collectives/core/error.hpp"
 #include "collectives/gpu/gpu.hpp"
-#include "harness/cli.hpp"
-#include "harness/config.hpp"
-#include "harness/report_json.hpp"
+#include "harness/plan/cli.hpp"
+#include "harness/plan/config.hpp"
+#include "harness/report/report_json.hpp"
 
 namespace collbench {
 namespace {

@@ -4,7 +4,7 @@
 #include <thread>
 
 #include "collectives/transport/thread/thread_transport.hpp"
-#include "harness/fault.hpp"
+#include "harness/run/fault.hpp"
 
 namespace collbench {
 namespace {

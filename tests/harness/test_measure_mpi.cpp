@@ -7,10 +7,10 @@
 #include <cstring>
 
 #include "collectives/transport/mpi/mpi_transport.hpp"
-#include "harness/bandwidth.hpp"
-#include "harness/collective_point.hpp"
-#include "harness/control.hpp"
-#include "harness/measure.hpp"
+#include "harness/measure/bandwidth.hpp"
+#include "harness/measure/collective_point.hpp"
+#include "harness/run/control.hpp"
+#include "harness/measure/measure.hpp"
 
 namespace collbench {
 namespace {

@@ -5,11 +5,11 @@
 #include <functional>
 
 #include "collectives/core/error.hpp"
-#include "harness/cli.hpp"
-#include "harness/config.hpp"
-#include "harness/p2p_point.hpp"
-#include "harness/plan.hpp"
-#include "harness/report_json.hpp"
+#include "harness/plan/cli.hpp"
+#include "harness/plan/config.hpp"
+#include "harness/measure/p2p_point.hpp"
+#include "harness/plan/plan.hpp"
+#include "harness/report/report_json.hpp"
 
 namespace collbench {
 namespace {

@@ -4,8 +4,8 @@
 #include <map>
 
 #include "collectives/core/error.hpp"
-#include "harness/plan.hpp"
-#include "harness/topology.hpp"
+#include "harness/plan/plan.hpp"
+#include "harness/run/topology.hpp"
 
 namespace collbench {
 namespace {

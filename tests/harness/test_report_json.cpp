@@ -8,7 +8,7 @@
 #include <string>
 
 #include "collectives/core/error.hpp"
-#include "harness/report_json.hpp"
+#include "harness/report/report_json.hpp"
 
 namespace collbench {
 namespace {

@@ -5,7 +5,7 @@
 #include <cstdio>
 #include <cstdlib>
 
-#include "harness/report_table.hpp"
+#include "harness/report/report_table.hpp"
 
 namespace collbench {
 namespace {

@@ -1,4 +1,4 @@
-// --resume: point keys, which records count as done, truncated tails (harness/resume.hpp).
+// --resume: point keys, which records count as done, truncated tails (harness/report/resume.hpp).
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -6,8 +6,8 @@
 #include <fstream>
 #include <sstream>
 
-#include "harness/report_json.hpp"
-#include "harness/resume.hpp"
+#include "harness/report/report_json.hpp"
+#include "harness/report/resume.hpp"
 
 namespace collbench {
 namespace {

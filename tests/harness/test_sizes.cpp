@@ -2,7 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "collectives/core/error.hpp"
-#include "harness/sizes.hpp"
+#include "harness/plan/sizes.hpp"
 
 namespace collbench {
 namespace {

@@ -4,9 +4,9 @@
 #include <cmath>
 #include <vector>
 
-#include "harness/bandwidth.hpp"
-#include "harness/measure.hpp"
-#include "harness/stats.hpp"
+#include "harness/measure/bandwidth.hpp"
+#include "harness/measure/measure.hpp"
+#include "harness/measure/stats.hpp"
 
 namespace collbench {
 namespace {

@@ -1,0 +1,222 @@
+#include "harness/measure/collective_point.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <memory>
+
+#include "collectives/verify/check.hpp"
+#include "harness/measure/bandwidth.hpp"
+#include "harness/run/control.hpp"
+#include "harness/measure/measure.hpp"
+#include "harness/run/memcheck.hpp"
+
+namespace collbench {
+namespace {
+
+class CollectiveWorkload final : public Workload {
+ public:
+  CollectiveWorkload(Transport& t, const AlgoEntry& e, const CollArgs& a, CallInfo call, const std::string& label)
+      : Workload(std::move(call), label), t_(t), entry_(e), args_(a) {}
+  void run() override { entry_.run(t_, args_); }
+  const AlgoEntry& entry() const { return entry_; }
+
+ private:
+  Transport& t_;
+  const AlgoEntry& entry_;
+  CollArgs args_;
+};
+
+verify::Case make_case(const CollectiveBlock& b, const SizePoint& s, const Transport& t) {
+  return {b.op, b.dtype, b.redop.value_or(RedOp::sum), s.chunk_count, b.root.value_or(0), t.rank(), t.size(), b.in_place};
+}
+
+CollArgs make_args(const CollectiveBlock& b, const SizePoint& s) {
+  CollArgs a;
+  a.count = s.chunk_count;
+  a.dtype = b.dtype;
+  a.op = make_reduce_op(b.redop.value_or(RedOp::sum), b.dtype);
+  a.root = b.root.value_or(0);
+  a.segment_bytes = b.settings.segment_bytes;
+  return a;
+}
+
+void skip(PointResult& r, const std::string& why) {
+  r.skipped = true;
+  r.skip_reason = why;
+}
+
+void record_timing(PointResult& r, const Timing& t, Op op) {
+  r.time_us = summarize(t.samples_us);
+  r.iters = t.ops;
+  r.algbw_GBps = algbw_GBps(r.bytes, r.time_us->p50);
+  r.busbw_GBps = busbw_GBps(op, r.world_size, *r.algbw_GBps);
+}
+
+// The memory every algorithm of one size shares: send and recv, filled in place with the
+// verification inputs (realistic data, never denormals) and refilled by each checking run,
+// and the algorithms' scratch. A point holds these and nothing of the message's size else.
+struct PointBuffers {
+  PointBuffers(MemorySpace& m, const verify::Case& c)
+      : send(m, send_elems(c.op, c.count, c.world) * dtype_size(c.dtype)),
+        recv(m, recv_elems(c.op, c.count, c.world) * dtype_size(c.dtype)),
+        scratch(m) {
+    verify::fill(m, c, send.data(), recv.data());
+  }
+  Buffer send, recv;
+  Workspace scratch;
+};
+
+// Refills the timed run's buffers, runs the algorithm once more with the same arguments and
+// counts wrong elements over all ranks.
+void verify_point(PointEnv& env, CollectiveWorkload& w, const verify::Case& c, PointBuffers& buf, PointResult& r) {
+  env.transport.scope().set_call(w.call());
+  env.transport.scope().set_phase("verify");
+  nvtx::Range range(w.labels().verify);
+  const verify::Outcome o =
+      verify::run_in_place(env.transport.memory(), c, buf.send.data(), buf.recv.data(), [&] { w.run(); });
+  if (auto why = env.control.agree_error(o.skipped ? std::optional<std::string>(o.skip_reason) : std::nullopt)) {
+    skip(r, *why);
+    r.time_us.reset();
+    r.algbw_GBps.reset();
+    r.busbw_GBps.reset();
+    return;
+  }
+  if (o.check.wrong > 0 && !env.quiet)
+    std::fprintf(stderr, "collbench: rank %d: %s/%s %lluB: %zu wrong elements, first at index %zu: expected %g, got %g\n",
+                 c.rank, r.op.c_str(), r.algo.c_str(), static_cast<unsigned long long>(r.bytes), o.check.wrong,
+                 o.check.first_index, o.check.expected, o.check.got);
+  r.wrong = env.control.sum(o.check.wrong);
+  r.checked = true;
+}
+
+// Warm-up that turns a NotSupported (on every rank alike) into a skip reason.
+std::optional<std::string> warm_up_or_skip(PointEnv& env, Workload& w, int count) {
+  std::optional<std::string> why;
+  try {
+    warm_up(env.transport, w, count);
+  } catch (const NotSupported& e) {
+    why = e.message();
+  }
+  return env.control.agree_error(why);
+}
+
+// One algorithm after the other: per algorithm warm-up, timing, verification.
+void run_sequential(PointEnv& env, const CollectiveBlock& b, const verify::Case& c, PointBuffers& buf, std::vector<CollectiveWorkload*>& ws,
+                    std::vector<PointResult*>& rs) {
+  const TimingSpec spec = timing_spec(b.settings);
+  for (std::size_t i = 0; i < ws.size(); ++i) {
+    buf.scratch.release();  // the previous algorithm's scratch never sits beside this one's
+    nvtx::Range point(ws[i]->labels().point);
+    if (auto why = warm_up_or_skip(env, *ws[i], spec.warmup)) {
+      skip(*rs[i], *why);
+      continue;
+    }
+    Workload* one[] = {ws[i]};
+    try {
+      record_timing(*rs[i], time_workloads(env.transport, env.control, one, spec).front(), b.op);
+    } catch (const WorkloadNotSupported& e) {
+      skip(*rs[i], e.message());
+      continue;
+    }
+    if (b.settings.check) verify_point(env, *ws[i], c, buf, *rs[i]);
+  }
+}
+
+// All algorithms' samples round-robin at this size (A B A B ...), then each one verified.
+void run_interleaved(PointEnv& env, const CollectiveBlock& b, const verify::Case& c, PointBuffers& buf, std::vector<CollectiveWorkload*> ws,
+                     std::vector<PointResult*> rs) {
+  const TimingSpec spec = timing_spec(b.settings);
+  nvtx::Range group(nvtx::Label(std::string(op_name(b.op)) + " " + std::to_string(rs.front()->bytes) + "B interleaved"));
+  for (std::size_t i = 0; i < ws.size();) {
+    if (auto why = warm_up_or_skip(env, *ws[i], spec.warmup)) {
+      skip(*rs[i], *why);
+      ws.erase(ws.begin() + i);
+      rs.erase(rs.begin() + i);
+    } else {
+      ++i;
+    }
+  }
+  std::vector<Timing> timings;
+  while (!ws.empty()) {  // an algorithm refusing mid-way is dropped and the round-robin restarts
+    try {
+      std::vector<Workload*> base(ws.begin(), ws.end());
+      timings = time_workloads(env.transport, env.control, base, spec);
+      break;
+    } catch (const WorkloadNotSupported& e) {
+      skip(*rs[e.index], e.message());
+      ws.erase(ws.begin() + static_cast<long>(e.index));
+      rs.erase(rs.begin() + static_cast<long>(e.index));
+    }
+  }
+  for (std::size_t i = 0; i < ws.size(); ++i) {
+    record_timing(*rs[i], timings[i], b.op);
+    if (b.settings.check) verify_point(env, *ws[i], c, buf, *rs[i]);
+  }
+}
+
+}  // namespace
+
+PointResult base_result(const PointEnv& env, const CollectiveBlock& b, const AlgoEntry& e, const SizePoint& s) {
+  PointResult r;
+  r.op = op_name(b.op);
+  r.algo = e.algo;
+  r.backend = env.backend;
+  r.device = env.device;
+  r.dtype = dtype_name(b.dtype);
+  if (b.redop) r.redop = std::string(redop_name(*b.redop));
+  r.root = b.root;
+  r.in_place = b.in_place;
+  r.bytes = s.bytes;
+  r.count = s.total_count;
+  r.world_size = env.topology.world_size;
+  r.nodes = env.topology.nodes;
+  r.ranks_per_node = env.topology.ranks_per_node;
+  r.warmup = b.settings.warmup;
+  r.mode = b.settings.mode();
+  return r;
+}
+
+std::string point_label(const CollectiveBlock& b, const AlgoEntry& e, std::uint64_t bytes) {
+  return std::string(op_name(b.op)) + "/" + e.algo + " " + std::to_string(bytes) + "B";
+}
+
+std::vector<PointResult> measure_size(PointEnv& env, const CollectiveBlock& b, const SizePoint& s) {
+  Transport& t = env.transport;
+  t.scope().set_timeout(std::chrono::milliseconds(static_cast<long long>(b.settings.timeout_s * 1000)));
+  const verify::Case c = make_case(b, s, t);
+  CollArgs args = make_args(b, s);
+
+  std::vector<PointResult> results;
+  for (const AlgoEntry* e : b.algos) results.push_back(base_result(env, b, *e, s));
+  for (std::size_t i = 0; i < b.algos.size(); ++i)
+    if (b.algos[i]->supports)
+      if (auto why = b.algos[i]->supports(t.size(), args)) skip(results[i], *why);
+
+  const auto shortfall = memory_shortfall(point_memory_need(b.op, s.chunk_count, b.dtype, t.size()).total(),
+                                          env.topology.ranks_on_my_node, available_host_memory());
+  if (auto why = env.control.agree_error(shortfall))
+    for (auto& r : results)
+      if (!r.skipped) skip(r, *why);
+  if (std::all_of(results.begin(), results.end(), [](const PointResult& r) { return r.skipped; })) return results;
+
+  PointBuffers buffers(t.memory(), c);
+  args.workspace = &buffers.scratch;
+  const verify::Pointers p = verify::arrange(c, buffers.send.data(), buffers.recv.data());
+  args.send = p.send;
+  args.recv = p.recv;
+  std::vector<std::unique_ptr<CollectiveWorkload>> owned;
+  std::vector<CollectiveWorkload*> ws;
+  std::vector<PointResult*> rs;
+  for (std::size_t i = 0; i < b.algos.size(); ++i) {
+    if (results[i].skipped) continue;
+    CallInfo ctx{results[i].op, results[i].algo, s.bytes, -1, ""};
+    owned.push_back(std::make_unique<CollectiveWorkload>(t, *b.algos[i], args, ctx, point_label(b, *b.algos[i], s.bytes)));
+    ws.push_back(owned.back().get());
+    rs.push_back(&results[i]);
+  }
+  if (b.settings.interleave && ws.size() > 1) run_interleaved(env, b, c, buffers, ws, rs);
+  else run_sequential(env, b, c, buffers, ws, rs);
+  return results;
+}
+
+}  // namespace collbench

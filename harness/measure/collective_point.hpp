@@ -1,0 +1,36 @@
+#pragma once
+// Measuring one size of a block: every algorithm's skip checks, warm-up, timing (one after
+// the other, or interleaved) and verification, giving one PointResult per algorithm.
+#include <string>
+#include <vector>
+
+#include "harness/plan/plan.hpp"
+#include "harness/report/result.hpp"
+#include "harness/plan/sizes.hpp"
+#include "harness/run/topology.hpp"
+
+namespace collbench {
+
+class Control;
+class Transport;
+
+// What stays the same for every point of a run.
+struct PointEnv {
+  Transport& transport;
+  Control& control;
+  const Topology& topology;
+  std::string backend;
+  std::string device;
+  bool quiet = false;  // no per-rank notes about wrong elements on stderr
+};
+
+// Collective over all ranks; all ranks return the same results.
+std::vector<PointResult> measure_size(PointEnv& env, const CollectiveBlock& block, const SizePoint& size);
+
+// The record of (block, algo, size) before anything is measured: its identity fields only.
+PointResult base_result(const PointEnv& env, const CollectiveBlock& block, const AlgoEntry& algo, const SizePoint& size);
+
+// "allreduce/ring 1048576B": the point's name in NVTX ranges and messages.
+std::string point_label(const CollectiveBlock& block, const AlgoEntry& algo, std::uint64_t bytes);
+
+}  // namespace collbench

@@ -1,0 +1,269 @@
+#include "harness/measure/p2p_point.hpp"
+
+#include <mpi.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <thread>
+
+#include "collectives/transport/mpi/mpi_transport.hpp"
+#include "harness/measure/bandwidth.hpp"
+#include "harness/run/control.hpp"
+#include "harness/measure/measure.hpp"
+
+namespace collbench {
+namespace {
+
+constexpr int kTagPing = 101, kTagPong = 102, kTagData = 103, kTagAck = 104;
+constexpr std::size_t kAckBytes = 4;  // osu_bw's ack
+constexpr std::size_t kWindowRecvBytes = 64ull << 20;
+constexpr std::size_t kWaitChunk = 8;  // the MPI transport waits on <= 8 requests without allocating
+
+// Payload byte i sent by `rank`: (37·rank + 11·i') mod 251 with i' = i mod 1000003, as the
+// collectives' uint8 pattern; 251 never occurs, so it marks bytes that were not written.
+std::uint8_t pattern_byte(int rank, std::size_t i) {
+  return static_cast<std::uint8_t>((37u * static_cast<unsigned>(rank) + 11u * (i % 1000003u)) % 251u);
+}
+constexpr std::uint8_t kSentinel = 251;
+
+// One rank's side of a pair: a send buffer holding its pattern, receive slots, an ack word.
+struct PairBuffers {
+  PairBuffers(MemorySpace& m, int rank, std::uint64_t bytes, std::size_t slots)
+      : mem(&m), bytes(bytes), stride(std::max<std::uint64_t>(bytes, 1)), slots(slots) {
+    send = Buffer(m, stride);
+    recv = Buffer(m, stride * slots);
+    ack = Buffer(m, kAckBytes);
+    std::vector<std::uint8_t> host(stride);
+    for (std::size_t i = 0; i < host.size(); ++i) host[i] = pattern_byte(rank, i);
+    m.upload(send.data(), host.data(), host.size());
+    const std::vector<std::uint8_t> zero(kAckBytes, 0);
+    m.upload(ack.data(), zero.data(), zero.size());
+    clear_recv();
+  }
+  void* slot(std::size_t k) const { return recv.bytes_ptr() + (k % slots) * stride; }
+  void clear_recv() {
+    const std::vector<std::uint8_t> fill(stride * slots, kSentinel);
+    mem->upload(recv.data(), fill.data(), fill.size());
+  }
+  // Bytes of the first `n` slots that differ from `peer`'s pattern.
+  std::uint64_t count_wrong(int peer, std::size_t n) const {
+    std::vector<std::uint8_t> host(stride * slots);
+    mem->download(host.data(), recv.data(), host.size());
+    std::uint64_t wrong = 0;
+    for (std::size_t k = 0; k < std::min(n, slots); ++k)
+      for (std::size_t i = 0; i < bytes; ++i) wrong += host[k * stride + i] != pattern_byte(peer, i);
+    return wrong;
+  }
+
+  MemorySpace* mem;
+  std::uint64_t bytes, stride;
+  std::size_t slots;
+  Buffer send, recv, ack;
+};
+
+// One rank's part of one exchange of the method; run() is exactly what is timed.
+class P2pWorkload final : public Workload {
+ public:
+  P2pWorkload(Transport& t, P2pMethod m, int peer, bool initiator, PairBuffers& b, CallInfo call,
+              const std::string& label)
+      : Workload(std::move(call), label),
+        t_(t),
+        m_(m),
+        peer_(peer),
+        initiator_(initiator),
+        b_(b),
+        reqs_(m == P2pMethod::latency ? 0 : 2 * kP2pWindow) {}
+
+  void run() override {
+    switch (m_) {
+      case P2pMethod::latency:
+        return initiator_ ? ping() : pong();
+      case P2pMethod::bw:
+        return initiator_ ? send_window() : receive_window();
+      case P2pMethod::bibw:
+        return both_windows();
+    }
+  }
+  bool initiator() const { return initiator_; }
+  // Receive slots this rank's run() fills (what verification checks).
+  std::size_t slots_received() const {
+    if (m_ == P2pMethod::latency) return 1;
+    if (m_ == P2pMethod::bw && initiator_) return 0;  // the sender only gets the ack
+    return std::min<std::size_t>(kP2pWindow, b_.slots);
+  }
+
+ private:
+  void ping() {
+    t_.send(b_.send.data(), b_.bytes, peer_, kTagPing);
+    t_.recv(b_.slot(0), b_.bytes, peer_, kTagPong);
+  }
+  void pong() {
+    t_.recv(b_.slot(0), b_.bytes, peer_, kTagPing);
+    t_.send(b_.send.data(), b_.bytes, peer_, kTagPong);
+  }
+  void post_sends(std::size_t first) {
+    for (int k = 0; k < kP2pWindow; ++k) reqs_[first + k] = t_.isend(b_.send.data(), b_.bytes, peer_, kTagData);
+  }
+  void post_recvs(std::size_t first) {
+    for (int k = 0; k < kP2pWindow; ++k) reqs_[first + k] = t_.irecv(b_.slot(k), b_.bytes, peer_, kTagData);
+  }
+  void wait_posted(std::size_t n) {
+    for (std::size_t i = 0; i < n; i += kWaitChunk)
+      t_.wait_all(std::span<Request>(reqs_).subspan(i, std::min(kWaitChunk, n - i)));
+  }
+  void send_window() {
+    post_sends(0);
+    wait_posted(kP2pWindow);
+    t_.recv(b_.ack.data(), kAckBytes, peer_, kTagAck);
+  }
+  void receive_window() {
+    post_recvs(0);
+    wait_posted(kP2pWindow);
+    t_.send(b_.ack.data(), kAckBytes, peer_, kTagAck);
+  }
+  void both_windows() {
+    post_recvs(0);
+    post_sends(kP2pWindow);
+    wait_posted(2 * kP2pWindow);
+  }
+
+  Transport& t_;
+  P2pMethod m_;
+  int peer_;
+  bool initiator_;
+  PairBuffers& b_;
+  std::vector<Request> reqs_;  // sized once: nothing is allocated while timing
+};
+
+// Back-to-back iterations on the pair (SampleStart::back_to_back), `messages` per iteration.
+// Only the initiator's clock counts; the responder returns zeros (the max over ranks then
+// gives the initiator's samples everywhere).
+std::vector<double> time_pair(Transport& t, P2pWorkload& w, int iters, int messages) {
+  std::vector<double> samples(static_cast<std::size_t>(iters), 0.0);
+  CallInfo timed = w.call();
+  timed.phase = "timed";
+  for (int i = 0; i < iters; ++i) {
+    const double us = time_sample(t, w, timed, i, 1, SampleStart::back_to_back);
+    if (w.initiator()) samples[static_cast<std::size_t>(i)] = us / messages;
+  }
+  return samples;
+}
+
+// The barrier in which the ranks outside the pair wait for it. They sleep between polls: on
+// oversubscribed cores (the emulated testbed: 4 ranks on 2 cores) a spinning waiter steals
+// the pair's CPU and multiplies the measured latency (seen: 0.4 us -> 2 us with one waiter).
+void wait_for_pair(Control& control, bool in_pair) {
+  MPI_Request req;
+  COLLBENCH_MPI_CHECK(MPI_Ibarrier(control.comm(), &req), nullptr);
+  int done = 0;
+  while (true) {
+    COLLBENCH_MPI_CHECK(MPI_Test(&req, &done, MPI_STATUS_IGNORE), nullptr);
+    if (done) return;
+    if (!in_pair) std::this_thread::sleep_for(std::chrono::microseconds(50));
+  }
+}
+
+// Runs the method once more on cleared receive slots and counts wrong payload bytes.
+std::uint64_t verify_pair(Transport& t, P2pWorkload& w, PairBuffers& b, int peer) {
+  b.clear_recv();
+  t.scope().set_call(w.call());
+  t.scope().set_phase("verify");
+  nvtx::Range range(w.labels().verify);
+  w.run();
+  t.memory().synchronize();
+  return b.count_wrong(peer, w.slots_received());
+}
+
+std::string p2p_label(P2pMethod m, const RankPair& p, std::uint64_t bytes) {
+  return std::string(kPingpongOp) + "/" + p2p_method_name(m) + " " + std::to_string(p.src) + "-" +
+         std::to_string(p.dst) + " " + std::to_string(bytes) + "B";
+}
+
+// One pair: the others wait in a barrier while it warms up, runs and (with -c 1) verifies.
+PointResult measure_pair(PointEnv& env, const P2pBlock& b, const SizePoint& s, const SelectedPair& p,
+                         PairBuffers* buffers) {
+  Transport& t = env.transport;
+  const P2pMethod m = b.method;
+  PointResult r = p2p_base_result(env, b, s, p);
+  const int me = t.rank();
+  const bool in_pair = me == p.ranks.src || me == p.ranks.dst;
+  const int peer = me == p.ranks.src ? p.ranks.dst : p.ranks.src;
+  std::vector<double> samples(static_cast<std::size_t>(b.settings.iters), 0.0);
+  std::optional<P2pWorkload> w;
+  t.barrier();  // the previous pair is done on every rank before this one starts
+  if (in_pair) {
+    CallInfo ctx{r.op, r.algo, s.bytes, -1, ""};
+    w.emplace(t, m, peer, me == p.ranks.src, *buffers, ctx, p2p_label(m, p.ranks, s.bytes));
+    nvtx::Range point(w->labels().point);
+    warm_up(t, *w, b.settings.warmup);
+    samples = time_pair(t, *w, b.settings.iters, p2p_messages_per_sample(m));
+  }
+  wait_for_pair(env.control, in_pair);  // everyone else waits here while the pair communicates
+  env.control.max_in_place(samples);
+  r.time_us = summarize(samples);
+  r.iters = b.settings.iters;
+  r.algbw_GBps = algbw_GBps(r.bytes, r.time_us->p50);
+  r.busbw_GBps = *r.algbw_GBps * kP2pOpTraits[0].busbw.at(r.world_size);  // one link: 1
+  if (b.settings.check) {
+    const std::uint64_t wrong = in_pair ? verify_pair(t, *w, *buffers, peer) : 0;
+    r.wrong = env.control.sum(wrong);
+    r.checked = true;
+  }
+  return r;
+}
+
+}  // namespace
+
+PointResult p2p_base_result(const PointEnv& env, const P2pBlock& b, const SizePoint& s, const SelectedPair& p) {
+  PointResult r;
+  r.op = std::string(kPingpongOp);
+  r.algo = p2p_method_name(b.method);
+  r.backend = env.backend;
+  r.device = env.device;
+  r.dtype = dtype_name(DType::uint8);  // raw bytes
+  r.bytes = s.bytes;
+  r.count = s.total_count;
+  r.world_size = env.topology.world_size;
+  r.nodes = env.topology.nodes;
+  r.ranks_per_node = env.topology.ranks_per_node;
+  r.warmup = b.settings.warmup;
+  r.mode = TimingMode::per_iter;
+  r.src = p.ranks.src;
+  r.dst = p.ranks.dst;
+  r.link = link_name(p);
+  return r;
+}
+
+std::size_t p2p_recv_slots(P2pMethod m, std::uint64_t bytes) {
+  if (m == P2pMethod::latency) return 1;
+  const std::uint64_t fit = kWindowRecvBytes / std::max<std::uint64_t>(bytes, 1);
+  return static_cast<std::size_t>(std::clamp<std::uint64_t>(fit, 1, kP2pWindow));
+}
+
+std::vector<SelectedPair> p2p_pairs(const PointEnv& env, const P2pBlock& b) {
+  return select_pairs(b.settings.pairs, env.topology.node_of_rank);
+}
+
+std::vector<PointResult> measure_p2p_pairs(PointEnv& env, const P2pBlock& b, const SizePoint& s,
+                                           std::span<const SelectedPair> pairs) {
+  Transport& t = env.transport;
+  t.scope().set_timeout(std::chrono::milliseconds(static_cast<long long>(b.settings.timeout_s * 1000)));
+  const int me = t.rank();
+  const bool in_some_pair = std::any_of(pairs.begin(), pairs.end(),
+                                        [me](const SelectedPair& p) { return p.ranks.src == me || p.ranks.dst == me; });
+  // Buffers on the ranks that take part only (auto selects 3 ranks whatever the world size).
+  std::optional<PairBuffers> buffers;
+  if (in_some_pair) buffers.emplace(t.memory(), me, s.bytes, p2p_recv_slots(b.method, s.bytes));
+  std::vector<PointResult> results;
+  for (const auto& p : pairs) results.push_back(measure_pair(env, b, s, p, buffers ? &*buffers : nullptr));
+  return results;
+}
+
+std::vector<PointResult> measure_p2p_size(PointEnv& env, const P2pBlock& b, const SizePoint& s) {
+  return measure_p2p_pairs(env, b, s, p2p_pairs(env, b));
+}
+
+}  // namespace collbench

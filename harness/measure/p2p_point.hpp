@@ -1,0 +1,31 @@
+#pragma once
+// Measuring one size of a pingpong block (`--op pingpong`): for each selected rank pair, the
+// OSU-style method (harness/measure/p2p_method.hpp) timed on that pair alone while every other rank
+// waits, then the payload verified. One PointResult per pair, with src, dst and link.
+#include <span>
+#include <vector>
+
+#include "harness/measure/collective_point.hpp"
+#include "harness/plan/pairs.hpp"
+
+namespace collbench {
+
+// The rank pairs the block measures (--pairs against the topology), in order.
+std::vector<SelectedPair> p2p_pairs(const PointEnv& env, const P2pBlock& block);
+
+// The record of (block, size, pair) before anything is measured: its identity fields only.
+PointResult p2p_base_result(const PointEnv& env, const P2pBlock& block, const SizePoint& size, const SelectedPair& pair);
+
+// Measures `pairs` one after the other. Collective over all ranks; all ranks return the same
+// results, in pair order.
+std::vector<PointResult> measure_p2p_pairs(PointEnv& env, const P2pBlock& block, const SizePoint& size,
+                                           std::span<const SelectedPair> pairs);
+// Every pair of the block.
+std::vector<PointResult> measure_p2p_size(PointEnv& env, const P2pBlock& block, const SizePoint& size);
+
+// Receive slots of a window at `bytes` per message: one per message (kP2pWindow) while they fit
+// in 64 MiB, else as many as fit (at least 1), reused round-robin. (OSU receives a whole window
+// into one buffer, which MPI does not allow for concurrently pending receives.)
+std::size_t p2p_recv_slots(P2pMethod m, std::uint64_t bytes);
+
+}  // namespace collbench

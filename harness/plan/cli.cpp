@@ -1,0 +1,206 @@
+#include "harness/plan/cli.hpp"
+
+#include <CLI/CLI.hpp>
+
+#include <vector>
+
+#include "collectives/core/error.hpp"
+#include "harness/run/backend.hpp"
+#include "harness/plan/config.hpp"
+#include "harness/plan/settings.hpp"
+
+namespace collbench {
+namespace {
+
+constexpr const char* kDescription =
+    "collbench: measure, verify and compare collective communication algorithms.\n"
+    "Run under a launcher, e.g.  mpirun -np 4 collbench --op allreduce --algo all -b 8 -e 16M";
+
+constexpr const char* kFooter = R"(
+SIZE: bytes with an optional K, M, G or T suffix (powers of 1024; KiB, MB... also accepted), e.g. 8, 64K,
+  16M, 1G, 1.5M. Sizes are nccl-tests' "size": for gather, allgather, scatter, reduce_scatter and alltoall
+  the whole n-chunk array. Each size is rounded down to whole elements per rank; repeats are dropped.
+Timing: per point, warm-up, then iterations of barrier -> start -> op -> stop; each iteration's time is
+  the max over ranks; the table shows its p50, algbw = bytes/time (GB = 1e9 B), busbw = algbw x factor
+  (nccl-tests doc/PERFORMANCE.md). Results are then verified on exactly predictable data.
+Sweep file: --config FILE.yaml with name, layouts, defaults (any option by long name, e.g. max_bytes: 16M)
+  and cases (op, algo, overrides); explicit options override it. Examples: slurm/sweeps/*.yaml.
+Output: a table on stdout (rank 0); --json FILE appends JSON Lines, schema collbench/1 (results/README.md).
+Exit status: 0 ok; 1 some point had wrong results; 2 bad usage; 3 a rank failed (timeout, transport
+  error) and the job was aborted; 143 (130) SIGTERM (SIGINT): stopped at a point boundary, the points
+  finished so far are in the --json file with an end record; re-run with --resume to complete it.
+Test only: COLLBENCH_TEST_FAULT=skip_recv:rank=R:after=N (rank R drops its irecv number N) or
+  kill:rank=R:after_points=N (rank R SIGKILLs itself after N points) plants a failure (harness/README.md).)";
+
+// Raw option values; CLI11 writes into these, then they are applied in table order.
+struct RawOptions {
+  std::string op, algo, backend, device, json, config;
+  bool overwrite = false, resume = false, quiet = false, list = false, print_layouts = false;
+  std::vector<std::string> setting_values;
+  std::vector<CLI::Option*> setting_opts;
+  CLI::Option *op_opt = nullptr, *algo_opt = nullptr, *backend_opt = nullptr, *device_opt = nullptr,
+              *json_opt = nullptr, *config_opt = nullptr, *quiet_opt = nullptr;
+};
+
+void add_selection_options(CLI::App& app, RawOptions& o) {
+  const std::string ops = "OP[,OP...]|all";
+  o.op_opt = app.add_option("--op", o.op, "ops to run: " + op_names() + ", or all (every collective; default allreduce)")
+                 ->type_name(ops)
+                 ->group("Selection");
+  o.algo_opt = app.add_option("--algo", o.algo, "algorithms, comma-separated, or all (default); library = the backend's own; see --list")
+                   ->type_name("ALGO[,ALGO...]|all")
+                   ->group("Selection");
+  o.backend_opt = app.add_option("--backend", o.backend, "communication backend: mpi (default) or nccl (needs --device cuda)")
+                      ->type_name("mpi|nccl")
+                      ->group("Selection");
+  o.device_opt = app.add_option("--device", o.device, "where buffers live: cpu (default) or cuda (one GPU per node-local rank)")
+                     ->type_name("cpu|cuda")
+                     ->group("Selection");
+  app.add_flag("--list", o.list, "list every (op, algo, backend) with its description and requirements, then exit")
+      ->group("Selection");
+}
+
+void add_output_options(CLI::App& app, RawOptions& o) {
+  o.json_opt = app.add_option("--json", o.json, "append one JSON Lines record per point to FILE")
+                   ->type_name("FILE")
+                   ->group("Output");
+  app.add_flag("--overwrite", o.overwrite, "truncate the --json file instead of appending")->group("Output");
+  app.add_flag("--resume", o.resume,
+               "skip points the --json file already holds for this configuration (measured with wrong = 0, or "
+               "skipped); measure the rest and append")
+      ->group("Output");
+  o.quiet_opt = app.add_flag("--quiet", o.quiet, "no table on stdout (errors only)")->group("Output");
+  o.config_opt = app.add_option("--config", o.config, "run the sweep described by a YAML file")
+                     ->type_name("FILE.yaml")
+                     ->group("Sweep file");
+  app.add_flag("--print-layouts", o.print_layouts,
+               "print the --config file's layouts (NODESxRANKS_PER_NODE), one per line, and exit")
+      ->group("Sweep file");
+}
+
+const char* group_of(const SettingOption& s) {
+  const std::string n = s.name;
+  if (n.find("bytes") != std::string::npos || n == "step_factor" || n == "segment") return "Sizes";
+  if (n == "check" || n == "dtype" || n == "redop" || n == "root" || n == "inplace") return "Data";
+  if (n == "pairs") return "Selection";
+  return "Timing";
+}
+
+void add_setting_options(CLI::App& app, RawOptions& o) {
+  const auto opts = setting_options();
+  o.setting_values.resize(opts.size());
+  for (std::size_t i = 0; i < opts.size(); ++i) {
+    const SettingOption& s = opts[i];
+    const std::string names = (s.short_flag[0] ? std::string(s.short_flag) + "," : "") + long_flag(s);
+    CLI::Option* opt;
+    if (s.value_name[0] == '\0') {
+      opt = app.add_flag(names, s.help);  // a switch: its presence (count) is the value
+    } else {
+      opt = app.add_option(names, o.setting_values[i], s.help)->type_name(s.value_name);
+    }
+    opt->group(group_of(s));
+    o.setting_opts.push_back(opt);
+  }
+}
+
+// Explicitly given settings, applied on top of whatever the file said.
+void apply_explicit_settings(const RawOptions& o, Settings& s) {
+  const auto opts = setting_options();
+  for (std::size_t i = 0; i < opts.size(); ++i) {
+    if (o.setting_opts[i]->count() == 0) continue;
+    apply_setting(s, opts[i], opts[i].value_name[0] ? std::string_view(o.setting_values[i]) : std::string_view("1"));
+  }
+}
+
+bool given(const CLI::Option* opt) { return opt->count() > 0; }
+
+void check_step_options(const RawOptions& o) {
+  const auto opts = setting_options();
+  bool f = false, i = false;
+  for (std::size_t k = 0; k < opts.size(); ++k) {
+    if (std::string_view(opts[k].name) == "step_factor") f = given(o.setting_opts[k]);
+    if (std::string_view(opts[k].name) == "step_bytes") i = given(o.setting_opts[k]);
+  }
+  if (f && i) throw UsageError("-f/--step-factor and -i/--step-bytes cannot be combined; accepted: one of them");
+}
+
+RunConfig resolve(const RawOptions& o, std::vector<std::string> argv) {
+  RunConfig cfg;
+  cfg.argv = std::move(argv);
+  check_step_options(o);
+  std::optional<SweepFile> file;
+  if (given(o.config_opt)) {
+    cfg.config_path = o.config;
+    file = load_sweep_file(o.config);
+    cfg.name = file->name;
+    cfg.layouts = file->layouts;
+    if (file->backend) cfg.backend = *file->backend;
+    if (file->device) cfg.device = *file->device;
+    if (file->json) cfg.json_path = file->json;
+    if (file->quiet) cfg.quiet = *file->quiet;
+  } else if (o.print_layouts) {
+    throw UsageError("--print-layouts needs a sweep file; accepted: --config FILE.yaml --print-layouts");
+  }
+  if (given(o.backend_opt)) cfg.backend = o.backend;
+  if (given(o.device_opt)) cfg.device = o.device;
+  if (given(o.json_opt)) cfg.json_path = o.json;
+  if (given(o.quiet_opt)) cfg.quiet = o.quiet;
+  cfg.overwrite = o.overwrite;
+  cfg.resume = o.resume;
+  cfg.list = o.list;
+  cfg.print_layouts = o.print_layouts;
+  check_backend(cfg);
+
+  // Cases: the file's, unless --op replaces them with one case (on the file's defaults).
+  if (file && !given(o.op_opt)) {
+    cfg.cases = file->cases;
+    if (cfg.cases.empty() && !cfg.list && !cfg.print_layouts)
+      throw UsageError("--config " + o.config + ": no cases to run; accepted: a 'cases' list, or --op OP");
+  } else {
+    CaseSpec c;
+    c.settings = file ? file->defaults : Settings{};
+    if (given(o.op_opt)) c.ops = parse_ops(o.op);
+    else c.ops = {Op::allreduce};
+    c.origin = "command line";
+    cfg.cases.push_back(std::move(c));
+  }
+  for (auto& c : cfg.cases) {
+    if (given(o.algo_opt)) c.algos = parse_algos(o.algo);
+    apply_explicit_settings(o, c.settings);
+    try {
+      validate_settings(c.settings);
+    } catch (const UsageError& e) {
+      throw UsageError(c.origin == "command line" ? std::string(e.what()) : c.origin + ": " + e.what());
+    }
+  }
+  if (cfg.json_path && cfg.json_path->empty()) throw UsageError("--json: empty path; accepted: a writable file path");
+  if (cfg.resume && !cfg.json_path) throw UsageError("--resume needs the results file; accepted: --resume --json FILE");
+  if (cfg.resume && cfg.overwrite)
+    throw UsageError("--resume and --overwrite cannot be combined; accepted: one of them");
+  return cfg;
+}
+
+}  // namespace
+
+CommandLine parse_command_line(int argc, const char* const* argv) {
+  CLI::App app{kDescription, "collbench"};
+  app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+  app.get_formatter()->column_width(34);
+  app.footer(kFooter);
+  RawOptions o;
+  add_selection_options(app, o);
+  add_setting_options(app, o);
+  add_output_options(app, o);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp&) {
+    return {{}, app.help()};
+  } catch (const CLI::CallForAllHelp&) {
+    return {{}, app.help()};
+  } catch (const CLI::ParseError& e) {
+    throw UsageError(std::string(e.what()) + "; accepted: the options listed by collbench --help");
+  }
+  return {resolve(o, std::vector<std::string>(argv, argv + argc)), std::nullopt};
+}
+
+}  // namespace collbench

@@ -1,0 +1,19 @@
+#pragma once
+// The command line (CLI11) -> RunConfig, layered: built-in defaults < the --config file's
+// defaults < its case overrides < flags given explicitly. Pure: no MPI, no files but --config.
+#include <optional>
+#include <string>
+
+#include "harness/plan/run_config.hpp"
+
+namespace collbench {
+
+struct CommandLine {
+  RunConfig config;
+  std::optional<std::string> help;  // --help: print this and exit 0
+};
+
+// Throws UsageError ("<what is wrong>; accepted: <values>") for anything invalid.
+CommandLine parse_command_line(int argc, const char* const* argv);
+
+}  // namespace collbench

@@ -1,0 +1,102 @@
+#include "harness/plan/plan.hpp"
+
+#include <algorithm>
+
+#include "collectives/core/error.hpp"
+
+namespace collbench {
+namespace {
+
+std::string names_of(const std::vector<const AlgoEntry*>& es) {
+  std::string s;
+  for (const auto* e : es) s += (s.empty() ? "" : ", ") + e->algo;
+  return s;
+}
+
+std::vector<const AlgoEntry*> resolve_algos(Op op, const std::vector<std::string>& wanted, const std::string& backend,
+                                            const Registry& registry) {
+  const auto available = registry.for_op(op, backend);
+  if (available.empty())
+    throw UsageError("no algorithm is registered for op " + std::string(op_name(op)) + " on backend " + backend +
+                     "; accepted: another op");
+  if (wanted.empty()) return available;  // "all"
+  std::vector<const AlgoEntry*> out;
+  for (const auto& name : wanted) {
+    const AlgoEntry* e = registry.find(op, name, backend);
+    if (!e)
+      throw UsageError("unknown algo '" + name + "' for op " + std::string(op_name(op)) + " (backend " + backend +
+                       "); accepted: " + names_of(available) + ", all");
+    out.push_back(e);
+  }
+  return out;
+}
+
+std::vector<P2pMethod> resolve_p2p_methods(const std::vector<std::string>& wanted) {
+  std::string names;
+  for (const auto& i : kP2pMethods) names += (names.empty() ? "" : ", ") + std::string(i.name);
+  std::vector<P2pMethod> out;
+  for (const auto& i : kP2pMethods)
+    if (wanted.empty()) out.push_back(i.method);  // "all"
+  for (const auto& name : wanted) {
+    const auto m = parse_p2p_method(name);
+    if (!m) throw UsageError("unknown algo '" + name + "' for op pingpong; accepted: " + names + ", all");
+    out.push_back(*m);
+  }
+  return out;
+}
+
+const char* p2p_mode_clash(const Settings& s) {
+  if (s.batch) return "--batch";
+  if (s.interleave) return "--interleave";
+  if (s.adaptive()) return "--min-time/--max-noise";
+  return nullptr;
+}
+
+// One block per method; pingpong times OSU-style back-to-back iterations per pair, so the
+// collective timing modes do not apply to it.
+void add_p2p_blocks(std::vector<Block>& plan, const CaseSpec& c) {
+  const Settings& s = c.settings;
+  if (const char* clash = p2p_mode_clash(s))
+    throw UsageError(std::string(clash) + " does not apply to pingpong (its iterations run back-to-back per pair)" +
+                     "; accepted: pingpong without it, or in a separate case");
+  for (P2pMethod m : resolve_p2p_methods(c.algos)) plan.push_back(P2pBlock{m, s});
+}
+
+}  // namespace
+
+std::vector<Block> make_plan(const RunConfig& cfg, const Registry& registry) {
+  std::vector<Block> plan;
+  for (const auto& c : cfg.cases) {
+    for (const OpChoice& choice : c.ops) {
+      if (std::holds_alternative<Pingpong>(choice)) {
+        add_p2p_blocks(plan, c);
+        continue;
+      }
+      const Op op = std::get<Op>(choice);
+      const auto algos = resolve_algos(op, c.algos, cfg.backend, registry);
+      const std::vector<std::optional<RedOp>> redops =
+          op_reduces(op) ? std::vector<std::optional<RedOp>>(c.settings.redops.begin(), c.settings.redops.end())
+                         : std::vector<std::optional<RedOp>>{std::nullopt};
+      for (DType dt : c.settings.dtypes)
+        for (const auto& rop : redops)
+          for (bool ip : c.settings.placements) {
+            CollectiveBlock b{op, algos, dt, rop, std::nullopt, ip, c.settings};
+            if (op_has_root(op)) b.root = c.settings.root;
+            plan.push_back(std::move(b));
+          }
+    }
+  }
+  return plan;
+}
+
+void check_plan_for_world(const std::vector<Block>& plan, int world_size) {
+  for (const auto& b : plan)
+    if (const auto* p = std::get_if<P2pBlock>(&b))
+      select_pairs(p->settings.pairs, std::vector<int>(static_cast<std::size_t>(world_size), 0));
+  for (const auto& block : plan)
+    if (const auto* b = std::get_if<CollectiveBlock>(&block); b && b->root && *b->root >= world_size)
+      throw UsageError("--root " + std::to_string(*b->root) + " is out of range for " + std::string(op_name(b->op)) +
+                       " on " + std::to_string(world_size) + " ranks; accepted: 0.." + std::to_string(world_size - 1));
+}
+
+}  // namespace collbench

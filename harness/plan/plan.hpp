@@ -1,0 +1,49 @@
+#pragma once
+// The sweep as a list of blocks, resolved from the RunConfig against the registry before
+// anything is measured (so a misspelt algo fails in a second, not an hour into a sweep).
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "collectives/registry.hpp"
+#include "harness/measure/p2p_method.hpp"
+#include "harness/plan/run_config.hpp"
+
+namespace collbench {
+
+// One table of collectives: an op at one dtype/redop/root/placement, with the algorithms
+// compared in it. Measured by collective_point.cpp.
+struct CollectiveBlock {
+  Op op = Op::allreduce;
+  std::vector<const AlgoEntry*> algos;
+  DType dtype = DType::float32;
+  std::optional<RedOp> redop;  // reducing ops only
+  std::optional<int> root;     // rooted ops only
+  bool in_place = false;
+  Settings settings;
+};
+
+// One point-to-point method (`--op pingpong`, the method chosen by --algo) over the selected
+// rank pairs, on raw bytes. Measured by p2p_point.cpp.
+struct P2pBlock {
+  P2pMethod method = P2pMethod::latency;
+  Settings settings;
+};
+
+// The sweep is a sequence of blocks of either kind, each with its own point runner.
+using Block = std::variant<CollectiveBlock, P2pBlock>;
+
+inline const Settings& settings_of(const Block& b) {
+  return std::visit([](const auto& k) -> const Settings& { return k.settings; }, b);
+}
+
+// Throws UsageError for an algo that does not exist for an op on the backend (listing the
+// valid ones), or an op with no algorithm at all.
+std::vector<Block> make_plan(const RunConfig& cfg, const Registry& registry);
+
+// Throws UsageError when a block's root is outside [0, world_size), or a pingpong block's
+// pairs do not fit the world.
+void check_plan_for_world(const std::vector<Block>& plan, int world_size);
+
+}  // namespace collbench

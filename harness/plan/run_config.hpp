@@ -1,0 +1,85 @@
+#pragma once
+// What one `collbench` invocation was asked to do, fully resolved from the command line and
+// an optional YAML sweep file. Plain data: no parsing, no MPI; passed down explicitly.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "collectives/collective.hpp"
+#include "harness/plan/pairs.hpp"
+
+namespace collbench {
+
+// How a point's iterations are timed (JSON "mode").
+enum class TimingMode { per_iter, batch, interleaved };
+
+// Sweep parameters that a YAML case may override. Every field has a command-line flag and
+// a YAML key of the same long name (see settings.cpp); defaults are the documented ones.
+struct Settings {
+  std::uint64_t min_bytes = 8;
+  std::uint64_t max_bytes = 16ull << 20;
+  std::uint64_t step_factor = 2;  // geometric steps (nccl-tests -f) ...
+  std::uint64_t step_bytes = 0;   // ... unless > 0: linear steps (nccl-tests -i)
+  int iters = 20;
+  int warmup = 5;
+  bool check = true;
+  std::vector<DType> dtypes{DType::float32};
+  std::vector<RedOp> redops{RedOp::sum};
+  int root = 0;
+  std::vector<bool> placements{false};  // in_place values to run: {false}, {true} or both
+  bool batch = false;
+  bool interleave = false;
+  double timeout_s = 60;
+  // Adaptive stopping: active when min_time_s > 0 or max_noise > 0; `iters` is then the
+  // first round and max_iters the cap.
+  double min_time_s = 0;
+  double max_noise = 0;
+  int max_iters = 1000;
+  std::uint64_t segment_bytes = 0;  // CollArgs::segment_bytes; 0 = algorithm default
+  PairSpec pairs;                   // pingpong: which rank pairs (--pairs)
+
+  bool adaptive() const { return min_time_s > 0 || max_noise > 0; }
+  TimingMode mode() const {
+    return batch ? TimingMode::batch : interleave ? TimingMode::interleaved : TimingMode::per_iter;
+  }
+};
+
+// Point-to-point between rank pairs (--op pingpong): a kind of measurement of its own, not a
+// collective Op; its "algos" are the methods latency, bw, bibw.
+struct Pingpong {
+  bool operator==(const Pingpong&) const = default;
+};
+// One entry of --op: a collective or pingpong. A case keeps them in the order given.
+using OpChoice = std::variant<Op, Pingpong>;
+
+// One entry of the sweep: ops × algos with their settings. Empty `algos` means "all".
+struct CaseSpec {
+  std::vector<OpChoice> ops;
+  std::vector<std::string> algos;
+  Settings settings;
+  std::string origin;  // "command line" or "FILE:LINE:COL" (for error messages)
+};
+
+struct RunConfig {
+  std::vector<std::string> argv;
+  std::string backend = "mpi";
+  std::string device = "cpu";
+  std::optional<std::string> json_path;
+  bool overwrite = false;
+  bool resume = false;  // --resume: skip points the --json file already holds (resume.hpp)
+  bool quiet = false;
+  bool list = false;
+  bool print_layouts = false;
+  std::optional<std::string> config_path;
+  std::string name;                  // sweep name from the YAML file
+  std::vector<std::string> layouts;  // "NODESxRANKS_PER_NODE", for slurm/sweep.sh
+  std::vector<CaseSpec> cases;
+};
+
+constexpr const char* timing_mode_name(TimingMode m) {
+  return m == TimingMode::per_iter ? "per_iter" : m == TimingMode::batch ? "batch" : "interleaved";
+}
+
+}  // namespace collbench

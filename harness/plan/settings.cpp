@@ -1,0 +1,239 @@
+#include "harness/plan/settings.hpp"
+
+#include <algorithm>
+#include <cerrno>
+#include <charconv>
+#include <cmath>
+#include <cstdlib>
+
+#include "collectives/core/error.hpp"
+#include "harness/measure/p2p_method.hpp"
+#include "harness/plan/sizes.hpp"
+
+namespace collbench {
+
+// ---------------------------------------------------------------- strict value parsers
+
+long long parse_int(std::string_view text, long long min, long long max, const char* accepted) {
+  long long v = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (text.empty() || ec != std::errc{} || end != text.data() + text.size() || v < min || v > max)
+    throw UsageError("bad value '" + std::string(text) + "'; accepted: " + accepted);
+  return v;
+}
+
+double parse_number(std::string_view text, double min, double max, const char* accepted) {
+  const std::string s(text);
+  char* end = nullptr;
+  errno = 0;
+  const double v = s.empty() ? NAN : std::strtod(s.c_str(), &end);
+  if (s.empty() || errno != 0 || end != s.c_str() + s.size() || !std::isfinite(v) || v < min || v > max)
+    throw UsageError("bad value '" + s + "'; accepted: " + accepted);
+  return v;
+}
+
+bool parse_bool(std::string_view t) {
+  if (t == "1" || t == "true" || t == "yes" || t == "on") return true;
+  if (t == "0" || t == "false" || t == "no" || t == "off") return false;
+  throw UsageError("bad value '" + std::string(t) + "'; accepted: 0, 1 (or true, false)");
+}
+
+std::vector<std::string> split_list(std::string_view text) {
+  std::vector<std::string> out;
+  std::size_t start = 0;
+  while (true) {
+    const std::size_t comma = text.find(',', start);
+    std::string_view item = text.substr(start, comma == std::string_view::npos ? std::string_view::npos : comma - start);
+    while (!item.empty() && item.front() == ' ') item.remove_prefix(1);
+    while (!item.empty() && item.back() == ' ') item.remove_suffix(1);
+    if (item.empty()) throw UsageError("empty item in list '" + std::string(text) + "'; accepted: comma-separated names");
+    out.emplace_back(item);
+    if (comma == std::string_view::npos) break;
+    start = comma + 1;
+  }
+  return out;
+}
+
+std::string op_names() {
+  std::string s;
+  for (Op op : kAllOps) s += std::string(s.empty() ? "" : ", ") + std::string(op_name(op));
+  return s + ", " + std::string(kPingpongOp);
+}
+
+std::vector<OpChoice> parse_ops(std::string_view text) {
+  if (text == "all") return {std::begin(kAllOps), std::end(kAllOps)};
+  std::vector<OpChoice> out;
+  for (const auto& item : split_list(text)) {
+    OpChoice choice = Pingpong{};
+    if (item != kPingpongOp) {
+      const auto op = parse_op(item);
+      if (!op) throw UsageError("unknown op '" + item + "'; accepted: " + op_names() + ", all (the collectives)");
+      choice = *op;
+    }
+    if (std::find(out.begin(), out.end(), choice) == out.end()) out.push_back(choice);
+  }
+  return out;
+}
+
+std::vector<std::string> parse_algos(std::string_view text) {
+  std::vector<std::string> out;
+  for (auto& item : split_list(text)) {
+    if (item == "all") return {};
+    if (std::find(out.begin(), out.end(), item) == out.end()) out.push_back(std::move(item));
+  }
+  return out;
+}
+
+std::string parse_layout(std::string_view text) {
+  const std::size_t x = text.find('x');
+  constexpr const char* kAccepted = "NODESxRANKS_PER_NODE with both >= 1, e.g. 2x4";
+  try {
+    if (x == std::string_view::npos) throw UsageError("no 'x'");
+    parse_int(text.substr(0, x), 1, 1 << 20, kAccepted);
+    parse_int(text.substr(x + 1), 1, 1 << 20, kAccepted);
+  } catch (const UsageError&) {
+    throw UsageError("bad layout '" + std::string(text) + "'; accepted: " + kAccepted);
+  }
+  return std::string(text);
+}
+
+namespace {
+
+constexpr const char* kCountAccepted = "an integer >= 1";
+
+std::vector<DType> parse_dtypes(std::string_view text) {
+  if (text == "all") return {kAllDTypes.begin(), kAllDTypes.end()};
+  std::vector<DType> out;
+  for (const auto& item : split_list(text)) {
+    const auto t = parse_dtype(item);
+    if (!t) throw UsageError("unknown dtype '" + item + "'; accepted: " + dtype_names() + ", all");
+    if (std::find(out.begin(), out.end(), *t) == out.end()) out.push_back(*t);
+  }
+  return out;
+}
+
+std::vector<RedOp> parse_redops(std::string_view text) {
+  if (text == "all") return {std::begin(kAllRedOps), std::end(kAllRedOps)};
+  std::vector<RedOp> out;
+  for (const auto& item : split_list(text)) {
+    const auto r = parse_redop(item);
+    if (!r) throw UsageError("unknown redop '" + item + "'; accepted: " + redop_names() + ", all");
+    if (std::find(out.begin(), out.end(), *r) == out.end()) out.push_back(*r);
+  }
+  return out;
+}
+
+std::vector<bool> parse_placements(std::string_view t) {
+  if (t == "both") return {false, true};
+  try {
+    return {parse_bool(t)};
+  } catch (const UsageError&) {
+    throw UsageError("bad value '" + std::string(t) + "'; accepted: 0 (out of place), 1 (in place), both");
+  }
+}
+
+int parse_count(std::string_view t) { return static_cast<int>(parse_int(t, 1, 1'000'000'000, kCountAccepted)); }
+
+constexpr SettingOption kOptions[] = {
+    {"min_bytes", "-b", "SIZE", "smallest message size (nccl-tests size; default 8)", "a size", false,
+     [](Settings& s, std::string_view v) { s.min_bytes = parse_size(v); }},
+    {"max_bytes", "-e", "SIZE", "largest message size, included (default 16M)", "a size", false,
+     [](Settings& s, std::string_view v) { s.max_bytes = parse_size(v); }},
+    {"step_factor", "-f", "N", "multiply the size by N between points (default 2)", "an integer >= 2", false,
+     [](Settings& s, std::string_view v) {
+       s.step_factor = static_cast<std::uint64_t>(parse_int(v, 2, 1 << 30, "an integer >= 2"));
+       s.step_bytes = 0;
+     }},
+    {"step_bytes", "-i", "SIZE", "add SIZE between points instead (linear steps, like nccl-tests -i)",
+     "a size > 0", false,
+     [](Settings& s, std::string_view v) {
+       s.step_bytes = parse_size(v);
+       if (s.step_bytes == 0) throw UsageError("step must be > 0; accepted: a size > 0, e.g. 1M");
+     }},
+    {"segment", "", "SIZE", "pipelining segment for chunked algorithms (default 0: the algorithm's own)",
+     "a size", false, [](Settings& s, std::string_view v) { s.segment_bytes = parse_size(v); }},
+
+    {"check", "-c", "0|1", "verify every point after timing (default 1)", "0, 1", false,
+     [](Settings& s, std::string_view v) { s.check = parse_bool(v); }},
+    {"dtype", "-d", "LIST", "element types, comma-separated, or all (default float32)", "dtype names or all", true,
+     [](Settings& s, std::string_view v) { s.dtypes = parse_dtypes(v); }},
+    {"redop", "-o", "LIST", "reduction ops for reducing collectives, or all (default sum)", "sum, prod, max, min, all",
+     true, [](Settings& s, std::string_view v) { s.redops = parse_redops(v); }},
+    {"root", "-r", "R", "root rank of rooted collectives (default 0)", "an integer from 0 to world size - 1", false,
+     [](Settings& s, std::string_view v) {
+       s.root = static_cast<int>(parse_int(v, 0, 1 << 30, "an integer from 0 to world size - 1"));
+     }},
+    {"inplace", "", "0|1|both", "out of place (0, default), in place (1) or both", "0, 1, both", false,
+     [](Settings& s, std::string_view v) { s.placements = parse_placements(v); }},
+    {"iters", "-n", "N", "timed iterations per point (default 20; the first round when adaptive)", kCountAccepted,
+     false, [](Settings& s, std::string_view v) { s.iters = parse_count(v); }},
+    {"warmup", "-w", "N", "untimed warm-up iterations per point (default 5)", "an integer >= 0", false,
+     [](Settings& s, std::string_view v) { s.warmup = static_cast<int>(parse_int(v, 0, 1'000'000'000, "an integer >= 0")); }},
+    {"batch", "", "", "time -n back-to-back ops as one sample and report the mean per op (nccl-tests style)", "0, 1",
+     false, [](Settings& s, std::string_view v) { s.batch = parse_bool(v); }},
+    {"interleave", "", "",
+     "at each size run the algorithms' iterations round-robin (A B A B ...) for fair comparisons", "0, 1", false,
+     [](Settings& s, std::string_view v) { s.interleave = parse_bool(v); }},
+    {"timeout", "-T", "SECONDS", "a wait longer than this aborts the run naming the peer (default 60)",
+     "a number of seconds > 0", false,
+     [](Settings& s, std::string_view v) { s.timeout_s = parse_number(v, 1e-3, 1e7, "a number of seconds > 0"); }},
+    {"min_time", "", "SECONDS", "adaptive: measure each point for at least this long", "a number of seconds >= 0",
+     false,
+     [](Settings& s, std::string_view v) { s.min_time_s = parse_number(v, 0, 1e7, "a number of seconds >= 0"); }},
+    {"max_noise", "", "FRACTION",
+     "adaptive: iterate until the 95% CI half-width of the mean is below FRACTION of it (e.g. 0.01)",
+     "a fraction in [0, 1)", false,
+     [](Settings& s, std::string_view v) {
+       s.max_noise = parse_number(v, 0, 0.999999, "a fraction in [0, 1)");
+     }},
+    {"max_iters", "", "N", "adaptive: at most N timed iterations per point (default 1000)", kCountAccepted, false,
+     [](Settings& s, std::string_view v) { s.max_iters = parse_count(v); }},
+    {"pairs", "", "auto|all|S-D,...",
+     "pingpong: rank pairs to measure; auto (default) = one intra-node and one inter-node pair, all = every i<j",
+     "auto, all, or rank pairs SRC-DST, e.g. 0-1,0-4", true,
+     [](Settings& s, std::string_view v) { s.pairs = parse_pairs(v); }},};
+
+std::string normalised(std::string_view key) {
+  std::string k(key);
+  std::replace(k.begin(), k.end(), '-', '_');
+  return k;
+}
+
+}  // namespace
+
+std::span<const SettingOption> setting_options() { return kOptions; }
+
+const SettingOption* find_setting(std::string_view key) {
+  const std::string k = normalised(key);
+  for (const auto& o : kOptions)
+    if (k == o.name) return &o;
+  return nullptr;
+}
+
+std::string long_flag(const SettingOption& o) {
+  std::string f = std::string("--") + o.name;
+  std::replace(f.begin(), f.end(), '_', '-');
+  return f;
+}
+
+void apply_setting(Settings& s, const SettingOption& o, std::string_view value) {
+  try {
+    o.apply(s, value);
+  } catch (const UsageError& e) {
+    const std::string flag = o.short_flag[0] ? std::string(o.short_flag) + "/" + long_flag(o) : long_flag(o);
+    throw UsageError(flag + ": " + e.what());
+  }
+}
+
+void validate_settings(const Settings& s) {
+  if (s.min_bytes > s.max_bytes)
+    throw UsageError("--min-bytes (" + std::to_string(s.min_bytes) + ") is larger than --max-bytes (" +
+                     std::to_string(s.max_bytes) + "); accepted: min-bytes <= max-bytes");
+  if (s.batch && s.interleave)
+    throw UsageError("--batch and --interleave cannot be combined; accepted: one of them");
+  if (s.adaptive() && s.max_iters < s.iters)
+    throw UsageError("--max-iters (" + std::to_string(s.max_iters) + ") is below --iters (" + std::to_string(s.iters) +
+                     "); accepted: max-iters >= iters");
+}
+
+}  // namespace collbench

@@ -1,0 +1,186 @@
+#include "harness/report/report_json.hpp"
+
+#include <sys/stat.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <ctime>
+#include <random>
+
+#include "collectives/core/error.hpp"
+#include "harness/measure/p2p_method.hpp"
+
+namespace collbench {
+namespace {
+
+using json = nlohmann::ordered_json;
+
+template <class T>
+json opt(const std::optional<T>& v) {
+  return v ? json(*v) : json(nullptr);
+}
+
+json stats_json(const Stats& s) {
+  return {{"min", s.min}, {"p5", s.p5},   {"p50", s.p50}, {"mean", s.mean},
+          {"p95", s.p95}, {"p99", s.p99}, {"max", s.max}, {"stdev", s.stdev}};
+}
+
+json settings_json(const Settings& s) {
+  json dtypes = json::array(), redops = json::array();
+  for (DType t : s.dtypes) dtypes.push_back(dtype_name(t));
+  for (RedOp r : s.redops) redops.push_back(redop_name(r));
+  const char* inplace = s.placements.size() > 1 ? "both" : s.placements.front() ? "1" : "0";
+  return {{"min_bytes", s.min_bytes},   {"max_bytes", s.max_bytes}, {"step_factor", s.step_factor},
+          {"step_bytes", s.step_bytes}, {"iters", s.iters},         {"warmup", s.warmup},
+          {"check", s.check},           {"dtype", dtypes},          {"redop", redops},
+          {"root", s.root},             {"inplace", inplace},       {"batch", s.batch},
+          {"interleave", s.interleave}, {"timeout", s.timeout_s},   {"min_time", s.min_time_s},
+          {"max_noise", s.max_noise},   {"max_iters", s.max_iters}, {"segment", s.segment_bytes},
+          {"mode", timing_mode_name(s.mode())},  {"pairs", pairs_text(s.pairs)}};
+}
+
+}  // namespace
+
+json config_json(const RunConfig& cfg) {
+  json cases = json::array();
+  for (const auto& c : cfg.cases) {
+    json ops = json::array();
+    for (const OpChoice& choice : c.ops)
+      ops.push_back(std::holds_alternative<Op>(choice) ? op_name(std::get<Op>(choice)) : kPingpongOp);
+    cases.push_back({{"ops", ops},
+                     {"algos", c.algos.empty() ? json("all") : json(c.algos)},
+                     {"settings", settings_json(c.settings)},
+                     {"origin", c.origin}});
+  }
+  return {{"name", cfg.name},       {"config_file", opt(cfg.config_path)}, {"backend", cfg.backend},
+          {"device", cfg.device},   {"json", opt(cfg.json_path)},          {"overwrite", cfg.overwrite},
+          {"layouts", cfg.layouts}, {"cases", cases}};
+}
+
+json run_json(const RunRecord& r) {
+  json slurm = nullptr;
+  if (r.slurm) slurm = json(*r.slurm);
+  return {{"type", "run"},
+          {"schema", kSchema},
+          {"run_id", r.run_id},
+          {"argv", r.argv},
+          {"start_time", r.start_time},
+          {"hosts", r.topology.hosts},
+          {"host_of_rank", r.topology.host_of_rank},
+          {"node_of_rank", r.topology.node_of_rank},
+          {"world_size", r.topology.world_size},
+          {"nodes", r.topology.nodes},
+          {"ranks_per_node", r.topology.ranks_per_node},
+          {"uneven_layout", r.topology.uneven},
+          {"backend", r.backend},
+          {"device", r.device},
+          {"versions",
+           {{"collbench", r.versions.collbench},
+            {"mpi", r.versions.mpi},
+            {"nccl", opt(r.versions.nccl)},
+            {"cuda", opt(r.versions.cuda)},
+            {"cuda_driver", opt(r.versions.cuda_driver)},
+            {"gpu", opt(r.versions.gpu)},
+            {"device_transfer", opt(r.versions.device_transfer)}}},
+          {"git_commit", r.versions.git_commit},
+          {"slurm", slurm},
+          {"config", r.config ? config_json(*r.config) : json(nullptr)}};
+}
+
+json result_json(const PointResult& r, const std::string& run_id) {
+  json j = {{"type", "result"},
+          {"schema", kSchema},
+          {"run_id", run_id},
+          {"op", r.op},
+          {"algo", r.algo},
+          {"backend", r.backend},
+          {"device", r.device},
+          {"dtype", r.dtype},
+          {"redop", opt(r.redop)},
+          {"root", opt(r.root)},
+          {"in_place", r.in_place},
+          {"bytes", r.bytes},
+          {"count", r.count},
+          {"world_size", r.world_size},
+          {"nodes", r.nodes},
+          {"ranks_per_node", r.ranks_per_node},
+          {"iters", r.iters},
+          {"samples", r.time_us ? r.time_us->samples : 0},
+          {"warmup", r.warmup},
+          {"mode", timing_mode_name(r.mode)},
+          {"time_us", r.time_us ? stats_json(*r.time_us) : json(nullptr)},
+          {"algbw_GBps", opt(r.algbw_GBps)},
+          {"busbw_GBps", opt(r.busbw_GBps)},
+          {"wrong", r.wrong},
+          {"checked", r.checked},
+          {"skipped", r.skipped},
+          {"skip_reason", opt(r.skip_reason)}};
+  if (r.link) {  // point-to-point records only
+    j["src"] = opt(r.src);
+    j["dst"] = opt(r.dst);
+    j["link"] = *r.link;
+  }
+  return j;
+}
+
+json end_json(const EndRecord& e) {
+  return {{"type", "end"},
+          {"schema", kSchema},
+          {"run_id", e.run_id},
+          {"end_time", e.end_time},
+          {"exit_status", e.exit_status},
+          {"points", e.points},
+          {"wrong_points", e.wrong_points},
+          {"skipped_points", e.skipped_points},
+          {"peak_rss_bytes", e.peak_rss_bytes}};
+}
+
+std::string utc_now_iso8601() {
+  const std::time_t now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
+  std::tm tm{};
+  gmtime_r(&now, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+std::string random_run_id() {
+  std::random_device rd;
+  const std::uint64_t v = (static_cast<std::uint64_t>(rd()) << 32) ^ rd();
+  char buf[17];
+  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(v));
+  return buf;
+}
+
+JsonlWriter::JsonlWriter(const std::string& path, bool overwrite) : path_(path) {
+  struct stat st {};
+  const bool existed = ::stat(path.c_str(), &st) == 0;
+  if (existed && S_ISDIR(st.st_mode))
+    throw UsageError("--json " + path + ": is a directory; accepted: a writable file path");
+  f_ = std::fopen(path.c_str(), overwrite ? "w" : "a");
+  if (!f_)
+    throw UsageError("--json " + path + ": cannot open for writing (" + std::strerror(errno) +
+                     "); accepted: a writable file path");
+  created_ = !existed;
+}
+
+JsonlWriter::~JsonlWriter() {
+  if (f_) std::fclose(f_);
+}
+
+void JsonlWriter::write(const nlohmann::ordered_json& record) {
+  const std::string line = record.dump() + "\n";
+  std::fwrite(line.data(), 1, line.size(), f_);
+  std::fflush(f_);
+  written_ = true;
+}
+
+void JsonlWriter::discard_if_unused() {
+  if (!created_ || written_) return;
+  std::fclose(f_);
+  f_ = nullptr;
+  std::remove(path_.c_str());
+}
+
+}  // namespace collbench

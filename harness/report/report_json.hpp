@@ -1,0 +1,72 @@
+#pragma once
+// JSON Lines results (schema "collbench/1", documented in results/README.md): records are
+// structs serialised once with nlohmann/json. Rank 0 writes; every line is flushed when its
+// point finishes, so a killed run keeps everything measured before it died.
+#include <cstdio>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "harness/report/result.hpp"
+#include "harness/plan/run_config.hpp"
+#include "harness/run/topology.hpp"
+
+namespace collbench {
+
+inline constexpr const char* kSchema = "collbench/1";
+
+struct RunRecord {
+  std::string run_id;
+  std::vector<std::string> argv;
+  std::string start_time;
+  Topology topology;
+  std::string backend, device;
+  Versions versions;
+  std::optional<std::map<std::string, std::string>> slurm;
+  const RunConfig* config = nullptr;
+};
+
+struct EndRecord {
+  std::string run_id;
+  std::string end_time;
+  int exit_status = 0;
+  long points = 0;
+  long wrong_points = 0;
+  long skipped_points = 0;
+  std::uint64_t peak_rss_bytes = 0;  // max over ranks of each process's peak resident memory
+};
+
+nlohmann::ordered_json config_json(const RunConfig& cfg);
+nlohmann::ordered_json run_json(const RunRecord& r);
+nlohmann::ordered_json result_json(const PointResult& r, const std::string& run_id);
+nlohmann::ordered_json end_json(const EndRecord& e);
+
+std::string utc_now_iso8601();   // "2026-11-22T07:40:00Z"
+std::string random_run_id();     // 16 hex digits
+
+// A JSON Lines file opened for append (or truncated with --overwrite). Opening is the
+// writability check, done before anything is measured.
+class JsonlWriter {
+ public:
+  // Throws UsageError naming the path when it cannot be opened for writing.
+  JsonlWriter(const std::string& path, bool overwrite);
+  ~JsonlWriter();
+  JsonlWriter(const JsonlWriter&) = delete;
+  JsonlWriter& operator=(const JsonlWriter&) = delete;
+
+  void write(const nlohmann::ordered_json& record);  // one line, flushed
+  // Removes the file if this writer created it and wrote nothing (a run that failed before
+  // measuring must not leave an empty file behind).
+  void discard_if_unused();
+
+ private:
+  std::string path_;
+  std::FILE* f_ = nullptr;
+  bool created_ = false;
+  bool written_ = false;
+};
+
+}  // namespace collbench

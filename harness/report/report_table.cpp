@@ -1,0 +1,174 @@
+#include "harness/report/report_table.hpp"
+
+#include <algorithm>
+#include <cstdlib>
+#include <map>
+
+namespace collbench {
+namespace {
+
+constexpr int kPrefixWidth = 47;  // size, count, type, redop, root
+constexpr int kAlgoWidth = 35;    // time, algbw, busbw, #wrong
+
+std::string rank_ranges(const std::vector<int>& ranks) {
+  std::string s;
+  for (std::size_t i = 0; i < ranks.size();) {
+    std::size_t j = i;
+    while (j + 1 < ranks.size() && ranks[j + 1] == ranks[j] + 1) ++j;
+    s += (s.empty() ? "" : ",") + std::to_string(ranks[i]) + (j > i ? "-" + std::to_string(ranks[j]) : "");
+    i = j + 1;
+  }
+  return s;
+}
+
+std::string centered(const std::string& text, int width) {
+  const int pad = std::max(0, width - static_cast<int>(text.size()));
+  return std::string(static_cast<std::size_t>(pad - pad / 2), ' ') + text + std::string(static_cast<std::size_t>(pad / 2), ' ');
+}
+
+}  // namespace
+
+int terminal_width() {
+  if (const char* c = std::getenv("COLUMNS")) {
+    const int w = std::atoi(c);
+    if (w >= 40 && w <= 1000) return w;
+  }
+  return 132;
+}
+
+int TableReport::algos_per_table(int width) { return std::max(1, (width - kPrefixWidth) / kAlgoWidth); }
+
+TableReport::TableReport(std::FILE* out, int width) : out_(out), width_(width) {}
+
+void TableReport::header(const RunRecord& run) {
+  const Topology& t = run.topology;
+  host_of_rank_ = t.host_of_rank;
+  std::fprintf(out_, "# collbench %s (git %s)  run %s  %s\n", run.versions.collbench.c_str(),
+               run.versions.git_commit.c_str(), run.run_id.c_str(), run.start_time.c_str());
+  std::fprintf(out_, "# MPI: %s\n", run.versions.mpi.c_str());
+  std::fprintf(out_, "# world %d ranks: %d node%s x %d ranks per node%s   backend %s   device %s\n", t.world_size,
+               t.nodes, t.nodes == 1 ? "" : "s", t.ranks_per_node, t.uneven ? " (max; uneven)" : "",
+               run.backend.c_str(), run.device.c_str());
+  for (int n = 0; n < t.nodes; ++n) {
+    std::vector<int> ranks;
+    for (int r = 0; r < t.world_size; ++r)
+      if (t.node_of_rank[r] == n) ranks.push_back(r);
+    std::fprintf(out_, "#   node %d  %-20s ranks %s\n", n, t.host_of_rank[ranks.front()].c_str(), rank_ranges(ranks).c_str());
+  }
+  if (run.slurm && run.slurm->count("job_id"))
+    std::fprintf(out_, "# slurm job %s\n", run.slurm->at("job_id").c_str());
+  std::fflush(out_);
+}
+
+void TableReport::begin_block(const Block& block) {
+  block_ = nullptr;
+  rows_.clear();
+  p2p_.reset();
+  if (const auto* p = std::get_if<P2pBlock>(&block)) {
+    p2p_.emplace(out_, *p, host_of_rank_);
+    return p2p_->begin();
+  }
+  const CollectiveBlock& b = std::get<CollectiveBlock>(block);
+  block_ = &b;
+  const Settings& s = b.settings;
+  std::string how = std::string(timing_mode_name(s.mode())) + ", ";
+  how += s.adaptive() ? "adaptive " + std::to_string(s.iters) + ".." + std::to_string(s.max_iters) + " iters"
+                      : std::to_string(s.iters) + (s.batch ? " ops per batch" : " iters");
+  how += " + " + std::to_string(s.warmup) + " warm-up; time = p50 of the per-iteration max over ranks";
+  std::fprintf(out_, "#\n# %s  %s%s%s  %s\n#   %s\n", std::string(op_name(b.op)).c_str(),
+               std::string(dtype_name(b.dtype)).c_str(), b.redop ? "  " : "",
+               b.redop ? std::string(redop_name(*b.redop)).c_str() : "", b.in_place ? "in-place" : "out-of-place",
+               how.c_str());
+  streaming_ = b.algos.size() <= static_cast<std::size_t>(algos_per_table(width_));
+  if (streaming_) print_column_header(0, b.algos.size());
+  std::fflush(out_);
+}
+
+void TableReport::print_column_header(std::size_t first, std::size_t n) const {
+  std::string names = "#" + std::string(kPrefixWidth - 1, ' ');
+  for (std::size_t i = first; i < first + n; ++i) names += "  " + centered(block_->algos[i]->algo, kAlgoWidth - 2);
+  std::fprintf(out_, "%s\n", names.c_str());
+  std::fprintf(out_, "#%11s %12s %8s %6s %5s", "size", "count", "type", "redop", "root");
+  for (std::size_t i = 0; i < n; ++i) std::fprintf(out_, "  %10s %7s %7s %6s", "time", "algbw", "busbw", "#wrong");
+  std::fprintf(out_, "\n#%11s %12s %8s %6s %5s", "(B)", "(elements)", "", "", "");
+  for (std::size_t i = 0; i < n; ++i) std::fprintf(out_, "  %10s %7s %7s %6s", "(us)", "(GB/s)", "(GB/s)", "");
+  std::fprintf(out_, "\n");
+}
+
+void TableReport::print_row(const std::vector<PointResult>& row, std::size_t first, std::size_t n) const {
+  const PointResult& p = row.front();
+  std::fprintf(out_, "%12llu %12llu %8s %6s %5s", static_cast<unsigned long long>(p.bytes),
+               static_cast<unsigned long long>(p.count), p.dtype.c_str(), p.redop ? p.redop->c_str() : "none",
+               p.root ? std::to_string(*p.root).c_str() : "-");
+  for (std::size_t i = first; i < first + n; ++i) {
+    const PointResult& r = row[i];
+    if (r.skipped) {
+      std::fprintf(out_, "  %10s %7s %7s %6s", "skip", "-", "-", "-");
+      continue;
+    }
+    const double t = r.time_us->p50;
+    std::fprintf(out_, t < 1e6 ? "  %10.2f" : "  %10.0f", t);
+    std::fprintf(out_, " %7.2f %7.2f", *r.algbw_GBps, *r.busbw_GBps);
+    if (r.checked) std::fprintf(out_, " %6llu", static_cast<unsigned long long>(r.wrong));
+    else std::fprintf(out_, " %6s", "N/A");
+  }
+  std::fprintf(out_, "\n");
+}
+
+void TableReport::print_skips(std::size_t first, std::size_t n) const {
+  // (algo, reason) -> sizes, so a reason shared by a whole range is printed once.
+  std::map<std::pair<std::string, std::string>, std::vector<std::uint64_t>> skips;
+  for (const auto& row : rows_)
+    for (std::size_t i = first; i < first + n; ++i)
+      if (row[i].skipped) skips[{row[i].algo, row[i].skip_reason.value_or("")}].push_back(row[i].bytes);
+  for (const auto& [key, sizes] : skips)
+    std::fprintf(out_, "#  skip %s (%zu size%s, %llu..%llu B): %s\n", key.first.c_str(), sizes.size(),
+                 sizes.size() == 1 ? "" : "s", static_cast<unsigned long long>(sizes.front()),
+                 static_cast<unsigned long long>(sizes.back()), key.second.c_str());
+}
+
+void TableReport::add_row(const std::vector<PointResult>& row) {
+  rows_.push_back(row);
+  for (const auto& r : row) {
+    ++points_;
+    if (r.skipped) {
+      ++skipped_points_;
+      continue;
+    }
+    ++measured_;
+    busbw_sum_ += *r.busbw_GBps;
+    wrong_elems_ += r.wrong;
+    if (r.wrong > 0) ++wrong_points_;
+  }
+  if (p2p_) return p2p_->add_row(row);
+  if (streaming_) {
+    print_row(row, 0, row.size());
+    std::fflush(out_);
+  }
+}
+
+void TableReport::end_block() {
+  if (p2p_) return p2p_->end();
+  const std::size_t n = block_->algos.size(), per = static_cast<std::size_t>(algos_per_table(width_));
+  for (std::size_t first = 0; first < n; first += per) {
+    const std::size_t k = std::min(per, n - first);
+    if (!streaming_) {
+      if (first > 0) std::fprintf(out_, "#\n");
+      print_column_header(first, k);
+      for (const auto& row : rows_) print_row(row, first, k);
+    }
+    print_skips(first, k);
+  }
+  std::fflush(out_);
+}
+
+void TableReport::footer() {
+  std::fprintf(out_, "#\n# Out of bounds values : %llu %s\n", static_cast<unsigned long long>(wrong_elems_),
+               wrong_elems_ == 0 ? "OK" : "FAILED");
+  std::fprintf(out_, "# Avg bus bandwidth    : %g\n", measured_ ? busbw_sum_ / static_cast<double>(measured_) : 0.0);
+  std::fprintf(out_, "# Points               : %ld (%ld measured, %ld skipped, %ld with wrong results)\n#\n", points_,
+               measured_, skipped_points_, wrong_points_);
+  std::fflush(out_);
+}
+
+}  // namespace collbench

@@ -1,0 +1,169 @@
+#include "harness/report/resume.hpp"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+
+#include "collectives/op_traits.hpp"
+#include "harness/measure/collective_point.hpp"
+#include "harness/run/control.hpp"
+#include "harness/measure/p2p_point.hpp"
+#include "harness/report/report_json.hpp"
+
+namespace collbench {
+namespace {
+
+using json = nlohmann::json;
+
+// The identity fields, in one order, as one string (the same for records and results).
+std::string join_key(const json& k) { return k.dump(); }
+
+json key_fields(const json& r) {
+  json k = json::array();
+  for (std::string_view f : kPointIdentity) {  // collectives/op_traits.hpp
+    const auto it = r.find(f);
+    k.push_back(it != r.end() ? *it : json());
+  }
+  return k;
+}
+
+bool counts_as_done(const json& r) {
+  if (r.value("skipped", false) == true) return true;
+  const auto wrong = r.find("wrong");
+  return wrong != r.end() && wrong->is_number_integer() && wrong->get<long long>() == 0;
+}
+
+std::string serialise(const std::set<std::string>& keys) {
+  std::string s;
+  for (const auto& k : keys) s += k + '\n';
+  return s;
+}
+
+std::set<std::string> deserialise(const std::string& s) {
+  std::set<std::string> keys;
+  std::istringstream in(s);
+  for (std::string line; std::getline(in, line);)
+    if (!line.empty()) keys.insert(line);
+  return keys;
+}
+
+}  // namespace
+
+std::optional<std::string> record_key(const json& r) {
+  if (!r.is_object() || r.value("type", "") != "result" || r.value("schema", "") != kSchema) return std::nullopt;
+  return join_key(key_fields(r));
+}
+
+std::string point_key(const PointResult& base) {
+  // Through result_json, so the key can never drift from what is written to the file.
+  const auto ordered = result_json(base, "");
+  return join_key(key_fields(json::parse(ordered.dump())));
+}
+
+std::set<std::string> read_done_points(const std::string& path, const std::function<void(const std::string&)>& warn) {
+  std::set<std::string> done;
+  std::ifstream in(path);
+  if (!in) return done;
+  long lineno = 0;
+  for (std::string line; std::getline(in, line);) {
+    ++lineno;
+    if (line.empty()) continue;
+    const json r = json::parse(line, nullptr, /*allow_exceptions=*/false);
+    if (r.is_discarded()) {
+      warn(path + ":" + std::to_string(lineno) + ": not valid JSON (a truncated record?), ignored");
+      continue;
+    }
+    if (auto k = record_key(r); k && counts_as_done(r)) done.insert(*k);
+  }
+  return done;
+}
+
+std::uint64_t drop_truncated_tail(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode) || st.st_size == 0) return 0;
+  std::ifstream in(path, std::ios::binary);
+  const auto size = static_cast<std::uint64_t>(st.st_size);
+  // Read backwards in blocks to the last '\n' (records are short: usually one block).
+  constexpr std::uint64_t kBlock = 1 << 16;
+  std::string buf;
+  std::uint64_t end = size;
+  while (end > 0) {
+    const std::uint64_t start = end > kBlock ? end - kBlock : 0;
+    buf.resize(end - start);
+    in.seekg(static_cast<std::streamoff>(start));
+    if (!in.read(buf.data(), static_cast<std::streamsize>(buf.size()))) return 0;
+    const std::size_t nl = buf.rfind('\n');
+    if (nl != std::string::npos) {
+      end = start + nl + 1;
+      break;
+    }
+    end = start;
+  }
+  if (end == size || ::truncate(path.c_str(), static_cast<off_t>(end)) != 0) return 0;
+  return size - end;
+}
+
+ResumeSet::ResumeSet(Control& control, const std::string& path, bool speaker) {
+  std::string keys;
+  if (control.rank() == 0) {
+    keys = serialise(read_done_points(path, [&](const std::string& w) {
+      if (speaker) std::fprintf(stderr, "collbench: warning: --resume: %s\n", w.c_str());
+    }));
+  }
+  keys_ = deserialise(control.broadcast(keys));
+}
+
+namespace {
+
+// Marks the points of `row` recorded earlier as placeholders; returns which are still to do.
+std::vector<bool> mark_done(std::vector<PointResult>& row, const ResumeSet& done) {
+  std::vector<bool> todo;
+  for (auto& r : row) {
+    todo.push_back(!done.done(r));
+    if (todo.back()) continue;
+    r.resumed = true;
+    r.skipped = true;
+    r.skip_reason = "already recorded (--resume)";
+  }
+  return todo;
+}
+
+// Puts the measured results, in order, in the places still to do.
+void merge(std::vector<PointResult>& row, const std::vector<bool>& todo, std::vector<PointResult> fresh) {
+  auto it = fresh.begin();
+  for (std::size_t i = 0; i < row.size(); ++i)
+    if (todo[i]) row[i] = std::move(*it++);
+}
+
+}  // namespace
+
+std::vector<PointResult> measure_size_resuming(PointEnv& env, const CollectiveBlock& b, const SizePoint& s,
+                                               const ResumeSet& done) {
+  std::vector<PointResult> row;
+  for (const AlgoEntry* e : b.algos) row.push_back(base_result(env, b, *e, s));
+  const std::vector<bool> todo = mark_done(row, done);
+  CollectiveBlock rest = b;
+  rest.algos.clear();
+  for (std::size_t i = 0; i < b.algos.size(); ++i)
+    if (todo[i]) rest.algos.push_back(b.algos[i]);
+  if (!rest.algos.empty()) merge(row, todo, measure_size(env, rest, s));
+  return row;
+}
+
+std::vector<PointResult> measure_size_resuming(PointEnv& env, const P2pBlock& b, const SizePoint& s,
+                                               const ResumeSet& done) {
+  const std::vector<SelectedPair> pairs = p2p_pairs(env, b);
+  std::vector<PointResult> row;
+  for (const auto& p : pairs) row.push_back(p2p_base_result(env, b, s, p));
+  const std::vector<bool> todo = mark_done(row, done);
+  std::vector<SelectedPair> rest;
+  for (std::size_t i = 0; i < pairs.size(); ++i)
+    if (todo[i]) rest.push_back(pairs[i]);
+  if (!rest.empty()) merge(row, todo, measure_p2p_pairs(env, b, s, rest));
+  return row;
+}
+
+}  // namespace collbench

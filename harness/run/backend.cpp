@@ -1,0 +1,123 @@
+#include "harness/run/backend.hpp"
+
+#include <exception>
+#include <memory>
+
+#include "collectives/gpu/gpu.hpp"
+#include "collectives/transport/mpi/mpi_transport.hpp"
+
+namespace collbench {
+namespace {
+
+// MPI point-to-point on a duplicated communicator, so algorithm traffic is isolated from the
+// harness's control messages and from MPI library collectives of other communicators.
+// When destroyed by an exception (a timeout, a dead peer), it deliberately leaves the
+// communicator and its pending requests alone: the job is about to be aborted, and tearing
+// down a failed communication layer can block.
+class MpiBackend final : public Backend {
+ public:
+  explicit MpiBackend(MPI_Comm world) {
+    COLLBENCH_MPI_CHECK(MPI_Comm_dup(world, &comm_), nullptr);
+    transport_ = std::make_unique<MpiTransport>(comm_);
+  }
+  ~MpiBackend() override {
+    if (std::uncaught_exceptions() > 0) {
+      (void)transport_.release();
+      return;
+    }
+    transport_.reset();
+    int finalized = 0;
+    MPI_Finalized(&finalized);
+    if (!finalized) MPI_Comm_free(&comm_);
+  }
+  Transport& transport() override { return *transport_; }
+
+ private:
+  MPI_Comm comm_ = MPI_COMM_NULL;
+  std::unique_ptr<MpiTransport> transport_;
+};
+
+// Device memory (one GPU per node-local rank) with either NCCL point-to-point or MPI moving
+// the device buffers (staged through pinned host memory unless MPI is CUDA-aware).
+class DeviceBackend final : public Backend {
+ public:
+  DeviceBackend(const RunConfig& cfg, MPI_Comm world) {
+    COLLBENCH_MPI_CHECK(MPI_Comm_dup(world, &comm_), nullptr);
+    MPI_Comm local;
+    COLLBENCH_MPI_CHECK(MPI_Comm_split_type(comm_, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &local), nullptr);
+    int local_rank = 0, local_size = 1;
+    MPI_Comm_rank(local, &local_rank);
+    MPI_Comm_size(local, &local_size);
+    MPI_Comm_free(&local);
+    device_ = gpu::select_device(local_rank, local_size);
+    memory_ = gpu::make_cuda_memory(device_);
+    if (cfg.backend == "nccl") {
+      transport_ = gpu::make_nccl_transport(comm_, *memory_);
+    } else {
+      mpi_ = std::make_unique<MpiTransport>(comm_);
+      transport_ = gpu::make_mpi_device_transport(*mpi_, *memory_);
+      transfer_ = gpu::mpi_is_cuda_aware() ? "cuda-aware" : "staged";
+    }
+  }
+  ~DeviceBackend() override {
+    if (std::uncaught_exceptions() > 0) {  // about to abort: see MpiBackend
+      (void)transport_.release();
+      (void)mpi_.release();
+      (void)memory_.release();
+      return;
+    }
+    transport_.reset();  // transports before the memory they use
+    mpi_.reset();
+    memory_.reset();
+    int finalized = 0;
+    MPI_Finalized(&finalized);
+    if (!finalized) MPI_Comm_free(&comm_);
+  }
+  Transport& transport() override { return *transport_; }
+  void describe(Versions& v) const override {
+    const gpu::Versions g = gpu::versions(device_);
+    auto set = [](std::optional<std::string>& dst, const std::string& s) {
+      if (!s.empty()) dst = s;
+    };
+    set(v.gpu, g.device_name);
+    set(v.cuda, g.runtime);
+    set(v.cuda_driver, g.driver);
+    set(v.nccl, g.nccl);
+    if (!transfer_.empty()) v.device_transfer = transfer_;
+  }
+
+ private:
+  MPI_Comm comm_ = MPI_COMM_NULL;
+  int device_ = 0;
+  std::unique_ptr<MemorySpace> memory_;
+  std::unique_ptr<MpiTransport> mpi_;  // under the staging transport (--backend mpi)
+  std::unique_ptr<Transport> transport_;
+  std::string transfer_;
+};
+
+}  // namespace
+
+void check_backend(const RunConfig& cfg) {
+  if (cfg.backend != "mpi" && cfg.backend != "nccl")
+    throw UsageError("unknown --backend '" + cfg.backend + "'; accepted: mpi, nccl");
+  if (cfg.device != "cpu" && cfg.device != "cuda")
+    throw UsageError("unknown --device '" + cfg.device + "'; accepted: cpu, cuda");
+  if (cfg.backend == "nccl" && cfg.device != "cuda")
+    throw UsageError("--backend nccl moves device memory only; accepted: --backend nccl --device cuda");
+  if (cfg.device == "cuda") {
+    if (!gpu::built_with_cuda())
+      throw UsageError("--device cuda: collbench was built without CUDA; accepted: --device cpu");
+    if (cfg.backend == "nccl" && !gpu::built_with_nccl())
+      throw UsageError("--backend nccl: collbench was built without NCCL; accepted: --backend mpi");
+    std::string why;
+    if (gpu::device_count(&why) == 0) throw UsageError("--device cuda: " + why + "; accepted: --device cpu");
+  }
+}
+
+std::unique_ptr<Backend> make_backend(const RunConfig& cfg, MPI_Comm world) {
+  check_backend(cfg);
+  if (cfg.device == "cuda") return std::make_unique<DeviceBackend>(cfg, world);
+  return std::make_unique<MpiBackend>(world);
+}
+
+}  // namespace collbench

@@ -1,0 +1,31 @@
+#pragma once
+// Which (backend, device) pairs this build can run, and the factory for the measured
+// transport. The CUDA/NCCL layer plugs in here: a new backend adds a Backend subclass and a
+// branch in check_backend()/make_backend(); nothing else in the harness changes.
+#include <mpi.h>
+
+#include <memory>
+
+#include "collectives/transport/transport.hpp"
+#include "harness/plan/run_config.hpp"
+#include "harness/run/topology.hpp"
+
+namespace collbench {
+
+// Owns everything the measured transport needs (communicator, streams, memory space).
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  virtual Transport& transport() = 0;
+  // Adds what the run record should say about the device path (versions, transfer mode).
+  virtual void describe(Versions&) const {}
+};
+
+// Throws UsageError for an unknown or unavailable backend/device, e.g. --device cuda on a
+// machine without a GPU (no MPI needed, so it runs before any output exists).
+void check_backend(const RunConfig& cfg);
+
+// The measured transport over its own duplicate of `world`. Collective over `world`.
+std::unique_ptr<Backend> make_backend(const RunConfig& cfg, MPI_Comm world);
+
+}  // namespace collbench

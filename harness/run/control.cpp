@@ -1,0 +1,84 @@
+#include "harness/run/control.hpp"
+
+#include <climits>
+#include <exception>
+
+#include "collectives/transport/mpi/mpi_transport.hpp"
+
+namespace collbench {
+
+Control::Control(MPI_Comm parent) {
+  COLLBENCH_MPI_CHECK(MPI_Comm_dup(parent, &comm_), nullptr);
+  COLLBENCH_MPI_CHECK(MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN), nullptr);
+  MPI_Comm_rank(comm_, &rank_);
+  MPI_Comm_size(comm_, &size_);
+}
+
+Control::~Control() {
+  if (std::uncaught_exceptions() > 0) return;  // failing: the job is about to be aborted
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  if (!finalized && comm_ != MPI_COMM_NULL) MPI_Comm_free(&comm_);
+}
+
+void Control::barrier() { COLLBENCH_MPI_CHECK(MPI_Barrier(comm_), nullptr); }
+
+void Control::max_in_place(std::span<double> v) {
+  if (v.empty()) return;
+  COLLBENCH_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, v.data(), static_cast<int>(v.size()), MPI_DOUBLE, MPI_MAX, comm_),
+                      nullptr);
+}
+
+std::uint64_t Control::sum(std::uint64_t v) {
+  COLLBENCH_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &v, 1, MPI_UINT64_T, MPI_SUM, comm_), nullptr);
+  return v;
+}
+
+bool Control::any(bool v) {
+  int x = v ? 1 : 0;
+  COLLBENCH_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &x, 1, MPI_INT, MPI_LOR, comm_), nullptr);
+  return x != 0;
+}
+
+int Control::broadcast(int v) {
+  COLLBENCH_MPI_CHECK(MPI_Bcast(&v, 1, MPI_INT, 0, comm_), nullptr);
+  return v;
+}
+
+std::string Control::broadcast(const std::string& s) {
+  int n = broadcast(static_cast<int>(s.size()));
+  std::string out = rank_ == 0 ? s : std::string(static_cast<std::size_t>(n), '\0');
+  if (n > 0) COLLBENCH_MPI_CHECK(MPI_Bcast(out.data(), n, MPI_CHAR, 0, comm_), nullptr);
+  return out;
+}
+
+std::vector<std::string> Control::all_gather(const std::string& s) {
+  const int mine = static_cast<int>(s.size());
+  std::vector<int> lens(static_cast<std::size_t>(size_)), displs(static_cast<std::size_t>(size_));
+  COLLBENCH_MPI_CHECK(MPI_Allgather(&mine, 1, MPI_INT, lens.data(), 1, MPI_INT, comm_), nullptr);
+  int total = 0;
+  for (int r = 0; r < size_; ++r) {
+    displs[r] = total;
+    total += lens[r];
+  }
+  std::string all(static_cast<std::size_t>(total), '\0');
+  COLLBENCH_MPI_CHECK(MPI_Allgatherv(s.data(), mine, MPI_CHAR, all.data(), lens.data(), displs.data(), MPI_CHAR, comm_),
+                      nullptr);
+  std::vector<std::string> out;
+  for (int r = 0; r < size_; ++r) out.push_back(all.substr(displs[r], lens[r]));
+  return out;
+}
+
+std::optional<std::string> Control::agree_error(const std::optional<std::string>& mine) {
+  int first = mine ? rank_ : INT_MAX;
+  COLLBENCH_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &first, 1, MPI_INT, MPI_MIN, comm_), nullptr);
+  if (first == INT_MAX) return std::nullopt;
+  std::string msg = mine.value_or("");
+  int n = static_cast<int>(msg.size());
+  COLLBENCH_MPI_CHECK(MPI_Bcast(&n, 1, MPI_INT, first, comm_), nullptr);
+  msg.resize(static_cast<std::size_t>(n));
+  COLLBENCH_MPI_CHECK(MPI_Bcast(msg.data(), n, MPI_CHAR, first, comm_), nullptr);
+  return msg;
+}
+
+}  // namespace collbench

@@ -1,0 +1,130 @@
+#include "harness/run/fault.hpp"
+
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+
+#include "harness/run/control.hpp"
+#include "harness/plan/settings.hpp"
+
+namespace collbench {
+namespace {
+
+constexpr const char* kFaultAccepted = "skip_recv:rank=R:after=N or kill:rank=R:after_points=N (test only)";
+
+[[noreturn]] void bad_fault(std::string_view text, const std::string& why) {
+  throw UsageError(std::string(kFaultEnv) + "='" + std::string(text) + "': " + why + "; accepted: " + kFaultAccepted);
+}
+
+// "key=value" -> value, when the key matches.
+std::optional<std::string_view> value_of(std::string_view field, std::string_view key) {
+  if (field.size() <= key.size() || field.substr(0, key.size()) != key || field[key.size()] != '=')
+    return std::nullopt;
+  return field.substr(key.size() + 1);
+}
+
+std::vector<std::string_view> split_colons(std::string_view text) {
+  std::vector<std::string_view> out;
+  for (std::size_t start = 0;;) {
+    const std::size_t c = text.find(':', start);
+    out.push_back(text.substr(start, c == std::string_view::npos ? std::string_view::npos : c - start));
+    if (c == std::string_view::npos) return out;
+    start = c + 1;
+  }
+}
+
+}  // namespace
+
+FaultSpec parse_fault_spec(std::string_view text) {
+  const auto f = split_colons(text);
+  if (f.size() != 3) bad_fault(text, "expected three ':'-separated fields");
+  FaultSpec s;
+  const char* after_key = nullptr;
+  if (f[0] == "skip_recv") {
+    s.kind = FaultSpec::Kind::skip_recv;
+    after_key = "after";
+  } else if (f[0] == "kill") {
+    s.kind = FaultSpec::Kind::kill;
+    after_key = "after_points";
+  } else {
+    bad_fault(text, "unknown fault '" + std::string(f[0]) + "'");
+  }
+  const auto rank = value_of(f[1], "rank");
+  const auto after = value_of(f[2], after_key);
+  if (!rank || !after) bad_fault(text, "expected rank=R:" + std::string(after_key) + "=N");
+  try {
+    s.rank = static_cast<int>(parse_int(*rank, 0, 1 << 30, "an integer >= 0"));
+    s.after = static_cast<long>(parse_int(*after, 0, 1LL << 40, "an integer >= 0"));
+  } catch (const UsageError&) {
+    bad_fault(text, "rank and counts must be integers >= 0");
+  }
+  return s;
+}
+
+std::optional<FaultSpec> fault_from_env() {
+  const char* v = std::getenv(kFaultEnv);
+  if (!v || !*v) return std::nullopt;
+  return parse_fault_spec(v);
+}
+
+template <class Call>
+void FaultyTransport::blocking(Call&& call) {
+  if (!state_->fired) return call();
+  // After the fault the faulty rank waits longer, so its healthy peers time out first. The
+  // scope is shared with the inner transport, so scale it for this call only.
+  CallScope& s = scope();
+  const std::chrono::milliseconds normal = s.timeout();
+  s.set_timeout(normal * 4);
+  try {
+    call();
+  } catch (...) {
+    s.set_timeout(normal);
+    throw;
+  }
+  s.set_timeout(normal);
+}
+
+Request FaultyTransport::irecv(void* buf, std::size_t bytes, int peer, int tag) {
+  State& st = *state_;
+  const bool drop =
+      st.spec.kind == FaultSpec::Kind::skip_recv && world_rank(rank()) == st.spec.rank && st.recvs++ == st.spec.after;
+  if (!drop) return inner().irecv(buf, bytes, peer, tag);
+  st.fired = true;
+  std::fprintf(stderr, "collbench: test fault: rank %d drops irecv #%ld from peer %d (%s)\n", rank(), st.spec.after,
+               peer, error_context().describe().c_str());
+  return Request{0, peer, tag, bytes, false, false};  // inactive: wait() on it returns at once
+}
+
+void FaultyTransport::wait(Request& r) {
+  blocking([&] { inner().wait(r); });
+}
+
+void FaultyTransport::wait_all(std::span<Request> rs) {
+  blocking([&] { inner().wait_all(rs); });
+}
+
+void FaultyTransport::barrier() {
+  blocking([&] { inner().barrier(); });
+}
+
+std::unique_ptr<Transport> FaultyTransport::wrap(Transport& inner_sub) {
+  return std::unique_ptr<Transport>(new FaultyTransport(inner_sub, state_));
+}
+
+FaultInjector::FaultInjector(std::optional<FaultSpec> spec, Transport& measured)
+    : spec_(spec), measured_(measured) {
+  if (spec_ && spec_->kind == FaultSpec::Kind::skip_recv)
+    decorated_ = std::make_unique<FaultyTransport>(measured_, *spec_);
+}
+
+void FaultInjector::after_point(Control& control, long points_done) {
+  if (!spec_ || spec_->kind != FaultSpec::Kind::kill || points_done != spec_->after) return;
+  control.barrier();  // every rank, so rank 0 has flushed the points before the kill
+  if (control.rank() != spec_->rank) return;
+  std::fprintf(stderr, "collbench: test fault: rank %d kills itself (SIGKILL) after %ld points\n", control.rank(),
+               points_done);
+  std::fflush(stderr);
+  std::raise(SIGKILL);
+}
+
+}  // namespace collbench

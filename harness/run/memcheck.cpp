@@ -1,0 +1,79 @@
+#include "harness/run/memcheck.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <fstream>
+#include <sstream>
+
+#include "harness/plan/sizes.hpp"
+
+namespace collbench {
+namespace {
+
+// Peak memory Open MPI 4.1's own collective allocates beyond the caller's buffers, as a
+// fraction of the message (nccl-tests' size), in eighths. Measured with a C program doing one
+// MPI_<op> of a 256 MiB int8 message under `mpirun -np 2` and `-np 4` (vader + CMA), taking
+// VmHWM after the call minus VmHWM with both buffers already touched, max over ranks and over
+// in-place/out-of-place: Allreduce 0.5× (its ring's two block buffers; in place too),
+// Reduce 1× at np 4 (0 at np 2), Reduce_scatter_block 1× at np 2 and 2× at np 4 (a whole
+// reduced copy plus a temporary), Alltoall 0.5× in place (0 out of place), Bcast, Gather,
+// Allgather and Scatter 0.
+std::uint64_t mpi_internal_bytes(Op op, std::uint64_t message_bytes) {
+  std::uint64_t eighths = 0;
+  switch (op) {
+    case Op::allreduce: eighths = 4; break;
+    case Op::reduce: eighths = 8; break;
+    case Op::reduce_scatter: eighths = 16; break;
+    case Op::alltoall: eighths = 4; break;
+    default: break;
+  }
+  return message_bytes / 8 * eighths;
+}
+
+// What every point holds whatever its size: the staging chunks of filling/checking device
+// memory, and headroom for the workspace's segment-sized scratch of pipelined algorithms.
+constexpr std::uint64_t kFixedExtraBytes = 64ull << 20;
+
+}  // namespace
+
+std::uint64_t available_host_memory() {
+  std::ifstream in("/proc/meminfo");
+  std::string key;
+  std::uint64_t kb = 0;
+  std::string unit;
+  while (in >> key >> kb >> unit)
+    if (key == "MemAvailable:") return kb * 1024;
+  const long pages = sysconf(_SC_AVPHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+  return pages > 0 && page > 0 ? static_cast<std::uint64_t>(pages) * static_cast<std::uint64_t>(page) : 0;
+}
+
+std::uint64_t peak_resident_bytes() {
+  std::ifstream in("/proc/self/status");
+  for (std::string line; std::getline(in, line);)
+    if (line.rfind("VmHWM:", 0) == 0) return std::stoull(line.substr(6)) * 1024;  // "VmHWM:  1234 kB"
+  return 0;
+}
+
+PointMemory point_memory_need(Op op, std::uint64_t chunk_count, DType dtype, int world_size) {
+  const std::uint64_t es = dtype_size(dtype);
+  const std::uint64_t send = es * send_elems(op, chunk_count, world_size);
+  const std::uint64_t recv = es * recv_elems(op, chunk_count, world_size);
+  const std::uint64_t largest = std::max(send, recv);
+  // An algorithm's scratch is allowed up to one largest buffer (the 3x of nccl-tests' send,
+  // recv and expected, with no expected array here); the MPI library may need more.
+  const std::uint64_t message = es * chunk_count * static_cast<std::uint64_t>(size_chunks(op, world_size));
+  return {send + recv, std::max(largest, mpi_internal_bytes(op, message)) + kFixedExtraBytes};
+}
+
+std::optional<std::string> memory_shortfall(std::uint64_t need, int ranks_on_node, std::uint64_t available) {
+  const unsigned __int128 total = static_cast<unsigned __int128>(need) * static_cast<unsigned>(ranks_on_node);
+  if (available == 0 || total <= available) return std::nullopt;
+  std::ostringstream m;
+  m << "not enough memory: " << ranks_on_node << " ranks on a node need " << need / (1 << 20) << " MiB each ("
+    << static_cast<std::uint64_t>(total >> 20) << " MiB) but the node has " << available / (1 << 20)
+    << " MiB available";
+  return m.str();
+}
+
+}  // namespace collbench

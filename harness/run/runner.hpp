@@ -1,0 +1,14 @@
+#pragma once
+// The sweep loop: plan -> checks -> for each block and size, measure every algorithm ->
+// JSON record + table row (rank 0). Collective over MPI_COMM_WORLD.
+#include "harness/plan/run_config.hpp"
+#include "harness/run/topology.hpp"
+
+namespace collbench {
+
+// Runs the whole sweep; returns the exit status (0, or 1 when some point had wrong results).
+// Throws UsageError (every rank alike) for problems found before measuring; any other
+// exception is a failure of this rank.
+int run_sweep(const RunConfig& cfg, const LaunchEnv& launch);
+
+}  // namespace collbench

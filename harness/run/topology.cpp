@@ -1,0 +1,132 @@
+#include "harness/run/topology.hpp"
+
+#include <algorithm>
+#include <charconv>
+
+#include "collbench_version.hpp"
+#include "collectives/core/error.hpp"
+#include "collectives/transport/mpi/mpi_transport.hpp"
+#include "harness/run/control.hpp"
+
+namespace collbench {
+namespace {
+
+std::optional<int> env_int(const GetEnv& getenv_fn, const char* name) {
+  const char* v = getenv_fn(name);
+  if (!v || !*v) return std::nullopt;
+  int x = 0;
+  const std::string_view s(v);
+  const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), x);
+  if (ec != std::errc{} || end != s.data() + s.size()) return std::nullopt;
+  return x;
+}
+
+}  // namespace
+
+LaunchEnv read_launch_env(const GetEnv& getenv_fn) {
+  LaunchEnv e;
+  // mpirun (Open MPI) and Hydra (MPICH) say it directly. A Slurm step says it in
+  // SLURM_STEP_NUM_TASKS; SLURM_NTASKS alone also describes a batch script's allocation, where
+  // a plain `./collbench` is legitimately a singleton, so it only counts inside a step.
+  const bool in_step = getenv_fn("SLURM_STEP_ID") && getenv_fn("SLURM_PROCID");
+  struct Source {
+    const char* var;
+    bool usable;
+  };
+  const Source sources[] = {{"OMPI_COMM_WORLD_SIZE", true},
+                            {"PMI_SIZE", true},
+                            {"SLURM_STEP_NUM_TASKS", true},
+                            {"SLURM_NTASKS", in_step},
+                            {"SLURM_NPROCS", in_step}};
+  for (const auto& s : sources) {
+    if (!s.usable) continue;
+    if (auto v = env_int(getenv_fn, s.var)) {
+      e.declared_size = v;
+      e.declared_by = s.var;
+      break;
+    }
+  }
+  for (const char* var : {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK", "SLURM_PROCID"})
+    if (auto v = env_int(getenv_fn, var)) {
+      e.rank = v;
+      break;
+    }
+  return e;
+}
+
+void check_world_size(const LaunchEnv& env, int world_size) {
+  if (!env.declared_size || *env.declared_size == world_size) return;
+  throw UsageError("the launcher started " + std::to_string(*env.declared_size) + " ranks (" + env.declared_by + "=" +
+                   std::to_string(*env.declared_size) + ") but MPI sees a world of " + std::to_string(world_size) +
+                   " (MPI and launcher disagree, e.g. Open MPI under srun without --mpi=pmix starts singletons)"
+                   "; accepted: mpirun -np N, or srun --mpi=pmix with an MPI built for it");
+}
+
+Versions versions() {
+  Versions v;
+  v.collbench = COLLBENCH_VERSION_STRING;
+  v.git_commit = COLLBENCH_GIT_COMMIT;
+  char buf[MPI_MAX_LIBRARY_VERSION_STRING];
+  int len = 0;
+  if (MPI_Get_library_version(buf, &len) == MPI_SUCCESS) {
+    std::string s(buf, static_cast<std::size_t>(len));
+    s = s.substr(0, s.find('\n'));
+    while (!s.empty() && (s.back() == ' ' || s.back() == '\0' || s.back() == ',')) s.pop_back();
+    v.mpi = s;
+  }
+  return v;
+}
+
+std::optional<std::map<std::string, std::string>> slurm_info(const GetEnv& getenv_fn) {
+  if (!getenv_fn("SLURM_JOB_ID")) return std::nullopt;
+  static constexpr std::pair<const char*, const char*> kVars[] = {
+      {"job_id", "SLURM_JOB_ID"},         {"job_name", "SLURM_JOB_NAME"},
+      {"nodelist", "SLURM_JOB_NODELIST"}, {"nnodes", "SLURM_NNODES"},
+      {"ntasks", "SLURM_NTASKS"},         {"ntasks_per_node", "SLURM_NTASKS_PER_NODE"},
+      {"step_id", "SLURM_STEP_ID"},       {"cluster_name", "SLURM_CLUSTER_NAME"},
+      {"partition", "SLURM_JOB_PARTITION"}};
+  std::map<std::string, std::string> out;
+  for (const auto& [key, var] : kVars)
+    if (const char* v = getenv_fn(var)) out[key] = v;
+  return out;
+}
+
+Topology topology_from(const std::vector<int>& leader_of_rank, const std::vector<std::string>& host_of_rank, int my_rank) {
+  Topology t;
+  t.world_size = static_cast<int>(leader_of_rank.size());
+  t.host_of_rank = host_of_rank;
+  std::vector<int> leaders;  // node id = position of the leader in rank order
+  for (int leader : leader_of_rank) {
+    auto it = std::find(leaders.begin(), leaders.end(), leader);
+    t.node_of_rank.push_back(static_cast<int>(it - leaders.begin()));
+    if (it == leaders.end()) leaders.push_back(leader);
+  }
+  t.nodes = static_cast<int>(leaders.size());
+  std::vector<int> count(leaders.size(), 0);
+  for (int n : t.node_of_rank) ++count[n];
+  t.ranks_per_node = *std::max_element(count.begin(), count.end());
+  t.uneven = *std::min_element(count.begin(), count.end()) != t.ranks_per_node;
+  t.ranks_on_my_node = count[t.node_of_rank[my_rank]];
+  for (int leader : leaders) {
+    const std::string& h = host_of_rank[leader];
+    if (std::find(t.hosts.begin(), t.hosts.end(), h) == t.hosts.end()) t.hosts.push_back(h);
+  }
+  return t;
+}
+
+Topology discover_topology(Control& control) {
+  MPI_Comm local;
+  COLLBENCH_MPI_CHECK(MPI_Comm_split_type(control.comm(), MPI_COMM_TYPE_SHARED, control.rank(), MPI_INFO_NULL, &local),
+                      nullptr);
+  int leader = control.rank();
+  COLLBENCH_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &leader, 1, MPI_INT, MPI_MIN, local), nullptr);
+  MPI_Comm_free(&local);
+  std::vector<int> leaders(static_cast<std::size_t>(control.size()));
+  COLLBENCH_MPI_CHECK(MPI_Allgather(&leader, 1, MPI_INT, leaders.data(), 1, MPI_INT, control.comm()), nullptr);
+  char name[MPI_MAX_PROCESSOR_NAME];
+  int len = 0;
+  MPI_Get_processor_name(name, &len);
+  return topology_from(leaders, control.all_gather(std::string(name, static_cast<std::size_t>(len))), control.rank());
+}
+
+}  // namespace collbench
