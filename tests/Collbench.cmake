@@ -17,11 +17,15 @@ function(collbench_unit_test name)
   set_tests_properties(unit.${name} PROPERTIES TIMEOUT 600 LABELS unit)
 endfunction()
 
+# The MPI tests' main(): MPI_Init, failures reported from every rank, worst exit status.
+add_library(collbench_mpi_gtest_main STATIC ${CMAKE_CURRENT_LIST_DIR}/common/mpi_main.cpp)
+target_link_libraries(collbench_mpi_gtest_main PUBLIC MPI::MPI_CXX GTest::gtest)
+
 # collbench_mpi_test(NAME NP_LIST src...): one MPI GoogleTest executable run under
 # mpirun -np N for each N, as ctests "mpi.NAME.npN"; every one has a timeout.
 function(collbench_mpi_test name np_list)
   add_executable(test_${name} ${ARGN})
-  target_link_libraries(test_${name} PRIVATE collbench_collectives GTest::gtest)
+  target_link_libraries(test_${name} PRIVATE collbench_collectives collbench_mpi_gtest_main)
   foreach(np ${np_list})
     add_test(NAME mpi.${name}.np${np}
              COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} ${np} --oversubscribe $<TARGET_FILE:test_${name}>)

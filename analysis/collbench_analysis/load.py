@@ -238,57 +238,40 @@ def _validate(rec: Mapping[str, Any], where: str) -> None:
         raise LoadError(f"{where}: {problem}")
 
 
+# Point fields that are the record's fields of the same name, copied as they are (the schema
+# has already checked their types); the others are converted below.
+_POINT_FIELDS = ("op", "algo", "backend", "device", "dtype", "bytes", "world_size", "nodes", "ranks_per_node",
+                 "run_id", "redop", "root", "in_place", "count", "iters", "warmup", "mode", "wrong", "skipped",
+                 "skip_reason")
+_P2P_FIELDS = ("src", "dst", "link")  # pingpong records only
+
+
 def _parse_result(rec: Mapping[str, Any], where: str) -> Point:
     _validate(rec, where)
     t = rec["time_us"]
     return Point(
-        op=rec["op"],
-        algo=rec["algo"],
-        backend=rec["backend"],
-        device=rec["device"],
-        dtype=rec["dtype"],
-        bytes=rec["bytes"],
-        world_size=rec["world_size"],
-        nodes=rec["nodes"],
-        ranks_per_node=rec["ranks_per_node"],
+        **{k: rec[k] for k in _POINT_FIELDS},
+        **{k: rec.get(k) for k in _P2P_FIELDS},
         source=where,
-        run_id=rec["run_id"],
-        redop=rec["redop"],
-        root=rec["root"],
-        in_place=rec["in_place"],
-        count=rec["count"],
-        iters=rec["iters"],
-        warmup=rec["warmup"],
-        mode=rec["mode"],
         time=None if t is None else TimeStats(**{k: float(t[k]) for k in _TIME_KEYS}),
         algbw=None if rec["algbw_GBps"] is None else float(rec["algbw_GBps"]),
         busbw=None if rec["busbw_GBps"] is None else float(rec["busbw_GBps"]),
-        wrong=rec["wrong"],
-        skipped=rec["skipped"],
-        skip_reason=rec["skip_reason"],
-        src=rec.get("src"),
-        dst=rec.get("dst"),
-        link=rec.get("link"),
     )
+
+
+_RUN_FIELDS = ("run_id", "start_time", "world_size", "nodes", "ranks_per_node", "backend", "device", "git_commit",
+               "slurm")
 
 
 def _parse_run(rec: Mapping[str, Any], where: str) -> Run:
     _validate(rec, where)
     return Run(
-        run_id=rec["run_id"],
+        **{k: rec[k] for k in _RUN_FIELDS},
         source=where,
         argv=list(rec["argv"]),
-        start_time=rec["start_time"],
         hosts=list(rec["hosts"]),
         node_of_rank=list(rec["node_of_rank"]),
-        world_size=rec["world_size"],
-        nodes=rec["nodes"],
-        ranks_per_node=rec["ranks_per_node"],
-        backend=rec["backend"],
-        device=rec["device"],
         versions=dict(rec["versions"]),
-        git_commit=rec["git_commit"],
-        slurm=rec["slurm"],
     )
 
 

@@ -157,22 +157,28 @@ void run_interleaved(PointEnv& env, const CollectiveBlock& b, const verify::Case
 }  // namespace
 
 PointResult base_result(const PointEnv& env, const CollectiveBlock& b, const AlgoEntry& e, const SizePoint& s) {
-  PointResult r;
-  r.op = op_name(b.op);
-  r.algo = e.algo;
-  r.backend = env.backend;
-  r.device = env.device;
-  r.dtype = dtype_name(b.dtype);
+  PointResult r = identity_result(env, op_name(b.op), e.algo, b.dtype, s, b.settings.warmup, b.settings.mode());
   if (b.redop) r.redop = std::string(redop_name(*b.redop));
   r.root = b.root;
   r.in_place = b.in_place;
+  return r;
+}
+
+PointResult identity_result(const PointEnv& env, std::string_view op, std::string_view algo, DType dtype,
+                            const SizePoint& s, int warmup, TimingMode mode) {
+  PointResult r;
+  r.op = op;
+  r.algo = algo;
+  r.backend = env.backend;
+  r.device = env.device;
+  r.dtype = dtype_name(dtype);
   r.bytes = s.bytes;
   r.count = s.total_count;
   r.world_size = env.topology.world_size;
   r.nodes = env.topology.nodes;
   r.ranks_per_node = env.topology.ranks_per_node;
-  r.warmup = b.settings.warmup;
-  r.mode = b.settings.mode();
+  r.warmup = warmup;
+  r.mode = mode;
   return r;
 }
 

@@ -30,6 +30,11 @@ std::vector<PointResult> measure_size(PointEnv& env, const CollectiveBlock& bloc
 // The record of (block, algo, size) before anything is measured: its identity fields only.
 PointResult base_result(const PointEnv& env, const CollectiveBlock& block, const AlgoEntry& algo, const SizePoint& size);
 
+// The fields every kind of point fills the same way (what, where, how big, how timed); each
+// kind's base_result adds its own (redop/root/in_place, or src/dst/link).
+PointResult identity_result(const PointEnv& env, std::string_view op, std::string_view algo, DType dtype,
+                            const SizePoint& size, int warmup, TimingMode mode);
+
 // "allreduce/ring 1048576B": the point's name in NVTX ranges and messages.
 std::string point_label(const CollectiveBlock& block, const AlgoEntry& algo, std::uint64_t bytes);
 

@@ -218,19 +218,9 @@ PointResult measure_pair(PointEnv& env, const P2pBlock& b, const SizePoint& s, c
 }  // namespace
 
 PointResult p2p_base_result(const PointEnv& env, const P2pBlock& b, const SizePoint& s, const SelectedPair& p) {
-  PointResult r;
-  r.op = std::string(kPingpongOp);
-  r.algo = p2p_method_name(b.method);
-  r.backend = env.backend;
-  r.device = env.device;
-  r.dtype = dtype_name(DType::uint8);  // raw bytes
-  r.bytes = s.bytes;
-  r.count = s.total_count;
-  r.world_size = env.topology.world_size;
-  r.nodes = env.topology.nodes;
-  r.ranks_per_node = env.topology.ranks_per_node;
-  r.warmup = b.settings.warmup;
-  r.mode = TimingMode::per_iter;
+  // Raw bytes, timed per iteration (back to back).
+  PointResult r = identity_result(env, kPingpongOp, p2p_method_name(b.method), DType::uint8, s, b.settings.warmup,
+                                  TimingMode::per_iter);
   r.src = p.ranks.src;
   r.dst = p.ranks.dst;
   r.link = link_name(p);

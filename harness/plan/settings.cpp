@@ -101,26 +101,27 @@ namespace {
 
 constexpr const char* kCountAccepted = "an integer >= 1";
 
-std::vector<DType> parse_dtypes(std::string_view text) {
-  if (text == "all") return {kAllDTypes.begin(), kAllDTypes.end()};
-  std::vector<DType> out;
+// "a,b" or "all" -> values in the order given, without repeats; `parse` maps one name (or
+// nothing, refused naming `what` and the accepted `names`).
+template <class T, class All, class Parse>
+std::vector<T> parse_names(std::string_view text, const All& all, Parse parse, const char* what,
+                           const std::string& names) {
+  if (text == "all") return {std::begin(all), std::end(all)};
+  std::vector<T> out;
   for (const auto& item : split_list(text)) {
-    const auto t = parse_dtype(item);
-    if (!t) throw UsageError("unknown dtype '" + item + "'; accepted: " + dtype_names() + ", all");
-    if (std::find(out.begin(), out.end(), *t) == out.end()) out.push_back(*t);
+    const std::optional<T> v = parse(item);
+    if (!v) throw UsageError(std::string("unknown ") + what + " '" + item + "'; accepted: " + names + ", all");
+    if (std::find(out.begin(), out.end(), *v) == out.end()) out.push_back(*v);
   }
   return out;
 }
 
+std::vector<DType> parse_dtypes(std::string_view text) {
+  return parse_names<DType>(text, kAllDTypes, parse_dtype, "dtype", dtype_names());
+}
+
 std::vector<RedOp> parse_redops(std::string_view text) {
-  if (text == "all") return {std::begin(kAllRedOps), std::end(kAllRedOps)};
-  std::vector<RedOp> out;
-  for (const auto& item : split_list(text)) {
-    const auto r = parse_redop(item);
-    if (!r) throw UsageError("unknown redop '" + item + "'; accepted: " + redop_names() + ", all");
-    if (std::find(out.begin(), out.end(), *r) == out.end()) out.push_back(*r);
-  }
-  return out;
+  return parse_names<RedOp>(text, kAllRedOps, parse_redop, "redop", redop_names());
 }
 
 std::vector<bool> parse_placements(std::string_view t) {

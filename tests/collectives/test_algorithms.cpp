@@ -12,20 +12,7 @@
 namespace collbench {
 namespace {
 
-struct Param {
-  const AlgoEntry* entry;
-  int world;
-};
-
-std::vector<Param> all_params() {
-  std::vector<Param> out;
-  for (const AlgoEntry& e : Registry::get().all())
-    if (e.backend == "any")
-      for (int n : {1, 2, 3, 4, 5, 7, 8}) out.push_back({&e, n});
-  return out;
-}
-
-class Algorithm : public ::testing::TestWithParam<Param> {};
+class Algorithm : public ::testing::TestWithParam<testing::AlgoAtWorld> {};
 
 // Runs every case on `world` threads; returns one line per failing (case, rank).
 std::vector<std::string> run_cases(const AlgoEntry& e, int world, const testing::CaseSpace& space,
@@ -78,11 +65,8 @@ TEST_P(Algorithm, SmallPipelineSegmentsStillCorrect) {
   expect_no_failures(run_cases(*e, n, s, 64));
 }
 
-INSTANTIATE_TEST_SUITE_P(Registry, Algorithm, ::testing::ValuesIn(all_params()),
-                         [](const ::testing::TestParamInfo<Param>& i) {
-                           return std::string(op_name(i.param.entry->op)) + "_" + i.param.entry->algo + "_n" +
-                                  std::to_string(i.param.world);
-                         });
+INSTANTIATE_TEST_SUITE_P(Registry, Algorithm, ::testing::ValuesIn(testing::host_algorithms_at({1, 2, 3, 4, 5, 7, 8})),
+                         testing::algo_at_world_name);
 
 }  // namespace
 }  // namespace collbench

@@ -20,20 +20,7 @@ namespace {
 
 constexpr std::size_t kCount = std::size_t{1} << 20;  // float32: 4 MiB per block, a power of two
 
-struct Param {
-  const AlgoEntry* entry;
-  int world;
-};
-
-std::vector<Param> all_params() {
-  std::vector<Param> out;
-  for (const AlgoEntry& e : Registry::get().all())
-    if (e.backend == "any")
-      for (int n = 2; n <= 5; ++n) out.push_back({&e, n});
-  return out;
-}
-
-class ScratchBound : public ::testing::TestWithParam<Param> {};
+class ScratchBound : public ::testing::TestWithParam<testing::AlgoAtWorld> {};
 
 TEST_P(ScratchBound, AtMostTheLargestBufferAndStableOnceWarm) {
   const auto [e, n] = GetParam();
@@ -77,11 +64,8 @@ TEST_P(ScratchBound, AtMostTheLargestBufferAndStableOnceWarm) {
   for (const std::string& f : failures) ADD_FAILURE() << e->algo << ": " << f;
 }
 
-INSTANTIATE_TEST_SUITE_P(Registry, ScratchBound, ::testing::ValuesIn(all_params()),
-                         [](const ::testing::TestParamInfo<Param>& i) {
-                           return std::string(op_name(i.param.entry->op)) + "_" + i.param.entry->algo + "_n" +
-                                  std::to_string(i.param.world);
-                         });
+INSTANTIATE_TEST_SUITE_P(Registry, ScratchBound, ::testing::ValuesIn(testing::host_algorithms_at({2, 3, 4, 5})),
+                         testing::algo_at_world_name);
 
 }  // namespace
 }  // namespace collbench

@@ -1,11 +1,33 @@
 #pragma once
 // The cross product of cases every algorithm is checked on (thread and MPI suites share it).
+#include <initializer_list>
 #include <string>
 #include <vector>
 
+#include <gtest/gtest.h>
+
+#include "collectives/registry.hpp"
 #include "collectives/verify/check.hpp"
 
 namespace collbench::testing {
+
+// One registered host algorithm ("any" backend) at one world size: what the thread-transport
+// suites are parameterised over.
+struct AlgoAtWorld {
+  const AlgoEntry* entry;
+  int world;
+};
+inline std::vector<AlgoAtWorld> host_algorithms_at(std::initializer_list<int> worlds) {
+  std::vector<AlgoAtWorld> out;
+  for (const AlgoEntry& e : Registry::get().all())
+    if (e.backend == "any")
+      for (int n : worlds) out.push_back({&e, n});
+  return out;
+}
+// GoogleTest parameter names: "allreduce_ring_n4".
+inline std::string algo_at_world_name(const ::testing::TestParamInfo<AlgoAtWorld>& i) {
+  return std::string(op_name(i.param.entry->op)) + "_" + i.param.entry->algo + "_n" + std::to_string(i.param.world);
+}
 
 struct CaseSpace {
   std::vector<std::size_t> counts;

@@ -49,17 +49,3 @@ INSTANTIATE_TEST_SUITE_P(Registry, MpiCollectives, ::testing::ValuesIn(mpi_entri
 
 }  // namespace
 }  // namespace collbench
-
-int main(int argc, char** argv) {
-  MPI_Init(&argc, &argv);
-  ::testing::InitGoogleTest(&argc, argv);
-  int rank = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  if (rank != 0) {  // one report, from rank 0; results are agreed by allreduce
-    auto& listeners = ::testing::UnitTest::GetInstance()->listeners();
-    delete listeners.Release(listeners.default_result_printer());
-  }
-  const int rc = RUN_ALL_TESTS();
-  MPI_Finalize();
-  return rc;
-}

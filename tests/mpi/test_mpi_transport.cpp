@@ -29,11 +29,3 @@ TEST(MpiTransport, MessageLargerThanIntMaxArrivesWhole) {
 
 }  // namespace
 }  // namespace collbench
-
-int main(int argc, char** argv) {
-  MPI_Init(&argc, &argv);
-  ::testing::InitGoogleTest(&argc, argv);
-  const int rc = RUN_ALL_TESTS();
-  MPI_Finalize();
-  return rc;
-}

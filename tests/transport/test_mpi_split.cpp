@@ -3,7 +3,6 @@
 #include <gtest/gtest.h>
 #include <mpi.h>
 
-#include <cstdio>
 
 #include "collectives/transport/mpi/mpi_transport.hpp"
 #include "transport/split_checks.hpp"
@@ -35,35 +34,5 @@ TEST(MpiTransportSplit, SubTransportsOwnTheirCommunicator) {
   EXPECT_EQ(sum, t.size() * (t.size() - 1) / 2);
 }
 
-// Ranks other than 0 print only their failures, each line prefixed with the rank.
-class FailuresOnly final : public ::testing::EmptyTestEventListener {
- public:
-  explicit FailuresOnly(int rank) : rank_(rank) {}
-  void OnTestPartResult(const ::testing::TestPartResult& r) override {
-    if (r.failed())
-      std::fprintf(stderr, "rank %d: %s:%d: %s\n", rank_, r.file_name() ? r.file_name() : "?", r.line_number(),
-                   r.summary());
-  }
-
- private:
-  int rank_;
-};
-
 }  // namespace
 }  // namespace collbench
-
-int main(int argc, char** argv) {
-  MPI_Init(&argc, &argv);
-  ::testing::InitGoogleTest(&argc, argv);
-  int rank = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  if (rank != 0) {  // failures on any rank still fail the run (max of the return codes)
-    auto& listeners = ::testing::UnitTest::GetInstance()->listeners();
-    delete listeners.Release(listeners.default_result_printer());
-    listeners.Append(new collbench::FailuresOnly(rank));
-  }
-  int rc = RUN_ALL_TESTS(), worst = 0;
-  MPI_Allreduce(&rc, &worst, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-  MPI_Finalize();
-  return worst;
-}
