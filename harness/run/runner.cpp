@@ -9,6 +9,7 @@
 #include "collectives/core/error.hpp"
 #include "harness/run/backend.hpp"
 #include "harness/measure/collective_point.hpp"
+#include "harness/measure/measure.hpp"
 #include "harness/run/control.hpp"
 #include "harness/run/fault.hpp"
 #include "harness/run/memcheck.hpp"
@@ -18,6 +19,7 @@
 #include "harness/report/report_table.hpp"
 #include "harness/report/resume.hpp"
 #include "harness/run/signals.hpp"
+#include "harness/run/watchdog.hpp"
 #include "harness/plan/sizes.hpp"
 
 namespace collbench {
@@ -136,6 +138,9 @@ int run_sweep(const RunConfig& cfg, const LaunchEnv& launch) {
   check_memory_upfront(control, plan, topo);
   std::unique_ptr<Backend> backend = make_backend(cfg, MPI_COMM_WORLD);
   FaultInjector fault(fault_from_env(), backend->transport());  // test-only; bad syntax: exit 2
+  // Bounds every blocking call of the measured transport from its own thread (watchdog.hpp),
+  // so the transport's waits read no clock.
+  const Watchdog watchdog(backend->transport().shared_scope(), control.rank());
   Reports reports(cfg, control);
   Versions vers = versions();
   backend->describe(vers);
@@ -148,7 +153,10 @@ int run_sweep(const RunConfig& cfg, const LaunchEnv& launch) {
                 cfg.device,
                 vers,
                 slurm_info(getenv_or_null),
-                &cfg};
+                &cfg,
+                std::nullopt};
+  if (auto skew = test_clock_from_env()) control.clock().set_test_clock(*skew);  // test-only
+  run.calibration = calibrate(fault.transport(), control);
   reports.start(run);
   const ResumeSet done = cfg.resume ? ResumeSet(control, *cfg.json_path, control.rank() == 0) : ResumeSet();
 

@@ -1,7 +1,12 @@
 #pragma once
-// Point-to-point over MPI_Isend/MPI_Irecv on a communicator the caller owns. Waits poll
-// MPI_Testall so a timeout can fire and name the peer; on timeout the harness aborts the
-// communicator (a blocked MPI call cannot be cancelled portably). split() is MPI_Comm_split;
+// Point-to-point over MPI_Isend/MPI_Irecv on a communicator the caller owns. Two ways to wait,
+// chosen by the call scope:
+//   watched (the harness runs a watchdog, harness/run/watchdog.hpp): MPI_Wait / MPI_Barrier
+//     under a BlockingCall — a few stores per wait, no clock, no polling loop of ours; the
+//     watchdog names rank and peer and ends the process when a wait outlives the timeout.
+//   unwatched (library users, unit tests): poll MPI_Testall under a Deadline and throw
+//     TimeoutError naming the peer; the harness then aborts the job (a blocked MPI call cannot
+//     be cancelled portably). split() is MPI_Comm_split;
 // the sub-transport owns that communicator and frees it when destroyed (with its parent,
 // which therefore must be destroyed before MPI_Finalize).
 #include <mpi.h>
@@ -41,6 +46,8 @@ class MpiTransport final : public Transport {
  private:
   MpiTransport(MPI_Comm owned, const MpiTransport& parent, std::string name);
   [[noreturn]] void fail(int code, const char* call, const Request* r) const;
+  void wait_all_watched(std::span<Request> rs);
+  void wait_all_polled(std::span<Request> rs);
   MPI_Comm comm_;
   bool owns_comm_ = false;  // sub-transports free their communicator
   int rank_ = 0;
@@ -60,5 +67,7 @@ class MpiTransport final : public Transport {
   } while (0)
 
 [[noreturn]] void mpi_error(int code, const char* call, const char* file, int line, const Transport* t);
+
+inline constexpr const char* kBarrierWhat = "in barrier (some rank never arrived)";
 
 }  // namespace collbench

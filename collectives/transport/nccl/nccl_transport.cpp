@@ -151,7 +151,7 @@ NcclTransport::~NcclTransport() {
     // Finalize completes outstanding work (non-blocking: poll), bounded by the timeout;
     // a communicator that does not finish is aborted instead of hanging the exit.
     ncclResult_t st = ncclCommFinalize(comm_);
-    Deadline deadline(scope(), Deadline::kEveryPoll);
+    Deadline deadline(scope(), Deadline::kEveryPoll, this, "in ncclCommFinalize");
     while (st == ncclInProgress && !deadline.expired())
       if (ncclCommGetAsyncError(comm_, &st) != ncclSuccess) break;
     if (st == ncclSuccess) ncclCommDestroy(comm_);
@@ -181,7 +181,9 @@ void NcclTransport::fail(ncclResult_t rc, const std::string& what, const ErrorCo
 }
 
 void NcclTransport::await_ready(const char* what) {
-  Deadline deadline(scope(), Deadline::kEveryPoll);
+  // Self-timed (it aborts the communicator and throws); published with the transport so the
+  // harness's watchdog, the backstop, names the rank too (harness/run/watchdog.hpp).
+  Deadline deadline(scope(), Deadline::kEveryPoll, this, "waiting for an NCCL call to be enqueued");
   const bool ready = deadline.poll([&] {
     ncclResult_t st = ncclSuccess;
     const ncclResult_t rc = ncclCommGetAsyncError(comm_, &st);
@@ -208,7 +210,8 @@ void NcclTransport::check_enqueued(ncclResult_t rc, const char* call, const char
 
 void NcclTransport::await_stream(std::span<const Op> ops, const Request* focus) {
   // A stream query costs more than a clock read: check the deadline after every one.
-  Deadline deadline(scope(), Deadline::kEveryPoll);
+  Deadline deadline(scope(), Deadline::kEveryPoll, this, "waiting for the CUDA stream (NCCL)");
+  if (focus) deadline.message(focus->peer, focus->tag, focus->bytes, focus->is_send);
   unsigned polls = 0;
   const bool idle = deadline.poll([&] {
     const cudaError_t q = cudaStreamQuery(stream_);
