@@ -50,6 +50,13 @@ void record_timing(PointResult& r, const Timing& t, Op op) {
   r.iters = t.ops;
   r.algbw_GBps = algbw_GBps(r.bytes, r.time_us->p50);
   r.busbw_GBps = busbw_GBps(op, r.world_size, *r.algbw_GBps);
+  r.sync = t.sync;
+  r.sync_fallback = t.sync_fallback;
+  r.late = t.late;
+  if (!t.start_skew_us.empty()) r.start_skew_us = summarize(t.start_skew_us).p50;
+  r.window_us = t.window_us;
+  r.osu_avg_us = t.osu_avg_us;
+  r.nccl_avg_us = t.nccl_avg_us;
 }
 
 // The memory every algorithm of one size shares: send and recv, filled in place with the
@@ -79,6 +86,10 @@ void verify_point(PointEnv& env, CollectiveWorkload& w, const verify::Case& c, P
     r.time_us.reset();
     r.algbw_GBps.reset();
     r.busbw_GBps.reset();
+    r.start_skew_us.reset();
+    r.window_us.reset();
+    r.osu_avg_us.reset();
+    r.nccl_avg_us.reset();
     return;
   }
   if (o.check.wrong > 0 && !env.quiet)
@@ -161,6 +172,7 @@ PointResult base_result(const PointEnv& env, const CollectiveBlock& b, const Alg
   if (b.redop) r.redop = std::string(redop_name(*b.redop));
   r.root = b.root;
   r.in_place = b.in_place;
+  r.sync = b.settings.mode() == TimingMode::batch ? SyncMethod::barrier : b.settings.sync;  // until measured
   return r;
 }
 

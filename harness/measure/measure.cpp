@@ -2,10 +2,15 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <numeric>
+#include <thread>
+#include <tuple>
 
 #include "harness/run/control.hpp"
 #include "harness/measure/stats.hpp"
+#include "harness/run/clock_sync.hpp"
+#include "harness/report/result.hpp"
 
 namespace collbench {
 namespace {
@@ -13,6 +18,12 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 double micros(Clock::duration d) { return std::chrono::duration<double, std::micro>(d).count(); }
+
+// Clock start: how long before the agreed start a rank stops sleeping and spins, and how far
+// past it a rank's op may begin before the sample counts as late.
+constexpr auto kSleepAboveUs = std::chrono::microseconds(400);
+constexpr auto kWakeEarlyUs = std::chrono::microseconds(250);
+constexpr auto kLateToleranceUs = std::chrono::microseconds(1);
 
 struct Rounds {
   long first;           // samples in the first round
@@ -28,38 +39,53 @@ Rounds rounds_for(const TimingSpec& s) {
   return {first, cap, ops};
 }
 
-// The max over ranks of samples [from, from+n) of every workload, in one reduction.
-void reduce_round(Control& control, std::vector<Timing>& out, long from, long n) {
-  std::vector<double> buf;
-  buf.reserve(out.size() * static_cast<std::size_t>(n));
-  for (const auto& t : out) buf.insert(buf.end(), t.samples_us.begin() + from, t.samples_us.begin() + from + n);
-  control.max_in_place(buf);
-  auto it = buf.begin();
-  for (auto& t : out) {
-    std::copy(it, it + n, t.samples_us.begin() + from);
-    it += n;
-  }
-}
-
 }  // namespace
 
 double time_sample(Transport& t, Workload& w, const CallInfo& timed_call, long index, int ops, SampleStart start) {
+  return time_sample_stamped(t, w, timed_call, index, ops, start).us;
+}
+
+SampleStamp time_sample_stamped(Transport& t, Workload& w, const CallInfo& timed_call, long index, int ops,
+                                SampleStart start, double start_at_raw_us) {
   // Interleaved workloads switch calls; set_call copies only strings that changed (none when
   // one workload is timed), so the per-sample update is the iteration store.
   CallScope& scope = t.scope();
   scope.set_call(timed_call);
   scope.set_iteration(index);
+  w.before_start();
   if (start == SampleStart::barrier) t.barrier();
   MemorySpace& m = t.memory();
   nvtx::Range r(ops == 1 ? w.labels().iter : w.labels().batch, index);
-  const auto t0 = Clock::now();
+  SampleStamp s;
+  auto t0 = Clock::now();
+  auto from = t0;
+  if (start == SampleStart::clock) {
+    // Wait for the agreed start: asleep while it is far (a spinning rank on a shared core gets
+    // preempted), then spinning. Arriving after it, or leaving the wait more than
+    // kLateToleranceUs after it (preempted while waiting), is "late": the sample is excluded.
+    const auto at = raw_time_point(start_at_raw_us);
+    if (at - t0 > kSleepAboveUs) std::this_thread::sleep_for(at - t0 - kWakeEarlyUs);
+    t0 = Clock::now();
+    while (t0 < at) t0 = Clock::now();
+    if (t0 - at > kLateToleranceUs) {
+      s.late = true;
+      s.lateness_us = micros(t0 - at);
+    } else {
+      from = at;
+    }
+  }
   for (int k = 0; k < ops; ++k) w.run();
   m.synchronize();
-  return micros(Clock::now() - t0) / ops;
+  const auto t1 = Clock::now();
+  s.us = micros(t1 - from) / ops;
+  s.begin_raw_us = raw_us(t0);
+  return s;
 }
 
 TimingSpec timing_spec(const Settings& s) {
-  return {s.mode(), s.iters, s.warmup, s.adaptive(), s.min_time_s, s.max_noise, s.max_iters};
+  TimingSpec t{s.mode(), s.iters, s.warmup, s.adaptive(), s.min_time_s, s.max_noise, s.max_iters};
+  t.sync = s.sync;
+  return t;
 }
 
 void warm_up(Transport& t, Workload& w, int count) {
@@ -68,11 +94,13 @@ void warm_up(Transport& t, Workload& w, int count) {
   scope.set_call(w.call());
   scope.set_phase("warmup");
   nvtx::Range r(w.labels().warmup);
+  const auto t0 = Clock::now();
   for (int i = 0; i < count; ++i) {
     scope.set_iteration(i);
     w.run();
   }
   t.memory().synchronize();
+  w.set_warmup_mean_us(micros(Clock::now() - t0) / count);
 }
 
 bool keep_going(const std::vector<Timing>& timings, const TimingSpec& spec, long done, long cap, int ops_per_sample) {
@@ -85,32 +113,310 @@ bool keep_going(const std::vector<Timing>& timings, const TimingSpec& spec, long
   return false;
 }
 
+namespace {
+
+constexpr double kMinWindowUs = 10;   // narrowest start window
+constexpr double kWindowSlackUs = 5;  // added to twice the op's warm-up time for the first window
+constexpr double kLeadUs = 100;       // rank 0 announces the first start this far ahead (+ a window)
+constexpr int kMaxClockPasses = 6;    // passes over a round's missing samples before falling back
+constexpr int kStickyFallbacks = 2;   // after this many points in a row fell back, skip the clock ...
+constexpr long kRetryClockEvery = 8;  // ... except on every 8th point
+constexpr double kRefreshClockS = 1;  // re-estimate clock offsets when older (drift fit)
+
+// Takes the samples of one round: passes over every workload's missing samples (A B A B ...),
+// each sample barrier- or clock-started, one max-over-ranks reduction per pass. Under clock
+// start a sample some rank entered late is counted and run again; too many late starts in a
+// pass widen the window; past the cap the point falls back to the barrier.
+class Sampler {
+ public:
+  Sampler(Transport& t, Control& c, std::span<Workload* const> ws, const std::vector<CallInfo>& calls,
+          std::vector<Timing>& out, std::size_t& current, int ops, double max_window_factor)
+      : t_(t), c_(c), ws_(ws), calls_(calls), out_(out), current_(current), ops_(ops),
+        max_window_factor_(max_window_factor), local_sum_(ws.size(), 0.0), local_n_(ws.size(), 0) {}
+
+  void use_clock(double first_window_us) {
+    clock_ = true;
+    window_us_ = first_window_us0_ = std::max(kMinWindowUs, first_window_us);
+  }
+  void skip_clock(const std::string& why) { fallback_ = why; }
+  bool clock() const { return clock_; }
+  double window_us() const { return window_us_; }
+  const std::optional<std::string>& fallback() const { return fallback_; }
+
+  // `need` more samples of each workload; false when the clock start fell back to the barrier
+  // during this round (the caller starts the point's samples again).
+  bool collect(std::vector<long> need) {
+    int passes = 0;
+    while (std::any_of(need.begin(), need.end(), [](long n) { return n > 0; })) {
+      const bool was_clock = clock_;
+      pass(need);
+      if (was_clock && !clock_) return false;
+      if (clock_ && mostly_late_ >= 2) {  // two passes in a row with three quarters late
+        fall_back("most starts late in two passes in a row");
+        return false;
+      }
+      if (clock_ && ++passes >= kMaxClockPasses && std::any_of(need.begin(), need.end(), [](long n) { return n > 0; })) {
+        fall_back("still late after " + std::to_string(passes) + " passes");
+        return false;
+      }
+    }
+    return true;
+  }
+
+  // Forgets the samples taken so far (after a fallback): late counts stay.
+  void reset() {
+    for (auto& o : out_) {
+      o.samples_us.clear();
+      o.start_skew_us.clear();
+    }
+    std::fill(local_sum_.begin(), local_sum_.end(), 0.0);
+    std::fill(local_n_.begin(), local_n_.end(), 0);
+  }
+
+  // Each rank's mean per op over the kept samples, averaged over ranks, per workload.
+  std::vector<double> rank_averaged_means() {
+    std::vector<double> v(ws_.size());
+    for (std::size_t i = 0; i < v.size(); ++i) v[i] = local_n_[i] ? local_sum_[i] / static_cast<double>(local_n_[i]) : 0;
+    c_.sum_in_place(v);
+    for (double& x : v) x /= c_.size();
+    return v;
+  }
+
+ private:
+  void fall_back(const std::string& why) {
+    char buf[256];
+    std::snprintf(buf, sizeof buf, "clock start: %ld late starts, window %.1f us (first %.1f us, cap %.0fx): %s; barrier used",
+                  late_, window_us_, first_window_us0_, max_window_factor_, why.c_str());
+    fallback_ = buf;
+    clock_ = false;
+  }
+
+  void pass(std::vector<long>& need) {
+    slots_.clear();
+    const long most = *std::max_element(need.begin(), need.end());
+    for (long i = 0; i < most; ++i)
+      for (std::size_t w = 0; w < ws_.size(); ++w)
+        if (need[w] > i) slots_.push_back(w);
+    stamps_.assign(slots_.size(), SampleStamp{});
+    index_.assign(ws_.size(), 0);
+    for (std::size_t w = 0; w < ws_.size(); ++w) index_[w] = static_cast<long>(out_[w].samples_us.size());
+    ClockSync& clk = c_.clock();
+    const double first = clock_ ? c_.broadcast(c_.rank() == 0 ? clk.global_now() + lead_us_ + window_us_ : 0.0) : 0.0;
+    for (std::size_t k = 0; k < slots_.size(); ++k) {
+      const std::size_t w = current_ = slots_[k];
+      if (clock_)
+        stamps_[k] = time_sample_stamped(t_, *ws_[w], calls_[w], index_[w]++, ops_, SampleStart::clock,
+                                         clk.raw_of_global(first + static_cast<double>(k) * window_us_));
+      else
+        stamps_[k] = time_sample_stamped(t_, *ws_[w], calls_[w], index_[w]++, ops_, SampleStart::barrier);
+    }
+    // One reduction: per slot the max time, late on any rank, latest and (negated) earliest start, lateness.
+    buf_.resize(slots_.size() * 5);
+    for (std::size_t k = 0; k < slots_.size(); ++k) {
+      const double g = clk.global_of_raw(stamps_[k].begin_raw_us);
+      double* b = &buf_[k * 5];
+      b[0] = stamps_[k].us;
+      b[1] = stamps_[k].late ? 1 : 0;
+      b[2] = g;
+      b[3] = -g;
+      b[4] = stamps_[k].lateness_us;
+    }
+    c_.max_in_place(buf_);
+    // Late starts come in runs: after one long delay the following slots are late too, each
+    // less so (the rank catches up by about a window minus the op per slot). A run that catches
+    // up is one delay (one vote to widen); one that does not says the window is too narrow
+    // (every slot of it votes).
+    long late = 0, votes = 0;
+    std::size_t run_from = 0;
+    bool in_run = false;
+    lateness_.clear();
+    const auto end_run = [&](std::size_t to) {  // the run is slots [run_from, to)
+      if (!in_run) return;
+      in_run = false;
+      const double first = buf_[run_from * 5 + 4], last = buf_[(to - 1) * 5 + 4];
+      const auto n = static_cast<double>(to - 1 - run_from);
+      const bool catching_up = to - run_from == 1 || last < first - 0.1 * window_us_ * n;
+      votes += catching_up ? 1 : static_cast<long>(to - run_from);
+      lateness_.push_back(catching_up ? 0.0 : (last - first) / n);  // how much later each slot than the one before
+    };
+    if (clock_ && buf_.size() >= 5 && buf_[1] > 0) lead_us_ = std::min(2 * lead_us_, 1e5);  // first start too soon after the announcement
+    for (std::size_t k = 0; k < slots_.size(); ++k) {
+      const std::size_t w = slots_[k];
+      const double* b = &buf_[k * 5];
+      if (b[1] > 0) {
+        ++late;
+        ++out_[w].late;
+        if (!in_run) {
+          in_run = true;
+          run_from = k;
+        }
+        continue;
+      }
+      end_run(k);
+      if (need[w] <= 0) continue;
+      --need[w];
+      out_[w].samples_us.push_back(b[0]);
+      out_[w].start_skew_us.push_back(std::max(0.0, b[2] + b[3]));
+      local_sum_[w] += stamps_[k].us;
+      ++local_n_[w];
+    }
+    end_run(slots_.size());
+    late_ += late;
+    mostly_late_ = late * 4 >= 3 * static_cast<long>(slots_.size()) ? mostly_late_ + 1 : 0;
+    if (clock_ && votes * 4 > static_cast<long>(slots_.size())) {  // more than a quarter: widen
+      // by twice the typical (median) growth of lateness per slot, at least doubling
+      std::nth_element(lateness_.begin(), lateness_.begin() + static_cast<long>(lateness_.size() / 2), lateness_.end());
+      window_us_ = std::max(2 * window_us_, window_us_ + 2 * lateness_[lateness_.size() / 2]);
+      if (window_us_ > max_window_factor_ * first_window_us0_) fall_back("window past its cap");
+    }
+  }
+
+  Transport& t_;
+  Control& c_;
+  std::span<Workload* const> ws_;
+  const std::vector<CallInfo>& calls_;
+  std::vector<Timing>& out_;
+  std::size_t& current_;
+  int ops_;
+  double max_window_factor_;
+  bool clock_ = false;
+  double window_us_ = 0, first_window_us0_ = 0;
+  long late_ = 0;
+  double lead_us_ = kLeadUs;
+  int mostly_late_ = 0;
+  std::optional<std::string> fallback_;
+  std::vector<double> local_sum_;
+  std::vector<long> local_n_;
+  std::vector<std::size_t> slots_;
+  std::vector<SampleStamp> stamps_;
+  std::vector<long> index_;
+  std::vector<double> buf_;
+  std::vector<double> lateness_;
+};
+
+// The other reference tool's convention, from one extra short round per workload after the
+// timed samples, each rank's mean per op: per_iter/interleaved get one nccl-tests batch (ops
+// back to back after a barrier), batch gets OSU's calls (each after a barrier). Returns the
+// rank average per workload.
+std::vector<double> convention_round(Transport& t, Control& control, std::span<Workload* const> ws,
+                                     const std::vector<CallInfo>& calls, int ops, bool batch, long first_index,
+                                     std::size_t& current) {
+  std::vector<double> mean(ws.size(), 0.0);
+  for (current = 0; current < ws.size(); ++current) {
+    if (batch) {
+      for (int k = 0; k < ops; ++k)
+        mean[current] += time_sample(t, *ws[current], calls[current], first_index + k, 1, SampleStart::barrier) / ops;
+    } else {
+      mean[current] = time_sample(t, *ws[current], calls[current], first_index, ops, SampleStart::barrier);
+    }
+  }
+  control.sum_in_place(mean);
+  for (double& x : mean) x /= control.size();
+  return mean;
+}
+
+}  // namespace
+
+Calibration calibrate(Transport& t, Control& control) {
+  constexpr int kClockRounds = 30, kBarrierReps = 300, kReads = 100000;
+  Calibration c;
+  c.clock_sync_rounds = kClockRounds;
+  c.clock_sync_error_us = control.clock().estimate(kClockRounds);
+  c.clock_offset_us.assign(static_cast<std::size_t>(control.size()), 0.0);
+  c.clock_offset_us[static_cast<std::size_t>(control.rank())] = control.clock().offset_us(control.clock().local_now());
+  control.sum_in_place(c.clock_offset_us);
+  // Timer: the smallest non-zero step seen between consecutive reads, and the mean read cost.
+  auto prev = Clock::now();
+  const auto first = prev;
+  Clock::duration step = Clock::duration::max();
+  for (int i = 0; i < kReads; ++i) {
+    const auto now = Clock::now();
+    if (now != prev) step = std::min(step, now - prev);
+    prev = now;
+  }
+  c.timer_read_ns = std::chrono::duration<double, std::nano>(prev - first).count() / kReads;
+  c.timer_resolution_ns = step == Clock::duration::max() ? 0 : std::chrono::duration<double, std::nano>(step).count();
+  // Empty barrier of the measured transport (what --sync barrier waits in before each sample).
+  CallScope& scope = t.scope();
+  scope.set_call({"barrier", "calibration", 0, -1, "calibration"});
+  std::vector<double> us(kBarrierReps);
+  t.barrier();
+  for (int i = 0; i < kBarrierReps; ++i) {
+    scope.set_iteration(i);
+    const auto t0 = Clock::now();
+    t.barrier();
+    us[static_cast<std::size_t>(i)] = micros(Clock::now() - t0);
+  }
+  std::vector<double> med{summarize(us).p50};
+  control.max_in_place(med);
+  c.barrier_us = med.front();
+  c.barrier_reps = kBarrierReps;
+  std::vector<double> res{c.timer_resolution_ns, c.timer_read_ns};
+  control.max_in_place(res);
+  c.timer_resolution_ns = res[0];
+  c.timer_read_ns = res[1];
+  return c;
+}
+
 std::vector<Timing> time_workloads(Transport& t, Control& control, std::span<Workload* const> ws, const TimingSpec& spec) {
   const Rounds r = rounds_for(spec);
+  const bool batch = spec.mode == TimingMode::batch;
   std::vector<Timing> out(ws.size());
   std::vector<CallInfo> calls;
   for (Workload* w : ws) {
     calls.push_back(w->call());
     calls.back().phase = "timed";
   }
-  long done = 0, round = r.first;
   std::size_t current = 0;
+  long done = 0;
+  Sampler sampler(t, control, ws, calls, out, current, r.ops_per_sample, spec.max_window_factor);
   try {
+    control.clock().refresh(kRefreshClockS);  // start skews are on rank 0's clock, whatever the sync
+    ClockSync& clk = control.clock();
+    const bool skip_clock = clk.fallbacks_in_a_row >= kStickyFallbacks && ++clk.points_since_fallback_check % kRetryClockEvery != 0;
+    if (!batch && spec.sync == SyncMethod::clock && skip_clock) {
+      sampler.skip_clock("clock start fell back on the previous " + std::to_string(clk.fallbacks_in_a_row) +
+                         " points; barrier used (the clock is tried again every " + std::to_string(kRetryClockEvery) +
+                         "th point)");
+    } else if (!batch && spec.sync == SyncMethod::clock) {
+      std::vector<double> warm;
+      for (Workload* w : ws) warm.push_back(w->warmup_mean_us());
+      control.max_in_place(warm);
+      sampler.use_clock(2 * *std::max_element(warm.begin(), warm.end()) + kWindowSlackUs);
+    }
+    long round = r.first;
     while (true) {
-      for (auto& o : out) o.samples_us.resize(static_cast<std::size_t>(done + round));  // no allocation while timing
-      for (long i = done; i < done + round; ++i)
-        for (current = 0; current < ws.size(); ++current)
-          out[current].samples_us[i] = time_sample(t, *ws[current], calls[current], i, r.ops_per_sample, SampleStart::barrier);
-      reduce_round(control, out, done, round);
+      if (!sampler.collect(std::vector<long>(ws.size(), round))) {  // fell back: start again, barrier-started
+        sampler.reset();
+        done = 0;
+        round = r.first;
+        continue;
+      }
       done += round;
       const int more = control.broadcast(control.rank() == 0 && keep_going(out, spec, done, r.cap, r.ops_per_sample));
       if (!more) break;
       round = std::min(done, r.cap - done);  // double the samples each round
     }
+    if (!batch && spec.sync == SyncMethod::clock && !skip_clock) {
+      clk.fallbacks_in_a_row = sampler.clock() ? 0 : clk.fallbacks_in_a_row + 1;
+      clk.points_since_fallback_check = 0;
+    }
+    const std::vector<double> main_avg = sampler.rank_averaged_means();
+    const int conv_ops = std::min(spec.convention_ops, spec.iters);
+    std::vector<double> conv_avg;
+    if (conv_ops > 0) conv_avg = convention_round(t, control, ws, calls, conv_ops, batch, done, current);
+    for (std::size_t i = 0; i < out.size(); ++i) {
+      Timing& o = out[i];
+      o.ops = done * r.ops_per_sample;
+      o.sync = sampler.clock() ? SyncMethod::clock : SyncMethod::barrier;
+      o.sync_fallback = sampler.fallback();
+      if (sampler.clock()) o.window_us = sampler.window_us();
+      (batch ? o.nccl_avg_us : o.osu_avg_us) = main_avg[i];
+      if (conv_ops > 0) (batch ? o.osu_avg_us : o.nccl_avg_us) = conv_avg[i];
+    }
   } catch (const NotSupported& e) {
     throw WorkloadNotSupported(e, current);
   }
-  for (auto& o : out) o.ops = done * r.ops_per_sample;
   return out;
 }
 

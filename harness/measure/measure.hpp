@@ -1,8 +1,12 @@
 #pragma once
 // The timing engine, independent of what is timed: warm-up, then samples of
-// barrier -> t0 -> op (-> memory().synchronize()) -> t1, the per-sample MAX over ranks
-// (one reduction after each round, never inside it) and adaptive stopping decided by rank 0.
+// start -> op (-> memory().synchronize()) -> t1, the start agreed on rank 0's clock (offsets
+// from Control's ClockSync; late starts excluded and run again, the window widened, past a cap
+// a fallback to the barrier) or after a barrier; the per-sample MAX over ranks of t1 - start
+// (one reduction after each pass, never inside it), the reference tools' rank averages (OSU,
+// nccl-tests) and adaptive stopping decided by rank 0.
 // Collectives (collective_point.cpp) and later point-to-point tests plug in as Workloads.
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -23,12 +27,20 @@ class Workload {
   Workload(CallInfo call, const std::string& label) : call_(std::move(call)), labels_(label) {}
   virtual ~Workload() = default;
   virtual void run() = 0;
+  // Called before each timed sample's start (before its barrier, or before it waits for the
+  // agreed start time), outside the timed region. Tests override it to delay one rank.
+  virtual void before_start() {}
+  // This rank's mean time per call over the last warm-up (0: none), which sizes the first
+  // clock-start window.
+  double warmup_mean_us() const { return warmup_mean_us_; }
+  void set_warmup_mean_us(double us) { warmup_mean_us_ = us; }
   const CallInfo& call() const { return call_; }
   const nvtx::PointLabels& labels() const { return labels_; }
 
  private:
   CallInfo call_;
   nvtx::PointLabels labels_;
+  double warmup_mean_us_ = 0;
 };
 
 struct TimingSpec {
@@ -39,12 +51,27 @@ struct TimingSpec {
   double min_time_s = 0;
   double max_noise = 0;
   int max_iters = 1000;  // cap on timed ops when adaptive
+  SyncMethod sync = SyncMethod::clock;  // per_iter and interleaved samples; batch starts after a barrier
+  // Clock start: the start window may widen (when too many starts are late) up to this many
+  // times its first width; past that, or after kMaxClockPasses passes, the point falls back
+  // to barrier-started samples.
+  double max_window_factor = 16;
+  // Ops of the extra round, after the timed samples, giving the other reference tool's
+  // convention (per_iter: one nccl-tests batch; batch: OSU's barrier-separated calls); 0: none.
+  int convention_ops = 10;
 };
 TimingSpec timing_spec(const Settings& s);
 
 struct Timing {
   std::vector<double> samples_us;  // per sample, max over ranks (batch: mean per op of a batch)
   long ops = 0;                    // timed operations in total (the JSON "iters")
+  SyncMethod sync = SyncMethod::barrier;    // how the kept samples were started
+  std::optional<std::string> sync_fallback;  // clock was asked for, barrier used: why
+  long late = 0;                    // clock: samples some rank entered after their start (excluded, run again)
+  std::optional<double> window_us;  // clock: the start window finally used
+  std::vector<double> start_skew_us;  // per kept sample: latest rank's start − earliest rank's, rank 0's clock
+  std::optional<double> osu_avg_us;   // OSU: each rank's mean per call, averaged over ranks
+  std::optional<double> nccl_avg_us;  // nccl-tests: each rank's batch mean per call, averaged over ranks
 };
 
 // `count` untimed calls (phase "warmup").
@@ -53,12 +80,24 @@ void warm_up(Transport& t, Workload& w, int count);
 // How the ranks of a sample start: together, after a barrier (collectives), or back to back,
 // each sample synchronised by the previous one's reply (point-to-point, as OSU does: a
 // barrier's exit skew is of the order of the latency measured).
-enum class SampleStart { barrier, back_to_back };
+// clock: every rank waits until its clock reaches a start time agreed on rank 0's clock.
+enum class SampleStart { barrier, back_to_back, clock };
+
+// What one timed sample saw on this rank (steady_clock microseconds).
+struct SampleStamp {
+  double us = 0;             // per op: end − start (clock: end − the agreed start, unless late)
+  double begin_raw_us = 0;   // when this rank's op began (barrier exit, or the end of its wait)
+  double lateness_us = 0;    // clock: how far past the agreed start the rank arrived (0 when on time)
+  bool late = false;         // clock: the rank arrived after the agreed start
+};
 
 // The one place a call is timed: scope (call, phase "timed", iteration) and the start come
 // before t0 and the NVTX range sits outside [t0, t1], so nothing but the op (×ops, then the
 // device sync) is on the clock. Returns microseconds per op on this rank.
 double time_sample(Transport& t, Workload& w, const CallInfo& timed_call, long index, int ops, SampleStart start);
+// The same, with the start stamps; `start_at_raw_us` is the agreed start (SampleStart::clock).
+SampleStamp time_sample_stamped(Transport& t, Workload& w, const CallInfo& timed_call, long index, int ops,
+                                SampleStart start, double start_at_raw_us = 0);
 
 // A workload threw NotSupported while being timed: which one, and why.
 class WorkloadNotSupported : public NotSupported {
@@ -70,6 +109,11 @@ class WorkloadNotSupported : public NotSupported {
 // Times the workloads; collective over all ranks. Several workloads are interleaved
 // round-robin sample by sample (A B A B ...); one is timed per iteration or in batches.
 std::vector<Timing> time_workloads(Transport& t, Control& control, std::span<Workload* const> ws, const TimingSpec& spec);
+
+// Collective, once per run before the first point: estimates the clock offsets (Control's
+// ClockSync) and measures the timer and an empty barrier of the measured transport.
+struct Calibration;
+Calibration calibrate(Transport& t, Control& control);
 
 // Rank 0's decision after a round: another round? (pure; exposed for tests)
 bool keep_going(const std::vector<Timing>& timings, const TimingSpec& spec, long samples_done, long sample_cap,

@@ -205,6 +205,7 @@ PointResult measure_pair(PointEnv& env, const P2pBlock& b, const SizePoint& s, c
   env.control.max_in_place(samples);
   r.time_us = summarize(samples);
   r.iters = b.settings.iters;
+  r.osu_avg_us = r.time_us->mean;  // OSU's osu_latency/osu_bw number: the mean on src (no rank average)
   r.algbw_GBps = algbw_GBps(r.bytes, r.time_us->p50);
   r.busbw_GBps = *r.algbw_GBps * kP2pOpTraits[0].busbw.at(r.world_size);  // one link: 1
   if (b.settings.check) {
@@ -224,6 +225,7 @@ PointResult p2p_base_result(const PointEnv& env, const P2pBlock& b, const SizePo
   r.src = p.ranks.src;
   r.dst = p.ranks.dst;
   r.link = link_name(p);
+  r.sync = SyncMethod::back_to_back;
   return r;
 }
 

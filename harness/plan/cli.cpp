@@ -20,9 +20,14 @@ constexpr const char* kFooter = R"(
 SIZE: bytes with an optional K, M, G or T suffix (powers of 1024; KiB, MB... also accepted), e.g. 8, 64K,
   16M, 1G, 1.5M. Sizes are nccl-tests' "size": for gather, allgather, scatter, reduce_scatter and alltoall
   the whole n-chunk array. Each size is rounded down to whole elements per rank; repeats are dropped.
-Timing: per point, warm-up, then iterations of barrier -> start -> op -> stop; each iteration's time is
-  the max over ranks; the table shows its p50, algbw = bytes/time (GB = 1e9 B), busbw = algbw x factor
-  (nccl-tests doc/PERFORMANCE.md). Results are then verified on exactly predictable data.
+Timing: per point, warm-up, then iterations; every rank starts each at a time agreed on rank 0's clock
+  (offsets estimated per run; --sync barrier: after a barrier) -> op -> stop; an iteration's time is the
+  max over ranks of (end - start); iterations a rank entered late are left out (JSON "late"). The table
+  shows its p50, algbw = bytes/time (GB = 1e9 B), busbw = algbw x factor (nccl-tests doc/PERFORMANCE.md).
+  Results are then verified on exactly predictable data.
+Beside it, each JSON result has the reference tools' conventions:
+  osu_avg_us: OSU's, each rank's mean time per call (calls separated by a start), averaged over ranks;
+  nccl_avg_us: nccl-tests', each rank's mean per call of a back-to-back batch, averaged over ranks.
 Sweep file: --config FILE.yaml with name, layouts, defaults (any option by long name, e.g. max_bytes: 16M)
   and cases (op, algo, overrides); explicit options override it. Examples: slurm/sweeps/*.yaml.
 Output: a table on stdout (rank 0); --json FILE appends JSON Lines, schema collbench/1 (results/README.md).
@@ -30,7 +35,8 @@ Exit status: 0 ok; 1 some point had wrong results; 2 bad usage; 3 a rank failed 
   error) and the job was aborted; 143 (130) SIGTERM (SIGINT): stopped at a point boundary, the points
   finished so far are in the --json file with an end record; re-run with --resume to complete it.
 Test only: COLLBENCH_TEST_FAULT=skip_recv:rank=R:after=N (rank R drops its irecv number N) or
-  kill:rank=R:after_points=N (rank R SIGKILLs itself after N points) plants a failure (harness/README.md).)";
+  kill:rank=R:after_points=N (rank R SIGKILLs itself after N points) plants a failure (harness/README.md);
+  COLLBENCH_TEST_CLOCK=OFFSET_US:DRIFT_PPM skews rank r's clock by r x OFFSET_US and r x DRIFT_PPM.)";
 
 // Raw option values; CLI11 writes into these, then they are applied in table order.
 struct RawOptions {

@@ -15,6 +15,11 @@ namespace collbench {
 // How a point's iterations are timed (JSON "mode").
 enum class TimingMode { per_iter, batch, interleaved };
 
+// How the ranks start each per-iteration sample (JSON "sync"): at a start time agreed on
+// rank 0's clock (offsets estimated per run), or after a barrier. back_to_back: pingpong,
+// each iteration started by the previous one's reply (never a setting).
+enum class SyncMethod { clock, barrier, back_to_back };
+
 // Sweep parameters that a YAML case may override. Every field has a command-line flag and
 // a YAML key of the same long name (see settings.cpp); defaults are the documented ones.
 struct Settings {
@@ -39,6 +44,7 @@ struct Settings {
   int max_iters = 1000;
   std::uint64_t segment_bytes = 0;  // CollArgs::segment_bytes; 0 = algorithm default
   PairSpec pairs;                   // pingpong: which rank pairs (--pairs)
+  SyncMethod sync = SyncMethod::clock;  // per-iteration start: clock (default) or barrier
 
   bool adaptive() const { return min_time_s > 0 || max_noise > 0; }
   TimingMode mode() const {
@@ -77,6 +83,10 @@ struct RunConfig {
   std::vector<std::string> layouts;  // "NODESxRANKS_PER_NODE", for slurm/sweep.sh
   std::vector<CaseSpec> cases;
 };
+
+constexpr const char* sync_method_name(SyncMethod m) {
+  return m == SyncMethod::clock ? "clock" : m == SyncMethod::barrier ? "barrier" : "back_to_back";
+}
 
 constexpr const char* timing_mode_name(TimingMode m) {
   return m == TimingMode::per_iter ? "per_iter" : m == TimingMode::batch ? "batch" : "interleaved";

@@ -175,6 +175,14 @@ constexpr SettingOption kOptions[] = {
     {"interleave", "", "",
      "at each size run the algorithms' iterations round-robin (A B A B ...) for fair comparisons", "0, 1", false,
      [](Settings& s, std::string_view v) { s.interleave = parse_bool(v); }},
+    {"sync", "", "clock|barrier",
+     "per-iteration start: clock (default; agreed start time on offset-corrected clocks, as ReproMPI) or barrier",
+     "clock, barrier", false,
+     [](Settings& s, std::string_view v) {
+       if (v == "clock") s.sync = SyncMethod::clock;
+       else if (v == "barrier") s.sync = SyncMethod::barrier;
+       else throw UsageError("bad value '" + std::string(v) + "'; accepted: clock, barrier");
+     }},
     {"timeout", "-T", "SECONDS", "a wait longer than this aborts the run naming the peer (default 60)",
      "a number of seconds > 0", false,
      [](Settings& s, std::string_view v) { s.timeout_s = parse_number(v, 1e-3, 1e7, "a number of seconds > 0"); }},

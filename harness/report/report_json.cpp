@@ -37,7 +37,19 @@ json settings_json(const Settings& s) {
           {"root", s.root},             {"inplace", inplace},       {"batch", s.batch},
           {"interleave", s.interleave}, {"timeout", s.timeout_s},   {"min_time", s.min_time_s},
           {"max_noise", s.max_noise},   {"max_iters", s.max_iters}, {"segment", s.segment_bytes},
-          {"mode", timing_mode_name(s.mode())},  {"pairs", pairs_text(s.pairs)}};
+          {"mode", timing_mode_name(s.mode())},  {"pairs", pairs_text(s.pairs)},
+          {"sync", sync_method_name(s.sync)}};
+}
+
+json calibration_json(const Calibration& c) {
+  return {{"timer", "steady_clock"},
+          {"timer_resolution_ns", c.timer_resolution_ns},
+          {"timer_read_ns", c.timer_read_ns},
+          {"barrier_us", c.barrier_us},
+          {"barrier_reps", c.barrier_reps},
+          {"clock_sync_error_us", c.clock_sync_error_us},
+          {"clock_sync_rounds", c.clock_sync_rounds},
+          {"clock_offset_us", c.clock_offset_us}};
 }
 
 }  // namespace
@@ -85,7 +97,8 @@ json run_json(const RunRecord& r) {
             {"device_transfer", opt(r.versions.device_transfer)}}},
           {"git_commit", r.versions.git_commit},
           {"slurm", slurm},
-          {"config", r.config ? config_json(*r.config) : json(nullptr)}};
+          {"config", r.config ? config_json(*r.config) : json(nullptr)},
+          {"calibration", r.calibration ? calibration_json(*r.calibration) : json(nullptr)}};
 }
 
 json result_json(const PointResult& r, const std::string& run_id) {
@@ -115,7 +128,14 @@ json result_json(const PointResult& r, const std::string& run_id) {
           {"wrong", r.wrong},
           {"checked", r.checked},
           {"skipped", r.skipped},
-          {"skip_reason", opt(r.skip_reason)}};
+          {"skip_reason", opt(r.skip_reason)},
+          {"sync", sync_method_name(r.sync)},
+          {"sync_fallback", opt(r.sync_fallback)},
+          {"late", r.late},
+          {"start_skew_us", opt(r.start_skew_us)},
+          {"window_us", opt(r.window_us)},
+          {"osu_avg_us", opt(r.osu_avg_us)},
+          {"nccl_avg_us", opt(r.nccl_avg_us)}};
   if (r.link) {  // point-to-point records only
     j["src"] = opt(r.src);
     j["dst"] = opt(r.dst);

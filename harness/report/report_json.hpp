@@ -27,6 +27,7 @@ struct RunRecord {
   Versions versions;
   std::optional<std::map<std::string, std::string>> slurm;
   const RunConfig* config = nullptr;
+  std::optional<Calibration> calibration;
 };
 
 struct EndRecord {

@@ -55,6 +55,9 @@ void TableReport::header(const RunRecord& run) {
       if (t.node_of_rank[r] == n) ranks.push_back(r);
     std::fprintf(out_, "#   node %d  %-20s ranks %s\n", n, t.host_of_rank[ranks.front()].c_str(), rank_ranges(ranks).c_str());
   }
+  if (const auto& c = run.calibration)
+    std::fprintf(out_, "# calibration: steady_clock resolution %.0f ns, read %.0f ns; empty barrier %.2f us; clock sync error <= %.2f us\n",
+                 c->timer_resolution_ns, c->timer_read_ns, c->barrier_us, c->clock_sync_error_us);
   if (run.slurm && run.slurm->count("job_id"))
     std::fprintf(out_, "# slurm job %s\n", run.slurm->at("job_id").c_str());
   std::fflush(out_);
@@ -72,9 +75,10 @@ void TableReport::begin_block(const Block& block) {
   block_ = &b;
   const Settings& s = b.settings;
   std::string how = std::string(timing_mode_name(s.mode())) + ", ";
+  how += s.batch || s.sync == SyncMethod::barrier ? "barrier start, " : "clock start, ";
   how += s.adaptive() ? "adaptive " + std::to_string(s.iters) + ".." + std::to_string(s.max_iters) + " iters"
                       : std::to_string(s.iters) + (s.batch ? " ops per batch" : " iters");
-  how += " + " + std::to_string(s.warmup) + " warm-up; time = p50 of the per-iteration max over ranks";
+  how += " + " + std::to_string(s.warmup) + " warm-up; time = p50 of the max over ranks";
   std::fprintf(out_, "#\n# %s  %s%s%s  %s\n#   %s\n", std::string(op_name(b.op)).c_str(),
                std::string(dtype_name(b.dtype)).c_str(), b.redop ? "  " : "",
                b.redop ? std::string(redop_name(*b.redop)).c_str() : "", b.in_place ? "in-place" : "out-of-place",

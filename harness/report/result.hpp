@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "harness/plan/run_config.hpp"
 #include "harness/measure/stats.hpp"
@@ -22,6 +23,12 @@ struct PointResult {
   int warmup = 0;
   TimingMode mode = TimingMode::per_iter;
   std::optional<Stats> time_us;  // absent when skipped
+  SyncMethod sync = SyncMethod::barrier;     // how the samples were started (JSON "sync")
+  std::optional<std::string> sync_fallback;  // clock start asked for, barrier used: why
+  long late = 0;                             // clock: samples excluded because a rank started late
+  std::optional<double> start_skew_us;       // median over samples of latest − earliest rank start
+  std::optional<double> window_us;           // clock: the start window used
+  std::optional<double> osu_avg_us, nccl_avg_us;  // the reference tools' conventions
   std::optional<double> algbw_GBps, busbw_GBps;
   std::uint64_t wrong = 0;  // wrong elements over all ranks
   bool checked = false;     // verification ran (-c 1 and not skipped)
@@ -31,6 +38,18 @@ struct PointResult {
   // Point-to-point (pingpong) records only: the pair and whether it stays within a node.
   std::optional<int> src, dst;
   std::optional<std::string> link;  // "intra" | "inter"
+};
+
+// What a reader needs to tell noise from differences (run record "calibration"), measured
+// once per run before the first point.
+struct Calibration {
+  double timer_resolution_ns = 0;  // smallest non-zero step between consecutive steady_clock reads
+  double timer_read_ns = 0;        // mean cost of one steady_clock::now()
+  double barrier_us = 0;           // median of kBarrierReps empty barriers on the measured transport, max over ranks
+  int barrier_reps = 0;
+  double clock_sync_error_us = 0;  // largest half round trip of the kept ping-pongs, over ranks
+  int clock_sync_rounds = 0;
+  std::vector<double> clock_offset_us;  // each rank's estimated offset to rank 0
 };
 
 }  // namespace collbench

@@ -12,6 +12,7 @@ Control::Control(MPI_Comm parent) {
   COLLBENCH_MPI_CHECK(MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN), nullptr);
   MPI_Comm_rank(comm_, &rank_);
   MPI_Comm_size(comm_, &size_);
+  clock_.emplace(comm_, rank_, size_);
 }
 
 Control::~Control() {
@@ -27,6 +28,17 @@ void Control::max_in_place(std::span<double> v) {
   if (v.empty()) return;
   COLLBENCH_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, v.data(), static_cast<int>(v.size()), MPI_DOUBLE, MPI_MAX, comm_),
                       nullptr);
+}
+
+void Control::sum_in_place(std::span<double> v) {
+  if (v.empty()) return;
+  COLLBENCH_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, v.data(), static_cast<int>(v.size()), MPI_DOUBLE, MPI_SUM, comm_),
+                      nullptr);
+}
+
+double Control::broadcast(double v) {
+  COLLBENCH_MPI_CHECK(MPI_Bcast(&v, 1, MPI_DOUBLE, 0, comm_), nullptr);
+  return v;
 }
 
 std::uint64_t Control::sum(std::uint64_t v) {

@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "harness/run/clock_sync.hpp"
+
 namespace collbench {
 
 class Control {
@@ -25,6 +27,8 @@ class Control {
 
   void barrier();
   void max_in_place(std::span<double> values);  // element-wise max over ranks, result everywhere
+  void sum_in_place(std::span<double> values);  // element-wise sum over ranks, result everywhere
+  double broadcast(double v);                   // rank 0's value
   std::uint64_t sum(std::uint64_t v);
   bool any(bool v);
   int broadcast(int v);  // rank 0's value
@@ -35,10 +39,14 @@ class Control {
   // all ranks fail together (or none does).
   std::optional<std::string> agree_error(const std::optional<std::string>& mine);
 
+  // Every rank's clock offset to rank 0 (synchronized-start timing), over this communicator.
+  ClockSync& clock() { return *clock_; }
+
  private:
   MPI_Comm comm_ = MPI_COMM_NULL;
   int rank_ = 0;
   int size_ = 1;
+  std::optional<ClockSync> clock_;
 };
 
 }  // namespace collbench

@@ -6,6 +6,7 @@
     e2e.py sweep     COLLBENCH MPIEXEC WORKDIR YAML   a sweep file end to end, and --print-layouts
     e2e.py nvtx      COLLBENCH MPIEXEC WORKDIR LIB    NVTX ranges seen by an injected tool, per rank
     e2e.py timeout   COLLBENCH MPIEXEC WORKDIR        a timeout aborts the job with status 3, naming the peer
+    e2e.py sync      COLLBENCH MPIEXEC WORKDIR        clock-synchronized start (injected offsets recovered) vs --sync barrier
 """
 from __future__ import annotations
 
@@ -79,6 +80,7 @@ BAD_INPUTS = [
     (["--batch", "--interleave"], "cannot be combined"),
     (["-b", "2M", "-e", "1M"], "larger than"),
     (["--timeout", "0"], "--timeout"),
+    (["--sync", "sometimes"], "--sync"),
     (["--no-such-flag"], "--no-such-flag"),
     (["--config", "/nonexistent.yaml"], "cannot read"),
     (["--print-layouts"], "needs a sweep file"),
@@ -279,6 +281,48 @@ def test_nvtx(collbench: str, mpiexec: str, workdir: str, lib: str) -> None:
     print("nvtx: OK")
 
 
+# ------------------------------------------------------------------ sync
+
+def test_sync(collbench: str, mpiexec: str, workdir: str) -> None:
+    d = fresh_dir(workdir)
+    out = d / "sync.jsonl"
+    offset = 3000.0  # COLLBENCH_TEST_CLOCK: rank 1's clock 3 ms ahead of rank 0's
+    env = dict(os.environ, COLLBENCH_TEST_CLOCK=f"{offset}:0")
+    common = ["--op", "allreduce,broadcast", "--algo", "ring,library", "-b", "8", "-e", "4K", "-f", "8", "-n", "20",
+              "--json", str(out), "--quiet"]
+    for args in (["--sync", "clock"], ["--sync", "barrier"], ["--batch"]):
+        p = run(mpirun(mpiexec, 2, ["-x", "COLLBENCH_TEST_CLOCK", collbench, *args, *common]), env=env)
+        if p.returncode != 0:
+            fail(f"{args}: exit {p.returncode}")
+    runs = list(cc.check_file(str(out), runs=3).values())
+    run_recs = [r for _, r in cc.load(str(out)) if r["type"] == "run"]
+    for rec in run_recs:
+        cal = rec["calibration"]
+        err, offs = cal["clock_sync_error_us"], cal["clock_offset_us"]
+        if offs[0] != 0 or abs(offs[1] - offset) > err + 1.0:
+            fail(f"injected offset {offset} us not recovered: {offs} (error bound {err} us)")
+        if not (cal["timer_read_ns"] > 0 and cal["barrier_us"] > 0 and cal["barrier_reps"] > 0):
+            fail(f"calibration incomplete: {cal}")
+    clock, barrier, batch = runs
+    for r in clock:
+        if r["sync"] == "clock":
+            if r["sync_fallback"] is not None or r["window_us"] is None or r["start_skew_us"] is None:
+                fail(f"clock result without its window/skew: {r}")
+            if r["start_skew_us"] > 1000:  # offsets not applied would put ~3000 us of skew here
+                fail(f"clock start skew {r['start_skew_us']} us: the offsets were not applied")
+        elif r["sync"] != "barrier" or not r["sync_fallback"]:
+            fail(f"a clock point must be clock-started or say why it fell back: {r}")
+    if not any(r["sync"] == "clock" for r in clock):
+        fail("no point was clock-started")
+    for r in barrier + batch:
+        if r["sync"] != "barrier" or r["late"] != 0 or r["window_us"] is not None or r["sync_fallback"] is not None:
+            fail(f"barrier/batch result: {r}")
+    for r in clock + barrier + batch:
+        if r["osu_avg_us"] is None or r["nccl_avg_us"] is None or r["osu_avg_us"] <= 0 or r["nccl_avg_us"] <= 0:
+            fail(f"reference conventions missing: {r}")
+    print("sync: OK")
+
+
 # ------------------------------------------------------------------ timeout
 
 def test_timeout(collbench: str, mpiexec: str, workdir: str) -> None:
@@ -300,7 +344,7 @@ def test_timeout(collbench: str, mpiexec: str, workdir: str) -> None:
 
 def main(argv: list[str]) -> None:
     tests = {"cli": test_cli, "allreduce": test_allreduce, "modes": test_modes, "sweep": test_sweep,
-             "nvtx": test_nvtx, "timeout": test_timeout}
+             "nvtx": test_nvtx, "timeout": test_timeout, "sync": test_sync}
     if len(argv) < 2 or argv[0] not in tests:
         print(__doc__, file=sys.stderr)
         sys.exit(2)

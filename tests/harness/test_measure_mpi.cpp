@@ -4,13 +4,19 @@
 #include <gtest/gtest.h>
 #include <mpi.h>
 
+#include <chrono>
+#include <cstdlib>
 #include <cstring>
+#include <thread>
 
+#include "collectives/transport/forwarding_transport.hpp"
 #include "collectives/transport/mpi/mpi_transport.hpp"
 #include "harness/measure/bandwidth.hpp"
 #include "harness/measure/collective_point.hpp"
 #include "harness/run/control.hpp"
 #include "harness/measure/measure.hpp"
+#include "harness/measure/stats.hpp"
+#include "harness/report/result.hpp"
 
 namespace collbench {
 namespace {
@@ -140,6 +146,218 @@ TEST_F(Fixture, AdaptiveRoundsAgreeAcrossRanks) {
   const auto b = time_workloads(transport, control, ws, spec);
   EXPECT_EQ(b[0].ops, 24) << "6 batches of 4";
   EXPECT_EQ(b[0].samples_us.size(), 6u);
+}
+
+// ---------------------------------------------------------------- synchronized start
+
+void spin_for_us(double us) {
+  const double t0 = MPI_Wtime();
+  while ((MPI_Wtime() - t0) * 1e6 < us) {
+  }
+}
+
+// A fast op that makes every rank wait for every other: an 8-byte MPI_Allreduce.
+struct TinyAllreduce : Workload {
+  TinyAllreduce() : Workload({"allreduce", "tiny", 8, -1, ""}, "tiny") {}
+  void run() override {
+    double v = 1;
+    MPI_Allreduce(MPI_IN_PLACE, &v, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+  }
+};
+
+// The last rank arrives late at some samples: `delay_us` before sample number `only` (every
+// sample when only < 0), outside the timed region.
+struct LateRank : TinyAllreduce {
+  LateRank(bool me, double delay_us, long only = -1) : me(me), delay_us(delay_us), only(only) {}
+  void before_start() override {
+    if (me && (only < 0 || calls == only)) spin_for_us(delay_us);
+    ++calls;
+  }
+  bool me;
+  double delay_us;
+  long only;
+  long calls = 0;
+};
+
+// The barrier's exit skew, made large: the last rank leaves every barrier `delay_us` late.
+class SkewedBarrier final : public ForwardingTransport {
+ public:
+  SkewedBarrier(Transport& inner, double delay_us) : ForwardingTransport(inner), delay_us_(delay_us) {}
+  void barrier() override {
+    ForwardingTransport::barrier();
+    if (rank() == size() - 1) spin_for_us(delay_us_);
+  }
+
+ private:
+  double delay_us_;
+};
+
+TimingSpec sync_spec(SyncMethod sync, int iters) {
+  TimingSpec spec;
+  spec.iters = iters;
+  spec.sync = sync;
+  spec.max_window_factor = 1e5;  // widen further than a run would (the sleeps below need ~2000x)
+  return spec;
+}
+
+double p50(const Timing& t) { return summarize(t.samples_us).p50; }
+
+// More ranks than cores (np 3 on a 2-core machine), or a machine busy with other work: a rank
+// is often descheduled, so clock starts may legitimately fall back to the barrier; the
+// mechanism is then not testable (the fallback itself is, below).
+bool fell_back_oversubscribed(const Timing& t, int ranks) {
+  const double cores = std::thread::hardware_concurrency();
+  double load[1] = {0};
+  const bool busy = getloadavg(load, 1) == 1 && load[0] + ranks > cores + 0.5;
+  return t.sync != SyncMethod::clock && (ranks > cores || busy);
+}
+#define SKIP_IF_OVERSUBSCRIBED_FALLBACK(t)                                                              \
+  if (fell_back_oversubscribed(t, control.size())) GTEST_SKIP() << "oversubscribed: " << t.sync_fallback.value_or("")
+
+TEST_F(Fixture, ClockSyncRecoversInjectedOffsetsAndDrift) {
+  // Rank r's clock runs r x 1000 us ahead and r x 500 ppm fast (the test hook); two estimations
+  // 300 ms apart must recover both, within the error bound the estimation reports.
+  const TestClock injected{1000, 500};
+  ClockSync sync(control.comm(), control.rank(), control.size());
+  sync.set_test_clock(injected);
+  const double err1 = sync.estimate();
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  const double err2 = sync.estimate();
+  const double raw = raw_us(SteadyClock::now());
+  const int r = control.rank();
+  const double truth = injected.local_us(raw, r) - injected.local_us(raw, 0);
+  const double est = sync.offset_us(sync.local_of_raw(raw));
+  EXPECT_NEAR(est, truth, err2 + 1.0) << "rank " << r << " error bound " << err2 << " us";
+  const double drift_tol = (err1 + err2) / 0.3 + 5;  // ppm: both errors over the 300 ms between them
+  EXPECT_NEAR(sync.drift_ppm(), 500.0 * r, drift_tol) << "rank " << r;
+  // And rank 0's clock, read through the model, is the same on every rank (within the bound).
+  std::vector<double> g{sync.global_of_raw(raw) - raw};  // 0 when the model inverts the injection exactly
+  EXPECT_NEAR(g.front(), 0.0, err2 + 1.0);
+}
+
+TEST_F(Fixture, ClockStartUsesTheEstimatedOffsets) {
+  // With every rank's clock 50 ms apart, a start agreed without the offsets would put up to
+  // 50 ms x rank of waiting into an allreduce: the samples stay far below that (a loaded
+  // machine's preemptions are a few ms).
+  control.clock().set_test_clock(TestClock{50000, 200});
+  control.clock().estimate();
+  TinyAllreduce w;
+  Workload* ws[] = {&w};
+  const auto t = time_workloads(transport, control, ws, sync_spec(SyncMethod::clock, 20));
+  ASSERT_EQ(t[0].samples_us.size(), 20u);
+  if (control.size() == 1) return;
+  // The start skew is measured on rank 0's clock through the offsets, whatever the sync.
+  EXPECT_LT(summarize(t[0].start_skew_us).p50, 25000.0);
+  SKIP_IF_OVERSUBSCRIBED_FALLBACK(t[0]);
+  EXPECT_EQ(t[0].sync, SyncMethod::clock) << t[0].sync_fallback.value_or("");
+  EXPECT_LT(p50(t[0]), 25000.0);
+}
+
+TEST_F(Fixture, BarrierExitSkewIsInTheBarrierTimeNotInTheClockTime) {
+  if (control.size() < 2) GTEST_SKIP() << "needs 2 ranks";
+  // The last rank leaves each barrier 20 ms late (a skewed barrier exit, made large): barrier-
+  // started samples carry it (the others wait inside the allreduce) and show it as start skew;
+  // clock-started samples never use the barrier, so neither their time nor their skew has it.
+  constexpr double kSkewUs = 20000;
+  SkewedBarrier skewed(transport, kSkewUs);
+  TinyAllreduce w;
+  Workload* ws[] = {&w};
+  const auto barrier = time_workloads(skewed, control, ws, sync_spec(SyncMethod::barrier, 10));
+  const auto clock = time_workloads(skewed, control, ws, sync_spec(SyncMethod::clock, 10));
+  EXPECT_EQ(barrier[0].sync, SyncMethod::barrier);
+  EXPECT_GE(p50(barrier[0]), kSkewUs * 0.9) << "the skew lands in the barrier-started time";
+  EXPECT_GE(summarize(barrier[0].start_skew_us).p50, kSkewUs * 0.9) << "and is reported as start skew";
+  SKIP_IF_OVERSUBSCRIBED_FALLBACK(clock[0]);
+  ASSERT_EQ(clock[0].sync, SyncMethod::clock) << clock[0].sync_fallback.value_or("");
+  EXPECT_LT(p50(clock[0]), kSkewUs / 2) << "the clock-started time is the op's";
+  EXPECT_LT(summarize(clock[0].start_skew_us).p50, kSkewUs / 2);
+}
+
+TEST_F(Fixture, ARankArrivingLateWidensTheWindowInsteadOfInflatingTheTime) {
+  if (control.size() < 2) GTEST_SKIP() << "needs 2 ranks";
+  // The last rank gets to every sample 20 ms after the others (it sleeps before the start):
+  // the first window is far narrower, so its starts are late, the window widens past 20 ms,
+  // and the time of the allreduce does not include the sleep.
+  constexpr double kSleepUs = 20000;
+  LateRank w(control.rank() == control.size() - 1, kSleepUs);
+  Workload* ws[] = {&w};
+  const auto t = time_workloads(transport, control, ws, sync_spec(SyncMethod::clock, 20));
+  SKIP_IF_OVERSUBSCRIBED_FALLBACK(t[0]);
+  ASSERT_EQ(t[0].sync, SyncMethod::clock) << t[0].sync_fallback.value_or("");
+  EXPECT_EQ(t[0].samples_us.size(), 20u);
+  EXPECT_GT(t[0].late, 0);
+  ASSERT_TRUE(t[0].window_us);
+  EXPECT_GE(*t[0].window_us, kSleepUs);
+  EXPECT_LT(p50(t[0]), kSleepUs / 2) << "the late rank's sleep is not in the time";
+}
+
+TEST_F(Fixture, ALateIterationIsCountedAndExcluded) {
+  if (control.size() < 2) GTEST_SKIP() << "needs 2 ranks";
+  // One sample, on one rank, starts 20 ms late: it is counted, left out and run again.
+  LateRank w(control.rank() == control.size() - 1, 20000, 3);
+  Workload* ws[] = {&w};
+  const auto t = time_workloads(transport, control, ws, sync_spec(SyncMethod::clock, 10));
+  SKIP_IF_OVERSUBSCRIBED_FALLBACK(t[0]);
+  ASSERT_EQ(t[0].sync, SyncMethod::clock) << t[0].sync_fallback.value_or("");
+  EXPECT_GE(t[0].late, 1);
+  EXPECT_EQ(t[0].samples_us.size(), 10u) << "the late sample was replaced";
+  EXPECT_EQ(t[0].ops, 10);
+  for (double s : t[0].samples_us) EXPECT_LT(s, 20000.0) << "a late sample was kept";
+}
+
+TEST_F(Fixture, TooManyLateStartsFallBackToTheBarrierAndSaySo) {
+  if (control.size() < 2) GTEST_SKIP() << "needs 2 ranks";
+  // Every start of the last rank is 2 ms late and the window may not widen (cap 1x): the point
+  // falls back to barrier-started samples, keeps its samples and says why.
+  LateRank w(control.rank() == control.size() - 1, 2000);
+  Workload* ws[] = {&w};
+  TimingSpec spec = sync_spec(SyncMethod::clock, 8);
+  spec.max_window_factor = 1;
+  const auto t = time_workloads(transport, control, ws, spec);
+  EXPECT_EQ(t[0].sync, SyncMethod::barrier);
+  ASSERT_TRUE(t[0].sync_fallback);
+  EXPECT_NE(t[0].sync_fallback->find("barrier used"), std::string::npos) << *t[0].sync_fallback;
+  EXPECT_GT(t[0].late, 0);
+  EXPECT_EQ(t[0].samples_us.size(), 8u);
+  EXPECT_FALSE(t[0].window_us);
+}
+
+TEST_F(Fixture, ReferenceConventionsAreRankAverages) {
+  // Rank 0 spins 1 ms in every call, the others do not: the max-over-ranks samples are >= 1 ms,
+  // the rank averages (OSU per call, nccl-tests per batch) rank 0's mean / n, since the other
+  // ranks add about nothing. Upper bounds hold only for the convention taken from the timed
+  // samples themselves (a loaded machine may preempt rank 0 in the extra round).
+  struct Uneven : Workload {
+    Uneven(int rank) : Workload({"allreduce", "uneven", 0, -1, ""}, "uneven"), rank(rank) {}
+    void run() override {
+      if (rank == 0) spin_for_us(1000);
+    }
+    int rank;
+  } w(control.rank());
+  Workload* ws[] = {&w};
+  const double n = control.size();
+  for (TimingMode mode : {TimingMode::per_iter, TimingMode::batch}) {
+    TimingSpec spec = sync_spec(SyncMethod::barrier, 4);
+    spec.mode = mode;
+    const auto t = time_workloads(transport, control, ws, spec);
+    ASSERT_TRUE(t[0].osu_avg_us && t[0].nccl_avg_us);
+    const double max_mean = summarize(t[0].samples_us).mean;
+    EXPECT_GE(max_mean, 1000.0);
+    EXPECT_GE(*t[0].osu_avg_us, 990.0 / n) << timing_mode_name(mode);
+    EXPECT_GE(*t[0].nccl_avg_us, 990.0 / n) << timing_mode_name(mode);
+    const double from_samples = mode == TimingMode::batch ? *t[0].nccl_avg_us : *t[0].osu_avg_us;
+    EXPECT_LE(from_samples, max_mean / n + 50) << timing_mode_name(mode) << ": a rank average, not a max";
+  }
+}
+
+TEST_F(Fixture, CalibrationMeasuresTimerBarrierAndClockSync) {
+  const Calibration c = calibrate(transport, control);
+  EXPECT_GT(c.timer_read_ns, 0);
+  EXPECT_GT(c.timer_resolution_ns, 0);
+  EXPECT_GT(c.barrier_us, 0);
+  EXPECT_EQ(c.clock_offset_us.size(), static_cast<std::size_t>(control.size()));
+  EXPECT_EQ(c.clock_offset_us.front(), 0.0);
+  EXPECT_GE(c.clock_sync_error_us, 0);
 }
 
 }  // namespace

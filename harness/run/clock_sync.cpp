@@ -1,0 +1,115 @@
+#include "harness/run/clock_sync.hpp"
+
+#include <cstdlib>
+#include <limits>
+#include <string>
+
+#include "collectives/core/error.hpp"
+#include "collectives/transport/mpi/mpi_transport.hpp"
+#include "harness/plan/settings.hpp"
+
+namespace collbench {
+namespace {
+
+constexpr int kTag = 7101;        // the control communicator carries no other point-to-point traffic
+constexpr std::size_t kFits = 32;  // estimations kept for the drift fit
+constexpr double kMinDriftSpanUs = 50e3;  // fit a drift only over estimations this far apart
+
+}  // namespace
+
+TestClock parse_test_clock(std::string_view text) {
+  constexpr const char* kAccepted = "OFFSET_US:DRIFT_PPM, two numbers, e.g. 1000:50 (test only)";
+  const std::size_t c = text.find(':');
+  try {
+    if (c == std::string_view::npos) throw UsageError("no ':'");
+    return {parse_number(text.substr(0, c), -1e9, 1e9, kAccepted), parse_number(text.substr(c + 1), -1e5, 1e5, kAccepted)};
+  } catch (const UsageError&) {
+    throw UsageError(std::string(kTestClockEnv) + "='" + std::string(text) + "': bad value; accepted: " + kAccepted);
+  }
+}
+
+std::optional<TestClock> test_clock_from_env() {
+  const char* v = std::getenv(kTestClockEnv);
+  if (!v || !*v) return std::nullopt;
+  return parse_test_clock(v);
+}
+
+double ClockSync::estimate(int rounds) {
+  double best_rtt = std::numeric_limits<double>::infinity(), best_offset = 0, best_mid = 0;
+  if (rank_ == 0) {
+    for (int r = 1; r < size_; ++r)
+      for (int i = 0; i < rounds; ++i) {
+        char ping = 0;
+        COLLBENCH_MPI_CHECK(MPI_Recv(&ping, 1, MPI_CHAR, r, kTag, comm_, MPI_STATUS_IGNORE), nullptr);
+        const double t0 = local_now();
+        COLLBENCH_MPI_CHECK(MPI_Send(&t0, 1, MPI_DOUBLE, r, kTag, comm_), nullptr);
+      }
+    best_rtt = 0;
+    best_mid = local_now();
+  } else {
+    for (int i = 0; i < rounds; ++i) {
+      char ping = 0;
+      double t0 = 0;
+      const double t1 = local_now();
+      COLLBENCH_MPI_CHECK(MPI_Send(&ping, 1, MPI_CHAR, 0, kTag, comm_), nullptr);
+      COLLBENCH_MPI_CHECK(MPI_Recv(&t0, 1, MPI_DOUBLE, 0, kTag, comm_, MPI_STATUS_IGNORE), nullptr);
+      const double t2 = local_now();
+      if (t2 - t1 < best_rtt) {
+        best_rtt = t2 - t1;
+        best_mid = (t1 + t2) / 2;
+        best_offset = best_mid - t0;
+      }
+    }
+  }
+  error_us_ = best_rtt / 2;
+  double err = error_us_;
+  COLLBENCH_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &err, 1, MPI_DOUBLE, MPI_MAX, comm_), nullptr);
+  max_error_us_ = err;
+  last_raw_us_ = raw_us(SteadyClock::now());
+
+  fits_.push_back({best_mid, best_offset});
+  if (fits_.size() > kFits) fits_.erase(fits_.begin());
+  // offset(local) = last offset + slope·(local − last midpoint); slope by least squares over
+  // the kept estimations once they span long enough for a drift to show above the error.
+  slope_ = 0;
+  if (fits_.size() >= 2 && fits_.back().at_local_us - fits_.front().at_local_us >= kMinDriftSpanUs) {
+    double mx = 0, my = 0;
+    for (const Fit& f : fits_) {
+      mx += f.at_local_us;
+      my += f.offset_us;
+    }
+    mx /= static_cast<double>(fits_.size());
+    my /= static_cast<double>(fits_.size());
+    double sxy = 0, sxx = 0;
+    for (const Fit& f : fits_) {
+      sxy += (f.at_local_us - mx) * (f.offset_us - my);
+      sxx += (f.at_local_us - mx) * (f.at_local_us - mx);
+    }
+    if (sxx > 0) slope_ = sxy / sxx;
+  }
+  ref_ = fits_.back().at_local_us;
+  intercept_ = fits_.back().offset_us;
+  return max_error_us_;
+}
+
+void ClockSync::refresh(double max_age_s) {
+  // Rank 0 decides, so every rank takes part in the same estimations.
+  int again = !estimated() || raw_us(SteadyClock::now()) - last_raw_us_ > max_age_s * 1e6;
+  COLLBENCH_MPI_CHECK(MPI_Bcast(&again, 1, MPI_INT, 0, comm_), nullptr);
+  if (again) estimate();
+}
+
+double ClockSync::offset_us(double local) const { return intercept_ + slope_ * (local - ref_); }
+
+double ClockSync::global_of_raw(double raw) const {
+  const double local = local_of_raw(raw);
+  return local - offset_us(local);
+}
+
+double ClockSync::raw_of_global(double global) const {
+  double local = global + offset_us(global + intercept_);  // one fixed-point step: the slope is tiny
+  local = global + offset_us(local);
+  return raw_of_local(local);
+}
+
+}  // namespace collbench
