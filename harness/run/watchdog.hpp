@@ -19,8 +19,10 @@
 // own TimeoutError at the deadline; for them the watchdog is only a backstop, 2 x timeout + 1 s,
 // so it never races their error path (NCCL's ncclCommAbort, an unwinding stack).
 //
-// While a Watchdog lives, its scope is watched(): the MPI transport then polls MPI_Testall /
-// MPI_Test with no clock read instead of polling under a self-timed Deadline.
+// While a Watchdog lives, its scope is watched(): the MPI transport then waits in plain
+// MPI_Waitall / MPI_Wait / MPI_Barrier (no clock read) instead of polling under a self-timed
+// Deadline. When it expires, the rank's thread is blocked inside MPI, so reading the scope's
+// call description from this thread races with nothing.
 #include <chrono>
 #include <condition_variable>
 #include <memory>
