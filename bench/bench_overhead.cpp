@@ -158,17 +158,19 @@ int main(int argc, char** argv) {
                              }
                            }) / (2.0 * n);
                   }});
-    add(Variant{"transport_pingpong", "raw_pingpong", [&](int n) {
-                    return timed_loop(n, [&] {
-                             if (rank == 0) {
-                               t.send(sbuf.data(), bytes, peer, 1);
-                               t.recv(rbuf.data(), bytes, peer, 2);
-                             } else {
-                               t.recv(rbuf.data(), bytes, peer, 1);
-                               t.send(sbuf.data(), bytes, peer, 2);
-                             }
-                           }) / (2.0 * n);
-                  }});
+    // One-way time of a ping-pong through the transport (send/recv: isend/irecv + wait).
+    auto transport_pingpong = [&](int n) {
+      return timed_loop(n, [&] {
+               if (rank == 0) {
+                 t.send(sbuf.data(), bytes, peer, 1);
+                 t.recv(rbuf.data(), bytes, peer, 2);
+               } else {
+                 t.recv(rbuf.data(), bytes, peer, 1);
+                 t.send(sbuf.data(), bytes, peer, 2);
+               }
+             }) / (2.0 * n);
+    };
+    add(Variant{"transport_pingpong", "raw_pingpong", transport_pingpong});
 #if COLLBENCH_BENCH_WATCHDOG
     // The same calls with the scope watched (the harness runs a watchdog): MPI_Wait instead of
     // MPI_Testall under a Deadline.
@@ -183,17 +185,7 @@ int main(int argc, char** argv) {
     add(Variant{"sample_allreduce_w", "raw_allreduce", watched([&](int n) {
                   return time_sample(t, w, timed, 0, n, SampleStart::back_to_back) * 1e-6;
                 })});
-    add(Variant{"transport_pingpong_w", "raw_pingpong", watched([&](int n) {
-                  return timed_loop(n, [&] {
-                           if (rank == 0) {
-                             t.send(sbuf.data(), bytes, peer, 1);
-                             t.recv(rbuf.data(), bytes, peer, 2);
-                           } else {
-                             t.recv(rbuf.data(), bytes, peer, 1);
-                             t.send(sbuf.data(), bytes, peer, 2);
-                           }
-                         }) / (2.0 * n);
-                })});
+    add(Variant{"transport_pingpong_w", "raw_pingpong", watched(transport_pingpong)});
 #endif
     add(Variant{"raw_window", "", [&](int) {
                     return timed_loop(n_win, [&] {

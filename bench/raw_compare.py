@@ -44,6 +44,8 @@ import sys
 import tempfile
 import time
 
+from targets import mpirun_env  # the same mpirun environment as bench/compare.sh (bench/ is on sys.path)
+
 KiB, MiB = 1 << 10, 1 << 20
 COLL_OPS = ["allreduce", "broadcast", "allgather", "reduce_scatter"]
 GROUPS = ["batch", "per_iter", "latency", "bw"]
@@ -103,16 +105,6 @@ def size_arg(b):
     if b >= KiB and b % KiB == 0:
         return f"{b // KiB}K"
     return str(b)
-
-
-def mpirun_env(np_):
-    env = dict(os.environ)
-    env.setdefault("OMPI_ALLOW_RUN_AS_ROOT", "1")
-    env.setdefault("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
-    env.setdefault("OMPI_MCA_rmaps_base_oversubscribe", "1")
-    if np_ > (os.cpu_count() or 1):
-        env.setdefault("OMPI_MCA_mpi_yield_when_idle", "1")
-    return env
 
 
 class Runner:

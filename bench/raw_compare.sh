@@ -15,9 +15,5 @@ set -euo pipefail
 source "$(dirname "$0")/../scripts/lib.sh"
 case ${1:-} in -h | --help) usage_from_header; exit 0 ;; esac
 cd "$(dirname "$0")/.."
-build=build
-if [[ $# -gt 0 && ${1:0:1} != - ]]; then
-  build=$1
-  shift
-fi
-exec /usr/bin/python3 bench/raw_compare.py --build "$build" "$@"
+split_build_dir "$@"
+exec /usr/bin/python3 bench/raw_compare.py --build "$BUILD_DIR" "${ARGS[@]}"

@@ -6,15 +6,11 @@ set -euo pipefail
 source "$(dirname "$0")/../scripts/lib.sh"
 case ${1:-} in -h | --help) usage_from_header; exit 0 ;; esac
 cd "$(dirname "$0")/.."
-build=build
-if [[ $# -gt 0 && ${1:0:1} != - ]]; then
-  build=$1
-  shift
-fi
+split_build_dir "$@"
 out=results/bench
 mkdir -p "$out"
 for b in bench_reduce bench_patterns bench_algorithms; do
-  "$build/bench/$b" --benchmark_out="$out/$b.json" --benchmark_out_format=json \
-    --benchmark_min_time=${BENCH_MIN_TIME:-0.2} "$@"
+  "$BUILD_DIR/bench/$b" --benchmark_out="$out/$b.json" --benchmark_out_format=json \
+    --benchmark_min_time=${BENCH_MIN_TIME:-0.2} "${ARGS[@]}"
 done
 echo "JSON written to $out/"

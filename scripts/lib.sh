@@ -48,3 +48,14 @@ busy_testbed_namespaces() {
   done
   return 0
 }
+
+# split_build_dir "$@": the bench scripts' "[BUILD_DIR] [options...]" — BUILD_DIR is the first
+# argument unless it starts with "-" (default: build); ARGS holds the rest.
+split_build_dir() {
+  BUILD_DIR=build
+  ARGS=("$@")
+  if [[ $# -gt 0 && ${1:0:1} != - ]]; then
+    BUILD_DIR=$1
+    ARGS=("${@:2}")
+  fi
+}
