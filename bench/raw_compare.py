@@ -44,7 +44,8 @@ import sys
 import tempfile
 import time
 
-from targets import mpirun_env  # the same mpirun environment as bench/compare.sh (bench/ is on sys.path)
+# The same mpirun environment and result checks as bench/compare.sh (bench/ is on sys.path).
+from targets import RunFailed, checked_results, mpirun_env
 
 KiB, MiB = 1 << 10, 1 << 20
 COLL_OPS = ["allreduce", "broadcast", "allgather", "reduce_scatter"]
@@ -54,10 +55,6 @@ BANDS = [(64 * KiB, (2000, 200), (500, 50)), (1 * MiB, (200, 20), (50, 5)), (Non
 QUICK_ITERS = ((50, 5), (20, 2))
 SMALL_LIMIT = 64 * KiB  # the targets' "where harness overhead is visible"
 TARGETS = {"batch": 0.05, "per_iter": 0.15, "latency": 0.05, "bw": 0.05}
-
-
-class RunFailed(Exception):
-    pass
 
 
 def parse_size(text):
@@ -135,18 +132,7 @@ class Runner:
     def collbench(self, args, label, key):
         shown, recs = self._exec([self.o.collbench] + args, label)
         self.commands.setdefault(key, shown)
-        res = []
-        for r in recs:
-            if r.get("type") != "result":
-                continue
-            if r.get("skipped"):
-                raise RunFailed(f"skipped point ({r.get('skip_reason')}): {shown}")
-            if r.get("wrong"):
-                raise RunFailed(f"{r['wrong']} wrong elements ({r['op']}/{r['algo']} {r['bytes']} B): {shown}")
-            res.append(r)
-        if not res:
-            raise RunFailed(f"no result records: {shown}")
-        return res
+        return checked_results(recs, shown)
 
     def raw(self, args, label, key):
         shown, recs = self._exec([self.o.raw] + args, label)

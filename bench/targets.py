@@ -58,19 +58,24 @@ def run(collbench, np_, args, workdir, label):
     if p.returncode != 0:
         sys.stderr.write(p.stdout[-4000:])
         raise RunFailed(f"exit {p.returncode}: {shown}")
-    recs = []
     with open(out) as f:
-        for line in f:
-            r = json.loads(line)
-            if r.get("type") == "result":
-                if r.get("skipped"):
-                    raise RunFailed(f"skipped point ({r.get('skip_reason')}): {shown}")
-                if r.get("wrong"):
-                    raise RunFailed(f"{r['wrong']} wrong elements ({r['op']}/{r['algo']} {r['bytes']} B): {shown}")
-                recs.append(r)
+        return shown, checked_results((json.loads(line) for line in f), shown)
+
+
+def checked_results(records, shown):
+    """The result records of a run; RunFailed on a skipped or wrong point, or on none at all."""
+    recs = []
+    for r in records:
+        if r.get("type") != "result":
+            continue
+        if r.get("skipped"):
+            raise RunFailed(f"skipped point ({r.get('skip_reason')}): {shown}")
+        if r.get("wrong"):
+            raise RunFailed(f"{r['wrong']} wrong elements ({r['op']}/{r['algo']} {r['bytes']} B): {shown}")
+        recs.append(r)
     if not recs:
         raise RunFailed(f"no result records: {shown}")
-    return shown, recs
+    return recs
 
 
 def pick(recs, op, algo, nbytes, mode=None):

@@ -120,22 +120,22 @@ namespace {
 
 // Marks the points of `row` recorded earlier as placeholders; returns which are still to do.
 std::vector<bool> mark_done(std::vector<PointResult>& row, const ResumeSet& done) {
-  std::vector<bool> todo;
+  std::vector<bool> pending;
   for (auto& r : row) {
-    todo.push_back(!done.done(r));
-    if (todo.back()) continue;
+    pending.push_back(!done.done(r));
+    if (pending.back()) continue;
     r.resumed = true;
     r.skipped = true;
     r.skip_reason = "already recorded (--resume)";
   }
-  return todo;
+  return pending;
 }
 
 // Puts the measured results, in order, in the places still to do.
-void merge(std::vector<PointResult>& row, const std::vector<bool>& todo, std::vector<PointResult> fresh) {
+void merge(std::vector<PointResult>& row, const std::vector<bool>& pending, std::vector<PointResult> fresh) {
   auto it = fresh.begin();
   for (std::size_t i = 0; i < row.size(); ++i)
-    if (todo[i]) row[i] = std::move(*it++);
+    if (pending[i]) row[i] = std::move(*it++);
 }
 
 }  // namespace
@@ -144,12 +144,12 @@ std::vector<PointResult> measure_size_resuming(PointEnv& env, const CollectiveBl
                                                const ResumeSet& done) {
   std::vector<PointResult> row;
   for (const AlgoEntry* e : b.algos) row.push_back(base_result(env, b, *e, s));
-  const std::vector<bool> todo = mark_done(row, done);
+  const std::vector<bool> pending = mark_done(row, done);
   CollectiveBlock rest = b;
   rest.algos.clear();
   for (std::size_t i = 0; i < b.algos.size(); ++i)
-    if (todo[i]) rest.algos.push_back(b.algos[i]);
-  if (!rest.algos.empty()) merge(row, todo, measure_size(env, rest, s));
+    if (pending[i]) rest.algos.push_back(b.algos[i]);
+  if (!rest.algos.empty()) merge(row, pending, measure_size(env, rest, s));
   return row;
 }
 
@@ -158,11 +158,11 @@ std::vector<PointResult> measure_size_resuming(PointEnv& env, const P2pBlock& b,
   const std::vector<SelectedPair> pairs = p2p_pairs(env, b);
   std::vector<PointResult> row;
   for (const auto& p : pairs) row.push_back(p2p_base_result(env, b, s, p));
-  const std::vector<bool> todo = mark_done(row, done);
+  const std::vector<bool> pending = mark_done(row, done);
   std::vector<SelectedPair> rest;
   for (std::size_t i = 0; i < pairs.size(); ++i)
-    if (todo[i]) rest.push_back(pairs[i]);
-  if (!rest.empty()) merge(row, todo, measure_p2p_pairs(env, b, s, rest));
+    if (pending[i]) rest.push_back(pairs[i]);
+  if (!rest.empty()) merge(row, pending, measure_p2p_pairs(env, b, s, rest));
   return row;
 }
 
