@@ -138,37 +138,47 @@ int main(int argc, char** argv) {
     std::vector<Variant> vs;
     auto add = [&](Variant v) { vs.push_back(std::move(v)); };
     add(Variant{"raw_allreduce", "", [&](int n) {
-                    return timed_loop(n, [&] { MPI_Allreduce(send.data(), recv.data(), (int)count, MPI_FLOAT, MPI_SUM, raw_comm); }) / n;
-                  }});
-    add(Variant{"entry_allreduce", "raw_allreduce", [&](int n) { return timed_loop(n, [&] { entry->run(t, a); }) / n; }});
+                  return timed_loop(n,
+                                    [&] {
+                                      MPI_Allreduce(send.data(), recv.data(), (int)count, MPI_FLOAT, MPI_SUM, raw_comm);
+                                    }) /
+                         n;
+                }});
+    add(Variant{"entry_allreduce", "raw_allreduce",
+                [&](int n) { return timed_loop(n, [&] { entry->run(t, a); }) / n; }});
     add(Variant{"workload_allreduce", "raw_allreduce", [&](int n) {
-                    Workload& wl = w;
-                    return timed_loop(n, [&] { wl.run(); }) / n;
-                  }});
+                  Workload& wl = w;
+                  return timed_loop(n, [&] { wl.run(); }) / n;
+                }});
     add(Variant{"sample_allreduce", "raw_allreduce",
-                  [&](int n) { return time_sample(t, w, timed, 0, n, SampleStart::back_to_back) * 1e-6; }});
+                [&](int n) { return time_sample(t, w, timed, 0, n, SampleStart::back_to_back) * 1e-6; }});
     add(Variant{"raw_pingpong", "", [&](int n) {
-                    return timed_loop(n, [&] {
-                             if (rank == 0) {
-                               MPI_Send(sbuf.data(), (int)bytes, MPI_BYTE, peer, 1, raw_comm);
-                               MPI_Recv(rbuf.data(), (int)bytes, MPI_BYTE, peer, 2, raw_comm, MPI_STATUS_IGNORE);
-                             } else {
-                               MPI_Recv(rbuf.data(), (int)bytes, MPI_BYTE, peer, 1, raw_comm, MPI_STATUS_IGNORE);
-                               MPI_Send(sbuf.data(), (int)bytes, MPI_BYTE, peer, 2, raw_comm);
-                             }
-                           }) / (2.0 * n);
-                  }});
+                  return timed_loop(
+                             n,
+                             [&] {
+                               if (rank == 0) {
+                                 MPI_Send(sbuf.data(), (int)bytes, MPI_BYTE, peer, 1, raw_comm);
+                                 MPI_Recv(rbuf.data(), (int)bytes, MPI_BYTE, peer, 2, raw_comm, MPI_STATUS_IGNORE);
+                               } else {
+                                 MPI_Recv(rbuf.data(), (int)bytes, MPI_BYTE, peer, 1, raw_comm, MPI_STATUS_IGNORE);
+                                 MPI_Send(sbuf.data(), (int)bytes, MPI_BYTE, peer, 2, raw_comm);
+                               }
+                             }) /
+                         (2.0 * n);
+                }});
     // One-way time of a ping-pong through the transport (send/recv: isend/irecv + wait).
     auto transport_pingpong = [&](int n) {
-      return timed_loop(n, [&] {
-               if (rank == 0) {
-                 t.send(sbuf.data(), bytes, peer, 1);
-                 t.recv(rbuf.data(), bytes, peer, 2);
-               } else {
-                 t.recv(rbuf.data(), bytes, peer, 1);
-                 t.send(sbuf.data(), bytes, peer, 2);
-               }
-             }) / (2.0 * n);
+      return timed_loop(n,
+                        [&] {
+                          if (rank == 0) {
+                            t.send(sbuf.data(), bytes, peer, 1);
+                            t.recv(rbuf.data(), bytes, peer, 2);
+                          } else {
+                            t.recv(rbuf.data(), bytes, peer, 1);
+                            t.send(sbuf.data(), bytes, peer, 2);
+                          }
+                        }) /
+             (2.0 * n);
     };
     add(Variant{"transport_pingpong", "raw_pingpong", transport_pingpong});
 #if COLLBENCH_BENCH_WATCHDOG
@@ -182,83 +192,107 @@ int main(int argc, char** argv) {
         return s;
       };
     };
-    add(Variant{"sample_allreduce_w", "raw_allreduce", watched([&](int n) {
-                  return time_sample(t, w, timed, 0, n, SampleStart::back_to_back) * 1e-6;
-                })});
+    add(Variant{"sample_allreduce_w", "raw_allreduce",
+                watched([&](int n) { return time_sample(t, w, timed, 0, n, SampleStart::back_to_back) * 1e-6; })});
     add(Variant{"transport_pingpong_w", "raw_pingpong", watched(transport_pingpong)});
 #endif
     add(Variant{"raw_window", "", [&](int) {
-                    return timed_loop(n_win, [&] {
-                             for (int k = 0; k < kWindow; ++k) {
-                               if (rank == 0) MPI_Isend(sbuf.data(), (int)bytes, MPI_BYTE, peer, 3, raw_comm, &mreqs[k]);
-                               else MPI_Irecv(rbuf.data() + k * bytes, (int)bytes, MPI_BYTE, peer, 3, raw_comm, &mreqs[k]);
-                             }
-                             MPI_Waitall(kWindow, mreqs.data(), MPI_STATUSES_IGNORE);
-                             if (rank == 0) MPI_Recv(ack, 4, MPI_BYTE, peer, 4, raw_comm, MPI_STATUS_IGNORE);
-                             else MPI_Send(ack, 4, MPI_BYTE, peer, 4, raw_comm);
-                           }) / (double(n_win) * kWindow);
-                  }});
+                  return timed_loop(n_win,
+                                    [&] {
+                                      for (int k = 0; k < kWindow; ++k) {
+                                        if (rank == 0)
+                                          MPI_Isend(sbuf.data(), (int)bytes, MPI_BYTE, peer, 3, raw_comm, &mreqs[k]);
+                                        else
+                                          MPI_Irecv(rbuf.data() + k * bytes, (int)bytes, MPI_BYTE, peer, 3, raw_comm,
+                                                    &mreqs[k]);
+                                      }
+                                      MPI_Waitall(kWindow, mreqs.data(), MPI_STATUSES_IGNORE);
+                                      if (rank == 0)
+                                        MPI_Recv(ack, 4, MPI_BYTE, peer, 4, raw_comm, MPI_STATUS_IGNORE);
+                                      else
+                                        MPI_Send(ack, 4, MPI_BYTE, peer, 4, raw_comm);
+                                    }) /
+                         (double(n_win) * kWindow);
+                }});
     // Time per message of a window through the transport, waited for 8 requests at a time (as
     // the harness's p2p bw method does).
     auto transport_window = [&](int) {
-      return timed_loop(n_win, [&] {
-               for (int k = 0; k < kWindow; ++k)
-                 treqs[k] = rank == 0 ? t.isend(sbuf.data(), bytes, peer, 3) : t.irecv(rbuf.data() + k * bytes, bytes, peer, 3);
-               for (int k = 0; k < kWindow; k += 8) t.wait_all(std::span<Request>(treqs).subspan(k, 8));
-               if (rank == 0) t.recv(ack, 4, peer, 4);
-               else t.send(ack, 4, peer, 4);
-             }) / (double(n_win) * kWindow);
+      return timed_loop(n_win,
+                        [&] {
+                          for (int k = 0; k < kWindow; ++k)
+                            treqs[k] = rank == 0 ? t.isend(sbuf.data(), bytes, peer, 3)
+                                                 : t.irecv(rbuf.data() + k * bytes, bytes, peer, 3);
+                          for (int k = 0; k < kWindow; k += 8) t.wait_all(std::span<Request>(treqs).subspan(k, 8));
+                          if (rank == 0)
+                            t.recv(ack, 4, peer, 4);
+                          else
+                            t.send(ack, 4, peer, 4);
+                        }) /
+             (double(n_win) * kWindow);
     };
     add(Variant{"transport_window", "raw_window", transport_window});
 #if COLLBENCH_BENCH_WATCHDOG
     add(Variant{"transport_window_w", "raw_window", watched(transport_window)});
     add(Variant{"transport_window64_w", "raw_window", watched([&](int) {
-                  return timed_loop(n_win, [&] {
-                           for (int k = 0; k < kWindow; ++k)
-                             treqs[k] = rank == 0 ? t.isend(sbuf.data(), bytes, peer, 3) : t.irecv(rbuf.data() + k * bytes, bytes, peer, 3);
-                           t.wait_all(treqs);  // the whole window in one wait
-                           if (rank == 0) t.recv(ack, 4, peer, 4);
-                           else t.send(ack, 4, peer, 4);
-                         }) / (double(n_win) * kWindow);
+                  return timed_loop(n_win,
+                                    [&] {
+                                      for (int k = 0; k < kWindow; ++k)
+                                        treqs[k] = rank == 0 ? t.isend(sbuf.data(), bytes, peer, 3)
+                                                             : t.irecv(rbuf.data() + k * bytes, bytes, peer, 3);
+                                      t.wait_all(treqs);  // the whole window in one wait
+                                      if (rank == 0)
+                                        t.recv(ack, 4, peer, 4);
+                                      else
+                                        t.send(ack, 4, peer, 4);
+                                    }) /
+                         (double(n_win) * kWindow);
                 })});
 #endif
     // Rank-local components.
     volatile long sink = 0;
     add(Variant{"clock_read", "", [&](int n) {
-                    return timed_loop(n, [&] { sink = sink + Clock::now().time_since_epoch().count(); }) / n;
-                  }});
+                  return timed_loop(n, [&] { sink = sink + Clock::now().time_since_epoch().count(); }) / n;
+                }});
     add(Variant{"deadline_scope", "", [&](int n) {
-                    return timed_loop(n, [&] {
-                             const Deadline d(t.scope());
-                             sink = sink + 1;
-                           }) / n;
-                  }});
+                  return timed_loop(n,
+                                    [&] {
+                                      const Deadline d(t.scope());
+                                      sink = sink + 1;
+                                    }) /
+                         n;
+                }});
 #if COLLBENCH_BENCH_WATCHDOG
     add(Variant{"blocking_call", "", [&](int n) {
-                  return timed_loop(n, [&] {
-                           BlockingCall c(t.scope(), &t, "");
-                           c.message(1, 2, 3, true);
-                           sink = sink + 1;
-                         }) / n;
+                  return timed_loop(n,
+                                    [&] {
+                                      BlockingCall c(t.scope(), &t, "");
+                                      c.message(1, 2, 3, true);
+                                      sink = sink + 1;
+                                    }) /
+                         n;
                 }});
 #endif
     add(Variant{"mpi_test_null", "", [&](int n) {
-                    return timed_loop(n, [&] {
-                             MPI_Request r = MPI_REQUEST_NULL;
-                             int f = 0;
-                             MPI_Test(&r, &f, MPI_STATUS_IGNORE);
-                             sink = sink + f;
-                           }) / n;
-                  }});
+                  return timed_loop(n,
+                                    [&] {
+                                      MPI_Request r = MPI_REQUEST_NULL;
+                                      int f = 0;
+                                      MPI_Test(&r, &f, MPI_STATUS_IGNORE);
+                                      sink = sink + f;
+                                    }) /
+                         n;
+                }});
     add(Variant{"dynamic_cast", "", [&](int n) {
-                    Transport* base = &t;
-                    asm volatile("" : "+r"(base));
-                    return timed_loop(n, [&] {
-                             Transport* b = base;
-                             asm volatile("" : "+r"(b));
-                             sink = sink + (dynamic_cast<MpiTransport*>(b) != nullptr);
-                           }) / n;
-                  }});
+                  Transport* base = &t;
+                  asm volatile("" : "+r"(base));
+                  return timed_loop(n,
+                                    [&] {
+                                      Transport* b = base;
+                                      asm volatile("" : "+r"(b));
+                                      sink = sink + (dynamic_cast<MpiTransport*>(b) != nullptr);
+                                    }) /
+                         n;
+                }});
 
     // Warm-up of every variant, then the interleaved repetitions.
     for (auto& v : vs) {
@@ -273,13 +307,15 @@ int main(int argc, char** argv) {
         v.ns.push_back(s * 1e9);
       }
     if (rank == 0) {
-      std::printf("bench_overhead: %zu B, %d calls per sample, %d interleaved repetitions, MPI_THREAD_%s; ns per call, "
-                  "max over ranks\n",
-                  bytes, iters, reps, funneled ? "FUNNELED" : "SINGLE");
-      std::printf("%-20s %10s %10s %10s   %-14s %s\n", "variant", "median", "min", "max", "vs", "ratio median (min-max)");
+      std::printf(
+          "bench_overhead: %zu B, %d calls per sample, %d interleaved repetitions, MPI_THREAD_%s; ns per call, "
+          "max over ranks\n",
+          bytes, iters, reps, funneled ? "FUNNELED" : "SINGLE");
+      std::printf("%-20s %10s %10s %10s   %-14s %s\n", "variant", "median", "min", "max", "vs",
+                  "ratio median (min-max)");
       for (const auto& v : vs) {
-        std::printf("%-20s %10.1f %10.1f %10.1f", v.name.c_str(), median(v.ns), *std::min_element(v.ns.begin(), v.ns.end()),
-                    *std::max_element(v.ns.begin(), v.ns.end()));
+        std::printf("%-20s %10.1f %10.1f %10.1f", v.name.c_str(), median(v.ns),
+                    *std::min_element(v.ns.begin(), v.ns.end()), *std::max_element(v.ns.begin(), v.ns.end()));
         const auto base = std::find_if(vs.begin(), vs.end(), [&](const Variant& b) { return b.name == v.baseline; });
         if (base != vs.end()) {
           std::vector<double> ratio;

@@ -45,7 +45,7 @@
 
 namespace {
 
-constexpr int kWindow = 64;                         // osu_bw's window (collbench kP2pWindow)
+constexpr int kWindow = 64;                              // osu_bw's window (collbench kP2pWindow)
 constexpr std::uint64_t kWindowRecvBytes = 64ull << 20;  // collbench's receive-slot budget
 constexpr int kAckBytes = 4;
 constexpr int kTagPing = 101, kTagPong = 102, kTagData = 103, kTagAck = 104;
@@ -61,7 +61,8 @@ constexpr int kTagPing = 101, kTagPong = 102, kTagData = 103, kTagAck = 104;
 bool parse_size(const std::string& text, std::uint64_t& out) {
   std::size_t i = 0;
   std::uint64_t whole = 0;
-  for (; i < text.size() && std::isdigit(static_cast<unsigned char>(text[i])); ++i) whole = whole * 10 + (text[i] - '0');
+  for (; i < text.size() && std::isdigit(static_cast<unsigned char>(text[i])); ++i)
+    whole = whole * 10 + (text[i] - '0');
   if (i == 0) return false;
   std::uint64_t frac = 0, frac_scale = 1;
   if (i < text.size() && text[i] == '.') {
@@ -77,11 +78,20 @@ bool parse_size(const std::string& text, std::uint64_t& out) {
     const std::string rest = suf.substr(1);
     if (!(rest.empty() || rest == "B" || rest == "b" || rest == "iB" || rest == "ib")) return false;
     switch (u) {
-      case 'K': scale = 1ull << 10; break;
-      case 'M': scale = 1ull << 20; break;
-      case 'G': scale = 1ull << 30; break;
-      case 'T': scale = 1ull << 40; break;
-      default: return false;
+      case 'K':
+        scale = 1ull << 10;
+        break;
+      case 'M':
+        scale = 1ull << 20;
+        break;
+      case 'G':
+        scale = 1ull << 30;
+        break;
+      case 'T':
+        scale = 1ull << 40;
+        break;
+      default:
+        return false;
     }
   }
   if (frac * scale % frac_scale != 0) return false;
@@ -96,9 +106,12 @@ std::vector<std::uint64_t> size_steps(std::uint64_t min, std::uint64_t max, std:
   while (true) {
     out.push_back(s);
     std::uint64_t next;
-    if (s == 0) next = 1;
-    else if (s > max / factor) break;
-    else next = s * factor;
+    if (s == 0)
+      next = 1;
+    else if (s > max / factor)
+      break;
+    else
+      next = s * factor;
     if (next > max) break;
     s = next;
   }
@@ -162,7 +175,8 @@ double percentile(std::vector<double> v, double pct) {
 }
 
 void max_over_ranks(std::vector<double>& v) {
-  if (!v.empty()) MPI_Allreduce(MPI_IN_PLACE, v.data(), static_cast<int>(v.size()), MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  if (!v.empty())
+    MPI_Allreduce(MPI_IN_PLACE, v.data(), static_cast<int>(v.size()), MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
 }
 
 struct Options {
@@ -177,7 +191,7 @@ struct Options {
 struct Point {
   std::string op, method;
   std::uint64_t bytes, count;
-  int iters;         // calls (messages for bw: windows) per sample
+  int iters;  // calls (messages for bw: windows) per sample
   std::vector<double> samples_us;
 };
 
@@ -220,11 +234,16 @@ void report(const Options& o, int world, const Point& p, FILE* out) {
 enum class Coll { allreduce, broadcast, allgather, reduce_scatter };
 
 bool parse_coll(const std::string& s, Coll& c) {
-  if (s == "allreduce") c = Coll::allreduce;
-  else if (s == "broadcast") c = Coll::broadcast;
-  else if (s == "allgather") c = Coll::allgather;
-  else if (s == "reduce_scatter") c = Coll::reduce_scatter;
-  else return false;
+  if (s == "allreduce")
+    c = Coll::allreduce;
+  else if (s == "broadcast")
+    c = Coll::broadcast;
+  else if (s == "allgather")
+    c = Coll::allgather;
+  else if (s == "reduce_scatter")
+    c = Coll::reduce_scatter;
+  else
+    return false;
   return true;
 }
 
@@ -309,19 +328,24 @@ std::vector<double> time_with_barrier(const CollCall& call, int iters) {
 }
 
 void run_collective(const Options& o, Coll op, const std::string& name, int rank, int world, FILE* out) {
-  const std::uint64_t chunks = (op == Coll::allgather || op == Coll::reduce_scatter) ? static_cast<std::uint64_t>(world) : 1;
+  const std::uint64_t chunks =
+      (op == Coll::allgather || op == Coll::reduce_scatter) ? static_cast<std::uint64_t>(world) : 1;
   for (std::uint64_t bytes : size_points(size_steps(o.min_bytes, o.max_bytes, o.factor), chunks * sizeof(float))) {
     const std::uint64_t chunk = bytes / (chunks * sizeof(float));
-    if (chunk > static_cast<std::uint64_t>(INT32_MAX)) die(rank, "count exceeds MPI's int at " + std::to_string(bytes) + " B");
+    if (chunk > static_cast<std::uint64_t>(INT32_MAX))
+      die(rank, "count exceeds MPI's int at " + std::to_string(bytes) + " B");
     CollBuffers b(op, chunk, rank, world);
-    const CollCall call{op, b.send.p, b.recv.p, static_cast<int>(chunk), o.root, rank, o.bcast_copy,
-                        static_cast<std::size_t>(chunk * sizeof(float))};
+    const CollCall call{op,     b.send.p, b.recv.p,     static_cast<int>(chunk),
+                        o.root, rank,     o.bcast_copy, static_cast<std::size_t>(chunk * sizeof(float))};
     for (int i = 0; i < o.warmup; ++i) call();
     for (const std::string& m : o.methods) {
       Point p{name, m, bytes, bytes / sizeof(float), o.iters, {}};
-      if (m == "batch") p.samples_us = time_batch(call, o.iters, o.samples);
-      else if (m == "per_call") p.samples_us = time_per_call(call, o.iters);
-      else if (m == "barrier") p.samples_us = time_with_barrier(call, o.iters);
+      if (m == "batch")
+        p.samples_us = time_batch(call, o.iters, o.samples);
+      else if (m == "per_call")
+        p.samples_us = time_per_call(call, o.iters);
+      else if (m == "barrier")
+        p.samples_us = time_with_barrier(call, o.iters);
       if (rank == 0) report(o, world, p, out);
     }
   }
@@ -340,7 +364,9 @@ void run_p2p(const Options& o, const std::string& method, int rank, int world, F
     if (bytes > static_cast<std::uint64_t>(INT32_MAX)) die(rank, "message exceeds MPI's int");
     const std::size_t stride = std::max<std::uint64_t>(bytes, 1);
     const std::size_t slots =
-        method == "latency" ? 1 : static_cast<std::size_t>(std::clamp<std::uint64_t>(kWindowRecvBytes / stride, 1, kWindow));
+        method == "latency"
+            ? 1
+            : static_cast<std::size_t>(std::clamp<std::uint64_t>(kWindowRecvBytes / stride, 1, kWindow));
     const int n = static_cast<int>(bytes);
     std::vector<double> samples(static_cast<std::size_t>(o.iters), 0.0);
     MPI_Barrier(MPI_COMM_WORLD);  // the previous point is done everywhere (collbench: barrier per pair)
@@ -365,7 +391,8 @@ void run_p2p(const Options& o, const std::string& method, int rank, int world, F
           MPI_Waitall(kWindow, reqs, MPI_STATUSES_IGNORE);
           MPI_Recv(ack.p, kAckBytes, MPI_BYTE, peer, kTagAck, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
         } else {
-          for (int k = 0; k < kWindow; ++k) MPI_Irecv(slot(static_cast<std::size_t>(k)), n, MPI_BYTE, peer, kTagData, MPI_COMM_WORLD, &reqs[k]);
+          for (int k = 0; k < kWindow; ++k)
+            MPI_Irecv(slot(static_cast<std::size_t>(k)), n, MPI_BYTE, peer, kTagData, MPI_COMM_WORLD, &reqs[k]);
           MPI_Waitall(kWindow, reqs, MPI_STATUSES_IGNORE);
           MPI_Send(ack.p, kAckBytes, MPI_BYTE, peer, kTagAck, MPI_COMM_WORLD);
         }
@@ -442,24 +469,38 @@ int main(int argc, char** argv) {
       if (rank == 0) std::fputs(kUsage, stdout);
       MPI_Finalize();
       return 0;
-    } else if (a == "--op") o.ops = split(value());
-    else if (a == "--method") o.methods = split(value());
-    else if (a == "-b" || a == "--minbytes") o.min_bytes = size();
-    else if (a == "-e" || a == "--maxbytes") o.max_bytes = size();
-    else if (a == "-f" || a == "--stepfactor") o.factor = static_cast<std::uint64_t>(integer(2));
-    else if (a == "-n" || a == "--iters") o.iters = integer(1);
-    else if (a == "-w" || a == "--warmup") o.warmup = integer(0);
-    else if (a == "--samples") o.samples = integer(1);
-    else if (a == "--root") o.root = integer(0);
-    else if (a == "--bcast-copy") o.bcast_copy = true;
-    else if (a == "--table") o.table = true;
-    else if (a == "--json") o.json = value();
-    else die(rank, "unknown option '" + a + "'\n" + kUsage);
+    } else if (a == "--op")
+      o.ops = split(value());
+    else if (a == "--method")
+      o.methods = split(value());
+    else if (a == "-b" || a == "--minbytes")
+      o.min_bytes = size();
+    else if (a == "-e" || a == "--maxbytes")
+      o.max_bytes = size();
+    else if (a == "-f" || a == "--stepfactor")
+      o.factor = static_cast<std::uint64_t>(integer(2));
+    else if (a == "-n" || a == "--iters")
+      o.iters = integer(1);
+    else if (a == "-w" || a == "--warmup")
+      o.warmup = integer(0);
+    else if (a == "--samples")
+      o.samples = integer(1);
+    else if (a == "--root")
+      o.root = integer(0);
+    else if (a == "--bcast-copy")
+      o.bcast_copy = true;
+    else if (a == "--table")
+      o.table = true;
+    else if (a == "--json")
+      o.json = value();
+    else
+      die(rank, "unknown option '" + a + "'\n" + kUsage);
   }
   if (o.min_bytes > o.max_bytes) die(rank, "-b is larger than -e");
   if (o.root >= world) die(rank, "--root is outside the world");
   for (const auto& m : o.methods)
-    if (m != "batch" && m != "per_call" && m != "barrier") die(rank, "unknown method '" + m + "' (batch, per_call, barrier)");
+    if (m != "batch" && m != "per_call" && m != "barrier")
+      die(rank, "unknown method '" + m + "' (batch, per_call, barrier)");
   for (const auto& op : o.ops) {
     Coll c;
     if (!parse_coll(op, c) && op != "latency" && op != "bw") die(rank, "unknown op '" + op + "'");
@@ -475,8 +516,10 @@ int main(int argc, char** argv) {
   }
   for (const auto& op : o.ops) {
     Coll c;
-    if (parse_coll(op, c)) run_collective(o, c, op, rank, world, out);
-    else run_p2p(o, op, rank, world, out);
+    if (parse_coll(op, c))
+      run_collective(o, c, op, rank, world, out);
+    else
+      run_p2p(o, op, rank, world, out);
   }
   if (rank == 0 && out != stdout) std::fclose(out);
   MPI_Finalize();
