@@ -263,8 +263,11 @@ TEST_F(Fixture, BarrierExitSkewIsInTheBarrierTimeNotInTheClockTime) {
   const auto barrier = time_workloads(skewed, control, ws, sync_spec(SyncMethod::barrier, 10));
   const auto clock = time_workloads(skewed, control, ws, sync_spec(SyncMethod::clock, 10));
   EXPECT_EQ(barrier[0].sync, SyncMethod::barrier);
-  EXPECT_GE(p50(barrier[0]), kSkewUs * 0.9) << "the skew lands in the barrier-started time";
-  EXPECT_GE(summarize(barrier[0].start_skew_us).p50, kSkewUs * 0.9) << "and is reported as start skew";
+  // Half the skew, not all of it: with more ranks than cores a waiting rank can be preempted
+  // for a few ms before it reads its start clock (seen: 17 ms of 20 at 3 ranks on 2 cores),
+  // while the op alone takes microseconds — and the clock side below must stay under half.
+  EXPECT_GE(p50(barrier[0]), kSkewUs / 2) << "the skew lands in the barrier-started time";
+  EXPECT_GE(summarize(barrier[0].start_skew_us).p50, kSkewUs / 2) << "and is reported as start skew";
   SKIP_IF_OVERSUBSCRIBED_FALLBACK(clock[0]);
   ASSERT_EQ(clock[0].sync, SyncMethod::clock) << clock[0].sync_fallback.value_or("");
   EXPECT_LT(p50(clock[0]), kSkewUs / 2) << "the clock-started time is the op's";
