@@ -71,9 +71,10 @@ class Transport {
   virtual std::string_view split_name() const { return {}; }
   virtual int world_rank(int rank) const { return rank; }
 
-  // Blocking helpers built on the above.
-  void send(const void* buf, std::size_t bytes, int peer, int tag);
-  void recv(void* buf, std::size_t bytes, int peer, int tag);
+  // Blocking helpers: isend/irecv + wait, unless a transport has a cheaper blocking call
+  // (MPI_Send/MPI_Recv while watched).
+  virtual void send(const void* buf, std::size_t bytes, int peer, int tag);
+  virtual void recv(void* buf, std::size_t bytes, int peer, int tag);
   // Send to `to` and receive from `from` at once (both directions in flight).
   void sendrecv(const void* sbuf, std::size_t sbytes, int to, void* rbuf, std::size_t rbytes, int from, int tag);
 

@@ -8,17 +8,10 @@
 namespace collbench {
 namespace {
 
-static_assert(sizeof(MPI_Request) <= sizeof(std::uintptr_t), "MPI_Request must fit in Request::handle");
-
 MPI_Request to_mpi(std::uintptr_t h) {
   MPI_Request r;
   std::memcpy(&r, &h, sizeof r);
   return r;
-}
-std::uintptr_t from_mpi(MPI_Request r) {
-  std::uintptr_t h = 0;
-  std::memcpy(&h, &r, sizeof r);
-  return h;
 }
 
 std::string mpi_error_string(int code) {
@@ -127,32 +120,40 @@ void MpiTransport::fail(int code, const char* call, const Request* r) const {
   throw TransportError(std::string(call) + " failed: " + mpi_error_string(code), error_context(r));
 }
 
-Request MpiTransport::isend(const void* buf, std::size_t bytes, int peer, int tag) {
-  // The checks inline (the out-of-line ones only to throw): a few ns per message at 8 B.
-  if (static_cast<unsigned>(peer) >= static_cast<unsigned>(size_) || peer == rank_) check_peer(peer, "isend");
+Request MpiTransport::post_checked(void* buf, std::size_t bytes, int peer, int tag, bool is_send) {
+  const char* what = is_send ? "isend" : "irecv";
+  if (static_cast<unsigned>(peer) >= static_cast<unsigned>(size_) || peer == rank_) check_peer(peer, what);
   if (static_cast<unsigned>(tag) > static_cast<unsigned>(kMaxTag)) check_tag(tag);
-  Request r{0, peer, tag, bytes, true, true};
+  Request r{0, peer, tag, bytes, is_send, true};
   MPI_Request mr;
   Span s;
   make_span(bytes, s);
-  const int rc = MPI_Isend(buf, s.count, s.type, peer, tag, comm_, &mr);
-  if (rc != MPI_SUCCESS) fail(rc, "MPI_Isend", &r);
-  r.handle = from_mpi(mr);
+  const int rc = is_send ? MPI_Isend(buf, s.count, s.type, peer, tag, comm_, &mr)
+                         : MPI_Irecv(buf, s.count, s.type, peer, tag, comm_, &mr);
+  if (rc != MPI_SUCCESS) post_failed(rc, bytes, peer, tag, is_send);
+  r.handle = handle_of(mr);
   return r;
 }
 
-Request MpiTransport::irecv(void* buf, std::size_t bytes, int peer, int tag) {
-  // The checks inline (the out-of-line ones only to throw): a few ns per message at 8 B.
-  if (static_cast<unsigned>(peer) >= static_cast<unsigned>(size_) || peer == rank_) check_peer(peer, "irecv");
-  if (static_cast<unsigned>(tag) > static_cast<unsigned>(kMaxTag)) check_tag(tag);
-  Request r{0, peer, tag, bytes, false, true};
-  MPI_Request mr;
-  Span s;
-  make_span(bytes, s);
-  const int rc = MPI_Irecv(buf, s.count, s.type, peer, tag, comm_, &mr);
-  if (rc != MPI_SUCCESS) fail(rc, "MPI_Irecv", &r);
-  r.handle = from_mpi(mr);
-  return r;
+void MpiTransport::post_failed(int code, std::size_t bytes, int peer, int tag, bool is_send) const {
+  const Request r{0, peer, tag, bytes, is_send, true};
+  fail(code, is_send ? "MPI_Isend" : "MPI_Irecv", &r);
+}
+
+void MpiTransport::send(const void* buf, std::size_t bytes, int peer, int tag) {
+  if (!scope().watched() || !plain_message(bytes, peer, tag)) return Transport::send(buf, bytes, peer, tag);
+  BlockingCall call(scope(), this, "");
+  call.message(peer, tag, bytes, true);
+  const int rc = MPI_Send(buf, static_cast<int>(bytes), MPI_BYTE, peer, tag, comm_);
+  if (rc != MPI_SUCCESS) post_failed(rc, bytes, peer, tag, true);
+}
+
+void MpiTransport::recv(void* buf, std::size_t bytes, int peer, int tag) {
+  if (!scope().watched() || !plain_message(bytes, peer, tag)) return Transport::recv(buf, bytes, peer, tag);
+  BlockingCall call(scope(), this, "");
+  call.message(peer, tag, bytes, false);
+  const int rc = MPI_Recv(buf, static_cast<int>(bytes), MPI_BYTE, peer, tag, comm_, MPI_STATUS_IGNORE);
+  if (rc != MPI_SUCCESS) post_failed(rc, bytes, peer, tag, false);
 }
 
 void MpiTransport::wait(Request& r) { wait_all(std::span<Request>(&r, 1)); }

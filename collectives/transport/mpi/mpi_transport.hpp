@@ -11,6 +11,8 @@
 // which therefore must be destroyed before MPI_Finalize).
 #include <mpi.h>
 
+#include <cstdint>
+#include <cstring>
 #include <memory>
 #include <string>
 #include <vector>
@@ -28,8 +30,30 @@ class MpiTransport final : public Transport {
   int size() const override { return size_; }
   std::string_view backend() const override { return "mpi"; }
   MemorySpace& memory() override { return *memory_; }
-  Request isend(const void* buf, std::size_t bytes, int peer, int tag) override;
-  Request irecv(void* buf, std::size_t bytes, int peer, int tag) override;
+  // Inline, so a caller holding the MpiTransport (final) posts a message for the cost of the
+  // MPI call itself plus two compares (bench/bench_overhead.cpp: transport_window vs raw_window).
+  Request isend(const void* buf, std::size_t bytes, int peer, int tag) override {
+    if (!plain_message(bytes, peer, tag)) [[unlikely]]
+      return post_checked(const_cast<void*>(buf), bytes, peer, tag, true);
+    MPI_Request mr;
+    const int rc = MPI_Isend(buf, static_cast<int>(bytes), MPI_BYTE, peer, tag, comm_, &mr);
+    if (rc != MPI_SUCCESS) [[unlikely]]
+      post_failed(rc, bytes, peer, tag, true);
+    return Request{handle_of(mr), peer, tag, bytes, true, true};
+  }
+  Request irecv(void* buf, std::size_t bytes, int peer, int tag) override {
+    if (!plain_message(bytes, peer, tag)) [[unlikely]]
+      return post_checked(buf, bytes, peer, tag, false);
+    MPI_Request mr;
+    const int rc = MPI_Irecv(buf, static_cast<int>(bytes), MPI_BYTE, peer, tag, comm_, &mr);
+    if (rc != MPI_SUCCESS) [[unlikely]]
+      post_failed(rc, bytes, peer, tag, false);
+    return Request{handle_of(mr), peer, tag, bytes, false, true};
+  }
+  // Watched: MPI_Send / MPI_Recv under a BlockingCall, as a plain MPI ping-pong (the eager
+  // send needs no request); unwatched: isend/irecv + the polled wait.
+  void send(const void* buf, std::size_t bytes, int peer, int tag) override;
+  void recv(void* buf, std::size_t bytes, int peer, int tag) override;
   void wait(Request& r) override;
   void wait_all(std::span<Request> rs) override;
   void barrier() override;
@@ -46,6 +70,22 @@ class MpiTransport final : public Transport {
  private:
   MpiTransport(MPI_Comm owned, const MpiTransport& parent, std::string name);
   [[noreturn]] void fail(int code, const char* call, const Request* r) const;
+  // A message the inline path posts as is: a valid peer other than this rank, a valid tag,
+  // at most INT_MAX bytes (MPI_BYTE counts are int).
+  bool plain_message(std::size_t bytes, int peer, int tag) const {
+    return static_cast<unsigned>(peer) < static_cast<unsigned>(size_) && peer != rank_ &&
+           static_cast<unsigned>(tag) <= static_cast<unsigned>(kMaxTag) && bytes <= kMaxPlainBytes;
+  }
+  static std::uintptr_t handle_of(MPI_Request r) {
+    static_assert(sizeof(MPI_Request) <= sizeof(std::uintptr_t), "MPI_Request must fit in Request::handle");
+    std::uintptr_t h = 0;
+    std::memcpy(&h, &r, sizeof r);
+    return h;
+  }
+  // Out of line: the checks that throw, and messages over INT_MAX bytes (a derived type).
+  Request post_checked(void* buf, std::size_t bytes, int peer, int tag, bool is_send);
+  [[noreturn]] void post_failed(int code, std::size_t bytes, int peer, int tag, bool is_send) const;
+  static constexpr std::size_t kMaxPlainBytes = 2147483647;  // INT_MAX
   void wait_all_watched(std::span<Request> rs);
   void wait_all_polled(std::span<Request> rs);
   MPI_Comm comm_;
