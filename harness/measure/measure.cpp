@@ -325,6 +325,7 @@ Calibration calibrate(Transport& t, Control& control) {
   c.clock_offset_us.assign(static_cast<std::size_t>(control.size()), 0.0);
   c.clock_offset_us[static_cast<std::size_t>(control.rank())] = control.clock().offset_us(control.clock().local_now());
   control.sum_in_place(c.clock_offset_us);
+  for (int shared : control.clock().shares_root_clock()) c.clock_shared.push_back(shared != 0);
   // Timer: the smallest non-zero step seen between consecutive reads, and the mean read cost.
   auto prev = Clock::now();
   const auto first = prev;

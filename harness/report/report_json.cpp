@@ -49,7 +49,8 @@ json calibration_json(const Calibration& c) {
           {"barrier_reps", c.barrier_reps},
           {"clock_sync_error_us", c.clock_sync_error_us},
           {"clock_sync_rounds", c.clock_sync_rounds},
-          {"clock_offset_us", c.clock_offset_us}};
+          {"clock_offset_us", c.clock_offset_us},
+          {"clock_shared", c.clock_shared}};
 }
 
 }  // namespace

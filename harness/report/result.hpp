@@ -50,6 +50,7 @@ struct Calibration {
   double clock_sync_error_us = 0;  // largest half round trip of the kept ping-pongs, over ranks
   int clock_sync_rounds = 0;
   std::vector<double> clock_offset_us;  // each rank's estimated offset to rank 0
+  std::vector<bool> clock_shared;       // each rank: reads rank 0's kernel clock (offset exactly 0, not estimated)
 };
 
 }  // namespace collbench

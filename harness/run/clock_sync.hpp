@@ -10,6 +10,10 @@
 // sample reads), "local" is the rank's clock as the estimation sees it (raw, unless the test
 // hook below skews it), "global" is rank 0's local clock.
 //
+// Ranks that read rank 0's very clock (the same kernel boot and time namespace: every rank of
+// one machine, emulated nodes included) are not estimated: their offset is exactly 0, where a
+// ping-pong estimate would be off by tens of ns and start them that much late or early.
+//
 // TEST ONLY: COLLBENCH_TEST_CLOCK=OFFSET_US:DRIFT_PPM makes rank r's local clock
 // raw + r·OFFSET_US + r·DRIFT_PPM·1e-6·raw, so tests can prove that injected offsets and drifts
 // are recovered (all ranks of one machine share one kernel clock). Without it local = raw.
@@ -52,7 +56,12 @@ class ClockSync {
  public:
   ClockSync(MPI_Comm comm, int rank, int size) : comm_(comm), rank_(rank), size_(size) {}
 
-  void set_test_clock(const TestClock& c) { test_ = c; }
+  // Every rank's clock its own from now on: the next estimate() estimates them all afresh.
+  void set_test_clock(const TestClock& c) {
+    test_ = c;
+    shared_.clear();
+    fits_.clear();
+  }
 
   // Collective: one estimation of every rank's offset to rank 0 (`rounds` ping-pongs each),
   // added to the fit. Returns the largest error bound over ranks (half the kept round trip).
@@ -67,6 +76,8 @@ class ClockSync {
   double error_us() const { return error_us_; }           // this rank: half its kept round trip
   double max_error_us() const { return max_error_us_; }   // all ranks, from the last estimation
   bool estimated() const { return !fits_.empty(); }
+  // Per rank: 1 when it reads rank 0's clock (not estimated, offset 0). Set by the first estimate().
+  const std::vector<int>& shares_root_clock() const { return shared_; }
 
   // Clock-started points that fell back to the barrier in a row (measure.cpp): past a few,
   // later points start with the barrier and try the clock again only now and then, so an
@@ -86,10 +97,13 @@ class ClockSync {
     double at_local_us;  // local midpoint of the kept ping-pong
     double offset_us;
   };
+  void detect_shared_clock();  // collective, once: fills shared_
+
   MPI_Comm comm_;
   int rank_, size_;
   std::optional<TestClock> test_;
   std::vector<Fit> fits_;
+  std::vector<int> shared_;                     // per rank, 1 = reads rank 0's clock (after estimate())
   double intercept_ = 0, slope_ = 0, ref_ = 0;  // offset(local) = intercept + slope·(local − ref)
   double error_us_ = 0, max_error_us_ = 0;
   double last_raw_us_ = 0;

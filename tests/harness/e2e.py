@@ -301,6 +301,8 @@ def test_sync(collbench: str, mpiexec: str, workdir: str) -> None:
         err, offs = cal["clock_sync_error_us"], cal["clock_offset_us"]
         if offs[0] != 0 or abs(offs[1] - offset) > err + 1.0:
             fail(f"injected offset {offset} us not recovered: {offs} (error bound {err} us)")
+        if cal["clock_shared"] != [True, False]:
+            fail(f"the test clock must make rank 1 estimated: clock_shared {cal['clock_shared']}")
         if not (cal["timer_read_ns"] > 0 and cal["barrier_us"] > 0 and cal["barrier_reps"] > 0):
             fail(f"calibration incomplete: {cal}")
     clock, barrier, batch = runs

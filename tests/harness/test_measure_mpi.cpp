@@ -359,6 +359,10 @@ TEST_F(Fixture, CalibrationMeasuresTimerBarrierAndClockSync) {
   EXPECT_EQ(c.clock_offset_us.size(), static_cast<std::size_t>(control.size()));
   EXPECT_EQ(c.clock_offset_us.front(), 0.0);
   EXPECT_GE(c.clock_sync_error_us, 0);
+  // Every rank here reads one kernel clock: none is estimated, so no estimate's error moves a start.
+  EXPECT_EQ(c.clock_shared, std::vector<bool>(static_cast<std::size_t>(control.size()), true));
+  for (double o : c.clock_offset_us) EXPECT_EQ(o, 0.0);
+  EXPECT_EQ(c.clock_sync_error_us, 0.0);
 }
 
 }  // namespace
