@@ -23,9 +23,10 @@
 //   raw_pingpong       MPI_Send / MPI_Recv, half round trip
 //   transport_pingpong Transport::send / recv (isend/irecv + wait under the call scope)
 //   raw_window         64 MPI_Isend (rank 0) / MPI_Irecv (rank 1), MPI_Waitall, 4-byte ack; per message
-//   transport_window   the same with Transport::isend / irecv / wait_all in chunks of 8 (as p2p_point)
-// Variants ending in _w run with the scope watched (as under the harness's watchdog); ..._window64_w
-// waits for the whole window in one wait_all.
+//   transport_window   the same with MpiTransport::isend / irecv (inline) and one wait_all of the
+//                      whole window (as p2p_point's bw method)
+// Variants ending in _w run with the scope watched (as under the harness's watchdog);
+// transport_window8_w waits in chunks of 8 (p2p_point before 2026-11-23).
 // Components (rank-local, no communication): a steady_clock read, one Deadline (begin + end),
 // MPI_Test on a completed request's null handle, dynamic_cast of the transport.
 #include <mpi.h>
@@ -214,39 +215,28 @@ int main(int argc, char** argv) {
                                     }) /
                          (double(n_win) * kWindow);
                 }});
-    // Time per message of a window through the transport, waited for 8 requests at a time (as
-    // the harness's p2p bw method does).
-    auto transport_window = [&](int) {
-      return timed_loop(n_win,
-                        [&] {
-                          for (int k = 0; k < kWindow; ++k)
-                            treqs[k] = rank == 0 ? t.isend(sbuf.data(), bytes, peer, 3)
-                                                 : t.irecv(rbuf.data() + k * bytes, bytes, peer, 3);
-                          for (int k = 0; k < kWindow; k += 8) t.wait_all(std::span<Request>(treqs).subspan(k, 8));
-                          if (rank == 0)
-                            t.recv(ack, 4, peer, 4);
-                          else
-                            t.send(ack, 4, peer, 4);
-                        }) /
-             (double(n_win) * kWindow);
+    // Time per message of a window through the transport, waited for `chunk` requests at a time.
+    auto transport_window = [&](int chunk) {
+      return [&, chunk](int) {
+        return timed_loop(n_win,
+                          [&] {
+                            for (int k = 0; k < kWindow; ++k)
+                              treqs[k] = rank == 0 ? t.isend(sbuf.data(), bytes, peer, 3)
+                                                   : t.irecv(rbuf.data() + k * bytes, bytes, peer, 3);
+                            for (int k = 0; k < kWindow; k += chunk)
+                              t.wait_all(std::span<Request>(treqs).subspan(k, chunk));
+                            if (rank == 0)
+                              t.recv(ack, 4, peer, 4);
+                            else
+                              t.send(ack, 4, peer, 4);
+                          }) /
+               (double(n_win) * kWindow);
+      };
     };
-    add(Variant{"transport_window", "raw_window", transport_window});
+    add(Variant{"transport_window", "raw_window", transport_window(kWindow)});
 #if COLLBENCH_BENCH_WATCHDOG
-    add(Variant{"transport_window_w", "raw_window", watched(transport_window)});
-    add(Variant{"transport_window64_w", "raw_window", watched([&](int) {
-                  return timed_loop(n_win,
-                                    [&] {
-                                      for (int k = 0; k < kWindow; ++k)
-                                        treqs[k] = rank == 0 ? t.isend(sbuf.data(), bytes, peer, 3)
-                                                             : t.irecv(rbuf.data() + k * bytes, bytes, peer, 3);
-                                      t.wait_all(treqs);  // the whole window in one wait
-                                      if (rank == 0)
-                                        t.recv(ack, 4, peer, 4);
-                                      else
-                                        t.send(ack, 4, peer, 4);
-                                    }) /
-                         (double(n_win) * kWindow);
-                })});
+    add(Variant{"transport_window_w", "raw_window", watched(transport_window(kWindow))});
+    add(Variant{"transport_window8_w", "raw_window", watched(transport_window(8))});
 #endif
     // Rank-local components.
     volatile long sink = 0;
