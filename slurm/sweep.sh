@@ -76,6 +76,7 @@ REPO=$(cd "$REPO" && pwd)
 PROG=sweep
 
 main() {
+  catch_signals    # -> STOP (steps.sh)
   parse_args "$@"  # -> SWEEP_ARG, LAYOUTS_ARG, OUT_ARG, LAUNCHER, EXTRA ...
   read_allocation  # -> JOB_ID, HOSTS, SLOTS
   find_binary      # -> BIN

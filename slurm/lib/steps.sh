@@ -48,6 +48,13 @@ on_signal() { # SIGNUM NAME
   return 0
 }
 
+# catch_signals: from the start of the job (USR1's default action would end this shell).
+catch_signals() {
+  trap 'on_signal 15 TERM' TERM
+  trap 'on_signal 2 INT' INT
+  trap 'on_signal 10 USR1' USR1
+}
+
 # forward_stop: SIGTERM to the running step's tasks (scancel without --batch signals every step
 # of the job but not this shell); without scancel, to the launcher.
 forward_stop() {
@@ -115,7 +122,7 @@ run_layout() { # LAYOUT: skip it (done, does not fit) or run it as one step; FAI
   if [[ -n $STOP ]]; then
     FAILED=$((FAILED + 1))
     say "$layout: stopped by SIG$STOP after ${secs} s (exit ${rc:-none}); finished points are kept"
-    record "$layout" stopped "${rc:--}" "$secs" "SIG$STOP ($(stop_reason)); finished points kept"
+    record "$layout" stopped "${rc:--}" "$secs" "SIG$STOP ($(stop_reason)), ended $(elapsed "$STOP_T0") s after it; finished points kept"
   elif ((rc == 0)); then
     say "$layout: ok in ${secs} s"
     record "$layout" ok 0 "$secs" ""
@@ -144,9 +151,6 @@ run_layouts() {
   local started l
   started=$(date -Is)
   FAILED=0 SUMMARY=() LOST=""
-  trap 'on_signal 15 TERM' TERM
-  trap 'on_signal 2 INT' INT
-  trap 'on_signal 10 USR1' USR1
   for l in "$@"; do run_layout "$l"; done
   printf '%s\t%s\t%s\t%s\t%s\n' "$JOB_ID" "$started" "$(date -Is)" "$(
     IFS=,
@@ -156,8 +160,9 @@ run_layouts() {
 
 # resume_hint: the command that submits this sweep again into the same folder, where layouts
 # already ok are skipped and collbench --resume skips the points already recorded. It repeats
-# the job's nodes, tasks per node, time limit, partition, account and output; other sbatch
-# options (--gres, --exclusive, -C ...) must be added again.
+# the job's nodes, tasks per node, time limit, partition, account, output, SBATCH_SIGNAL and
+# COLLBENCH_* settings; other sbatch options (--gres, --exclusive, -C, a --signal given on the
+# command line ...) are not visible to the job and must be added again.
 resume_hint() {
   local job cmd=() script args=()
   job=$(scontrol show job "$JOB_ID" 2>/dev/null || true)
@@ -180,7 +185,8 @@ resume_hint() {
   args+=("$SWEEP")
   ((${#EXTRA[@]})) && args+=(-- "${EXTRA[@]}")
   local envs=() e
-  for e in COLLBENCH COLLBENCH_REPO COLLBENCH_LAUNCHER COLLBENCH_SRUN_ARGS COLLBENCH_MPIRUN_ARGS \
+  # Slurm does not show a job its --signal; SBATCH_SIGNAL, the environment form, it can see
+  for e in SBATCH_SIGNAL COLLBENCH COLLBENCH_REPO COLLBENCH_LAUNCHER COLLBENCH_SRUN_ARGS COLLBENCH_MPIRUN_ARGS \
     COLLBENCH_STEP_TIMEOUT COLLBENCH_WRAP COLLBENCH_OVERSUBSCRIBE; do
     [[ -n ${!e:-} ]] && envs+=("$e=${!e}")
   done
