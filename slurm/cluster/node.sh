@@ -23,6 +23,7 @@ while (($#)); do
 done
 (($# == 2)) || die "usage: node.sh [--state DIR] kill|start nI"
 action=$1 node=$2
+[[ $action == kill || $action == start ]] || die "unknown action '$action' (kill or start)"
 [[ $node =~ ^n[1-9][0-9]*$ ]] || die "node must be nI (n1, n2 ...), not '$node'"
 [[ $(id -u) == 0 ]] || die "must run as root"
 STATE=$(realpath -m "$STATE")
@@ -59,5 +60,4 @@ case $action in
     warn "$node is '${st:-unknown}', not idle, after ${wait_s}s; see $STATE/log/slurmd-$node.log"
     exit 1
     ;;
-  *) die "unknown action '$action' (kill or start)" ;;
 esac

@@ -119,7 +119,7 @@ run_layout() { # LAYOUT: skip it (done, does not fit) or run it as one step; FAI
   t0=$(now) rc=""
   run_step "$log"
   secs=$(elapsed "$t0")
-  if [[ -n $STOP ]]; then
+  if [[ -n $STOP && $rc != 0 ]]; then # (a step that completed as the signal came is ok)
     FAILED=$((FAILED + 1))
     say "$layout: stopped by SIG$STOP after ${secs} s (exit ${rc:-none}); finished points are kept"
     record "$layout" stopped "${rc:--}" "$secs" "SIG$STOP ($(stop_reason)), ended $(elapsed "$STOP_T0") s after it; finished points kept"
