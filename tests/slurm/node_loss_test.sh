@@ -2,13 +2,15 @@
 # A node lost in the middle of a sweep, on a real (local) Slurm cluster of 3 emulated nodes
 # (SlurmdTimeout 15 s, start.sh's default):
 #   1. sbatch -N 3 --ntasks-per-node=2 slurm/sweep.sh (its #SBATCH --no-kill) over layouts
-#      1x2, 3x1, 2x1; once the 3x1 step has recorded 3 points, node n3 is lost
+#      1x2, 3x1, 2x1, 3x2; once the 3x1 step has recorded 3 points, node n3 is lost
 #      (slurm/cluster/node.sh kill n3: SIGKILL to its slurmd, slurmstepd and rank);
 #   2. the 3x1 step ends in bounded time (< 60 s after the kill; measured and printed),
 #      steps.tsv records it failed with the lost node, the job is not cancelled, 2x1 still
-#      runs on n1+n2, the points 3x1 finished before the loss are kept, every line is JSON;
+#      runs on n1+n2, 3x2 is skipped (needs 3 nodes), the points 3x1 finished before the loss
+#      are kept, every line is JSON;
 #   3. n3 back (node.sh start n3), the "to resume:" command the job printed is submitted as
-#      is: 1x2 and 2x1 are not run again, 3x1 runs again and measures only the missing points.
+#      is: 1x2 and 2x1 are not run again, 3x1 runs again and measures only the missing points,
+#      3x2 runs.
 #
 #   node_loss_test.sh /path/to/collbench
 # Exit 0 pass, 1 fail, 77 skip (not root / no network namespaces). Bounded (≈ 150 s at most).
@@ -25,7 +27,7 @@ cluster_test node-loss "${NODE_LOSS_TEST_BUDGET:-160}"
 SWEEP="$work/node-loss.yaml"
 cat >"$SWEEP" <<'YAML'
 name: node-loss
-layouts: ["1x2", "3x1", "2x1"]
+layouts: ["1x2", "3x1", "2x1", "3x2"]
 defaults: {min_bytes: 8, max_bytes: 2K, step_factor: 4, iters: 5, warmup: 1, min_time: 0.5, max_iters: 100000, timeout: 15}
 cases:
   - {op: allreduce, algo: [ring, library]}
@@ -71,6 +73,8 @@ awk -F'\t' '$1=="1x2" && $2=="ok"' "$OUT/steps.tsv" | grep -q . || fail "steps.t
 awk -F'\t' '$1=="3x1" && $2=="failed" && $7 ~ /node\(s\) lost: n3/' "$OUT/steps.tsv" | grep -q . ||
   fail "steps.tsv: 3x1 not recorded failed with 'node(s) lost: n3'"
 awk -F'\t' '$1=="2x1" && $2=="ok"' "$OUT/steps.tsv" | grep -q . || fail "steps.tsv: 2x1 did not run ok on the remaining nodes"
+awk -F'\t' '$1=="3x2" && $2=="skipped" && $7 ~ /needs 3 nodes, allocation has 2 \(lost: n3\)/' "$OUT/steps.tsv" | grep -q . ||
+  fail "steps.tsv: 3x2 not skipped for the lost node"
 grep -q '^sweep: node n3 lost' "$work/job-$J1.out" || fail "job $J1: no 'node n3 lost' message"
 grep -q '^sweep: 2x1: srun .*--nodelist=n1,n2 .*--overlap' "$work/job-$J1.out" || fail "job $J1: 2x1 not launched on n1,n2 with --overlap"
 resume=$(sed -n 's/^sweep: to resume: //p' "$work/job-$J1.out")
@@ -88,9 +92,11 @@ sed -n '/^sweep: summary of job/,$p' "$work/job-$J2.out"
 for l in 1x2 2x1; do
   grep -q "^sweep: $l: already ok (job $J1" "$work/job-$J2.out" || fail "job $J2: $l not skipped as already ok"
 done
-awk -F'\t' -v j="$J2" '$5==j && $1=="3x1" && $2=="ok"' "$OUT/steps.tsv" | grep -q . || fail "steps.tsv: 3x1 not ok in job $J2"
+for l in 3x1 3x2; do
+  awk -F'\t' -v j="$J2" -v l=$l '$5==j && $1==l && $2=="ok"' "$OUT/steps.tsv" | grep -q . || fail "steps.tsv: $l not ok in job $J2"
+done
 "$PY" "$repo/tests/slurm/resume_check.py" "$OUT/results.jsonl" 3x1 "$POINTS" || fail "3x1 records after the resume"
 
-step "FIGURES node-loss: n3 killed after $kept of $POINTS 3x1 points; step ended ${t_end} s after, job ${t_job} s after (2x1 ran); resumed job $J2 completed"
+step "FIGURES node-loss: n3 killed after $kept of $POINTS 3x1 points; step ended ${t_end} s after, job ${t_job} s after (2x1 ran, 3x2 skipped); resumed job $J2 completed"
 ok=1
 step "PASS (jobs $J1 $J2)"
