@@ -90,25 +90,26 @@ main() {
   say "layouts: ${LAYOUTS[*]}"
   say "output: $OUT"
 
-  run_layouts "${LAYOUTS[@]}" # one step each -> FAILED, STOP (a signal stopped the sweep)
+  run_layouts "${LAYOUTS[@]}" # one step each -> FAILED, CUT; STOP (a signal came)
   print_summary
   if [[ -n $STOP ]]; then
-    say "analysis skipped: the sweep was stopped by SIG$STOP"
+    say "analysis skipped: SIG$STOP came ($(stop_reason)); later: slurm/analyze.sh $OUT"
   else
     analyze
   fi
   say "results: $OUT/results.jsonl"
-  if [[ -n $STOP || $FAILED -gt 0 ]]; then
+  if ((CUT + FAILED)); then
     say "to resume: $(resume_hint)"
   fi
   if [[ -n $STOP && $STOP != USR1 ]]; then
     say "stopped by SIG$STOP"
     exit "$((128 + STOP_SIG))"
   fi
-  if [[ -n $STOP ]]; then
+  if ((CUT)); then
     say "stopped before the time limit; $FAILED step(s) stopped or failed"
     exit 1
   fi
+  # the warning came after the last step: nothing was cut, the job ends as it would have
   if ((FAILED)); then
     say "$FAILED step(s) failed"
     exit 1

@@ -90,6 +90,7 @@ run_layout() { # LAYOUT: skip it (done, does not fit) or run it as one step; FAI
   local layout=$1 n r prev t0 secs log rc
   n=${layout%x*} r=${layout#*x}
   if [[ -n $STOP ]]; then
+    CUT=$((CUT + 1))
     record "$layout" skipped - 0 "not run: sweep stopped by SIG$STOP"
     return 0
   fi
@@ -120,7 +121,7 @@ run_layout() { # LAYOUT: skip it (done, does not fit) or run it as one step; FAI
   run_step "$log"
   secs=$(elapsed "$t0")
   if [[ -n $STOP && $rc != 0 ]]; then # (a step that completed as the signal came is ok)
-    FAILED=$((FAILED + 1))
+    FAILED=$((FAILED + 1)) CUT=$((CUT + 1))
     say "$layout: stopped by SIG$STOP after ${secs} s (exit ${rc:-none}); finished points are kept"
     record "$layout" stopped "${rc:--}" "$secs" "SIG$STOP ($(stop_reason)), ended $(elapsed "$STOP_T0") s after it; finished points kept"
   elif ((rc == 0)); then
@@ -147,10 +148,11 @@ stop_reason() {
 }
 
 # run_layouts LAYOUT...: every layout in order, then one jobs.tsv line for this job.
+# -> FAILED (steps failed or stopped), CUT (layouts a signal stopped or kept from running)
 run_layouts() {
   local started l
   started=$(date -Is)
-  FAILED=0 SUMMARY=() LOST=""
+  FAILED=0 CUT=0 SUMMARY=() LOST=""
   for l in "$@"; do run_layout "$l"; done
   printf '%s\t%s\t%s\t%s\t%s\n' "$JOB_ID" "$started" "$(date -Is)" "$(
     IFS=,

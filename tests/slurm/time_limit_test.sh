@@ -1,19 +1,23 @@
 #!/usr/bin/env bash
 # The job's time limit, on a real (local) Slurm cluster:
-#   1. SBATCH_SIGNAL=B:USR1@55 sbatch --time=1 slurm/sweep.sh over a sweep longer than 30 s (50
-#      points, one algorithm per case, of >= 0.5 s each: --min-time; seen 0.8-2.8 s each on a
-#      shared 2-core machine; a point must end within collbench's 3 s grace after SIGTERM) — Slurm sends the batch shell SIGUSR1 55 s before the 1-minute
-#      limit (slurmctld checks every 30 s, so up to 30 s more: in practice ~28 s into the job);
-#   2. sweep.sh forwards SIGTERM to the step, collbench stops at a point boundary and writes its
-#      end record (exit_status 143), steps.tsv records the step `stopped`, the job ends before
-#      the limit (FAILED, exit 1 — not TIMEOUT) and prints the command that resumes; the time
-#      from the warning to the job's end is measured and printed;
-#   3. that command, submitted as printed (again, at most 5 times, since each job gets the same
-#      limit and warning, and each must add points), completes the sweep: every point measured
-#      exactly once.
+#   1. SBATCH_SIGNAL=B:USR1@55 sbatch --time=1 slurm/sweep.sh over a sweep longer than 30 s
+#      (98 points, one algorithm per case, of >= 0.3 s each: --min-time; short, since the
+#      point in progress must end within collbench's 3 s grace after SIGTERM — points of
+#      >= 0.5 s took 0.8-2.8 s on the shared 2-core machine). Slurm sends the batch shell
+#      SIGUSR1 55 s before the 1-minute limit (slurmctld checks every 30 s, so up to 30 s
+#      more: in practice ~28 s into the job);
+#   2. sweep.sh forwards SIGTERM to the step, collbench stops at a point boundary and writes
+#      its end record (exit_status 143; if the point in progress outlives collbench's grace —
+#      harness behaviour — it exits 143 without one: then collbench's own message must say
+#      so, and the FIGURES line says it), steps.tsv records the step `stopped`, the job ends
+#      before the limit (FAILED, exit 1 — not TIMEOUT) and prints the command that resumes;
+#      the time from the warning to the job's end is measured and printed;
+#   3. that command, submitted as printed (again, at most 5 times, since each job gets the
+#      same limit and warning, and each must add points), completes the sweep: every point
+#      measured exactly once.
 #
 #   time_limit_test.sh /path/to/collbench
-# Exit 0 pass, 1 fail, 77 skip (not root / no network namespaces). Bounded (≈ 175 s at most; ≈ 40-70 s seen).
+# Exit 0 pass, 1 fail, 77 skip (not root / no network namespaces). Bounded (≈ 175 s at most; 40-60 s seen).
 set -uo pipefail
 # shellcheck source=tests/slurm/lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -25,15 +29,17 @@ SWEEP="$work/time-limit.yaml"
 cat >"$SWEEP" <<'YAML'
 name: time-limit
 layouts: ["1x2"]
-defaults: {min_bytes: 8, max_bytes: 4K, step_factor: 2, iters: 5, warmup: 1, min_time: 0.5, max_iters: 1000000, timeout: 20}
+defaults: {min_bytes: 8, max_bytes: 64K, step_factor: 2, iters: 5, warmup: 1, min_time: 0.3, max_iters: 1000000, timeout: 20}
 cases:
   - {op: allreduce, algo: ring}
   - {op: allreduce, algo: library}
   - {op: broadcast, algo: naive}
   - {op: allgather, algo: ring}
   - {op: allgather, algo: library}
+  - {op: broadcast, algo: library}
+  - {op: reduce_scatter, algo: ring}
 YAML
-POINTS=50
+POINTS=98
 
 step "start.sh --nodes 1 --cpus 4"
 timeout 60 "$CLUSTER/start.sh" --nodes 1 --cpus 4 || fail "start.sh"
@@ -64,7 +70,13 @@ grep -q 'collbench: received SIGTERM: stopping after the current point' "$OUT/st
   fail "steps/1x2.log: collbench did not get SIGTERM"
 kept=$(grep -c '"type":"result"' "$OUT/results.jsonl")
 kept1=$kept
-grep -q '"type":"end".*"exit_status":143' "$OUT/results.jsonl" || fail "no end record with exit_status 143"
+first_end=143
+if ! grep -q '"type":"end".*"exit_status":143' "$OUT/results.jsonl"; then
+  grep -q 'collbench: the current point did not end within 3000 ms of the signal; exiting 143' "$OUT/steps/1x2.log" ||
+    fail "no end record with exit_status 143, and collbench did not say its grace expired"
+  first_end=any
+  step "NOTE: the point in progress outlived collbench's 3 s grace: no end record (finished points kept)"
+fi
 resume=$(sed -n 's/^sweep: to resume: //p' "$work/job-$J1.out")
 [[ $resume == *" --time=00:01:00 "* && $resume == *"SBATCH_SIGNAL=B:USR1@55 "* ]] ||
   fail "the resume command lacks --time=00:01:00 or SBATCH_SIGNAL=B:USR1@55: '$resume'"
@@ -88,8 +100,8 @@ for ((k = 1; k <= 5; k++)); do
   resume=$(sed -n 's/^sweep: to resume: //p' "$work/job-$J.out")
 done
 [[ $st == COMPLETED ]] || fail "the sweep did not complete in 5 resumed jobs"
-"$PY" "$repo/tests/slurm/resume_check.py" "$OUT/results.jsonl" 1x2 "$POINTS" --first-end 143 || fail "1x2 records after the resume"
+"$PY" "$repo/tests/slurm/resume_check.py" "$OUT/results.jsonl" 1x2 "$POINTS" --first-end "$first_end" || fail "1x2 records after the resume"
 
-step "FIGURES time-limit: SIGUSR1 after $kept1 of $POINTS points; job ended ${t_exit} s after it (end record 143); completed by $((${#jobs[@]} - 1)) resumed job(s)"
+step "FIGURES time-limit: SIGUSR1 after $kept1 of $POINTS points; job ended ${t_exit} s after it (end record: ${first_end/any/none, grace expired}); completed by $((${#jobs[@]} - 1)) resumed job(s)"
 ok=1
 step "PASS (jobs ${jobs[*]})"
