@@ -4,6 +4,8 @@
 #SBATCH --ntasks-per-node=4
 #SBATCH --time=00:30:00
 #SBATCH --output=collbench-%j.out
+#SBATCH --no-kill
+#SBATCH --signal=B:USR1@120
 #
 # collbench sweep as one Slurm batch job: one allocation, one job step per node layout.
 #
@@ -15,6 +17,15 @@
 # --json <jobdir>/results.jsonl EXTRA...`. Layouts that do not fit the allocation are skipped
 # with a message. A failed step is recorded and the sweep goes on; the job fails (exit 1)
 # at the end if any step failed.
+#
+# Faults: --no-kill keeps the allocation when a node fails (Slurm's default cancels the whole
+# job): the step on that node ends, later layouts that fit the remaining nodes still run.
+# --signal=B:USR1@120 warns this script 120 s (up to 60 s more) before the time limit: it
+# sends SIGTERM to the running step (collbench stops at a point boundary and writes its end
+# record), runs no further layout and prints the command that resumes. Submitting the same
+# command again resumes: layouts already ok are skipped, collbench --resume skips the points
+# already in results.jsonl. Exit: 0 all ok, 1 a step failed or the sweep stopped at the
+# warning, 2 usage/setup error, 128+N ended by signal N (scancel, the limit itself).
 #
 # Options:
 #   --out DIR          job folder (default $COLLBENCH_OUT, else $COLLBENCH_RESULTS/<jobid>);
@@ -65,6 +76,7 @@ REPO=$(cd "$REPO" && pwd)
 PROG=sweep
 
 main() {
+  catch_signals    # -> STOP (steps.sh)
   parse_args "$@"  # -> SWEEP_ARG, LAYOUTS_ARG, OUT_ARG, LAUNCHER, EXTRA ...
   read_allocation  # -> JOB_ID, HOSTS, SLOTS
   find_binary      # -> BIN
@@ -78,10 +90,26 @@ main() {
   say "layouts: ${LAYOUTS[*]}"
   say "output: $OUT"
 
-  run_layouts "${LAYOUTS[@]}" # one step each -> FAILED
+  run_layouts "${LAYOUTS[@]}" # one step each -> FAILED, CUT; STOP (a signal came)
   print_summary
-  analyze
+  if [[ -n $STOP ]]; then
+    say "analysis skipped: SIG$STOP came ($(stop_reason)); later: slurm/analyze.sh $OUT"
+  else
+    analyze
+  fi
   say "results: $OUT/results.jsonl"
+  if ((CUT + FAILED)); then
+    say "to resume: $(resume_hint)"
+  fi
+  if [[ -n $STOP && $STOP != USR1 ]]; then
+    say "stopped by SIG$STOP"
+    exit "$((128 + STOP_SIG))"
+  fi
+  if ((CUT)); then
+    say "stopped before the time limit; $FAILED step(s) stopped or failed"
+    exit 1
+  fi
+  # the warning came after the last step: nothing was cut, the job ends as it would have
   if ((FAILED)); then
     say "$FAILED step(s) failed"
     exit 1

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # collbench local Slurm cluster: munged + slurmctld + one slurmd per emulated node.
 #
-#   start.sh [--nodes N] [--cpus C] [--rate RATE] [--state DIR]
+#   start.sh [--nodes N] [--cpus C] [--rate RATE] [--slurmd-timeout S] [--state DIR]
 #
 # Nodes n1..nN come from slurm/testbed/nodes.sh (state in DIR/testbed). slurmctld runs in the
 # switch namespace (10.77.0.254), slurmd nI in node nI's namespaces. Waits (bounded) until
@@ -10,11 +10,14 @@
 # Idempotent: if the same cluster (N, C, rate) is already healthy it returns at once;
 # otherwise whatever is left of an earlier one (stale pid files, crashed daemons) is stopped
 # first with stop.sh.
-# Defaults: N=3, C=4, DIR=${COLLBENCH_CLUSTER_STATE:-/tmp/collbench-cluster}.
+# --slurmd-timeout: slurm.conf's SlurmdTimeout, how long slurmctld waits for a silent slurmd
+# before it sets the node DOWN (Slurm's default, 300 s, is too long for a test that loses a
+# node: slurm/cluster/node.sh kill).
+# Defaults: N=3, C=4, S=15, DIR=${COLLBENCH_CLUSTER_STATE:-/tmp/collbench-cluster}.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/../lib/cluster.sh"
 
-N=3 CPUS=4 RATE=none WAIT_S=${COLLBENCH_CLUSTER_WAIT:-30}
+N=3 CPUS=4 RATE=none SLURMD_TIMEOUT=15 WAIT_S=${COLLBENCH_CLUSTER_WAIT:-30}
 while (($#)); do
   case $1 in
     --nodes) N=$2; shift 2 ;;
@@ -23,6 +26,8 @@ while (($#)); do
     --cpus=*) CPUS=${1#*=}; shift ;;
     --rate) RATE=$2; shift 2 ;;
     --rate=*) RATE=${1#*=}; shift ;;
+    --slurmd-timeout) SLURMD_TIMEOUT=$2; shift 2 ;;
+    --slurmd-timeout=*) SLURMD_TIMEOUT=${1#*=}; shift ;;
     --state) STATE=$2; shift 2 ;;
     --state=*) STATE=${1#*=}; shift ;;
     -h | --help) usage_from_header; exit 0 ;;
@@ -31,6 +36,7 @@ while (($#)); do
 done
 [[ $N =~ ^[0-9]+$ ]] && ((N >= 1 && N <= 253)) || die "--nodes must be 1..253"
 [[ $CPUS =~ ^[0-9]+$ ]] && ((CPUS >= 1)) || die "--cpus must be >= 1"
+[[ $SLURMD_TIMEOUT =~ ^[0-9]+$ ]] && ((SLURMD_TIMEOUT >= 6)) || die "--slurmd-timeout must be seconds >= 6"
 [[ $(id -u) == 0 ]] || die "must run as root"
 for c in munged mungekey slurmctld slurmd sinfo scontrol; do
   command -v "$c" >/dev/null || die "'$c' not found (apt-get install slurm-wlm munge)"
@@ -38,7 +44,7 @@ done
 STATE=$(realpath -m "$STATE")
 export COLLBENCH_CLUSTER_STATE=$STATE
 CONF="$STATE/etc/slurm.conf"
-SIG="nodes=$N cpus=$CPUS rate=$RATE"
+SIG="nodes=$N cpus=$CPUS rate=$RATE slurmd_timeout=$SLURMD_TIMEOUT"
 
 nodes_idle() { # number of nodes sinfo reports idle
   client sinfo -h -N -o '%N %T' 2>/dev/null | awk '$2=="idle"{n++} END{print n+0}'
@@ -125,7 +131,7 @@ MpiDefault=pmix
 ReturnToService=2
 SlurmdParameters=config_overrides
 MailProg=/bin/true
-SlurmdTimeout=300
+SlurmdTimeout=$SLURMD_TIMEOUT
 InactiveLimit=0
 KillWait=5
 MinJobAge=300

@@ -47,3 +47,28 @@ pick_hosts() {
   done
   ((${#PICKED[@]} == n))
 }
+
+# refresh_allocation -> HOSTS[], SLOTS[] without the nodes lost since (gone from the job's node
+# list — Slurm drops a failed node from a --no-kill job — or not responding/down/drained);
+# LOST_NOW: those just dropped, LOST: all dropped so far. Returns 1 when a node was dropped.
+refresh_allocation() {
+  local job_nodes nodelist h st i hosts=() slots=()
+  LOST_NOW=""
+  nodelist=$(scontrol show job "$JOB_ID" 2>/dev/null | sed -n 's/^ *NodeList=\([^ ]*\).*/\1/p' | head -n1)
+  [[ -n $nodelist && $nodelist != "(null)" ]] || return 0 # cannot tell: keep what we have
+  job_nodes=" $(scontrol show hostnames "$nodelist" 2>/dev/null | paste -sd' ' -) "
+  for ((i = 0; i < ${#HOSTS[@]}; i++)); do
+    h=${HOSTS[i]}
+    st=$(sinfo -h -N -n "$h" -o %T 2>/dev/null | head -n1 || true)
+    if [[ $job_nodes == *" $h "* && $st != *'*' && ! $st =~ down|drain|fail ]]; then
+      hosts+=("$h") slots+=("${SLOTS[i]}")
+    else
+      LOST_NOW+="${LOST_NOW:+,}$h"
+      say "node $h lost (Slurm state: ${st:-unknown}; the job's nodes: $nodelist): later layouts run on the others"
+    fi
+  done
+  [[ -n $LOST_NOW ]] || return 0
+  HOSTS=("${hosts[@]}") SLOTS=("${slots[@]}")
+  LOST+="${LOST:+,}$LOST_NOW"
+  return 1
+}

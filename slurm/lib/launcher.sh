@@ -35,6 +35,10 @@ launch_cmd() {
       # --kill-on-bad-exit: a rank that dies ends the step instead of hanging the others.
       CMD+=(srun --mpi=pmix --nodes="$n" --ntasks="$((n * r))" --ntasks-per-node="$r"
         --nodelist="$hosts" --kill-on-bad-exit=1 --job-name="collbench-${n}x$r")
+      # After a node loss the failed step stays RUNNING in slurmctld (it waits for the lost
+      # node's word) and keeps its CPUs on the surviving nodes: share them (steps of this job
+      # run one at a time anyway), else srun waits "Requested nodes are busy" until the limit.
+      [[ -n ${LOST:-} ]] && CMD+=(--overlap)
       # shellcheck disable=SC2206  # word-splitting intended
       [[ -n ${COLLBENCH_SRUN_ARGS:-} ]] && CMD+=(${COLLBENCH_SRUN_ARGS})
       ;;
@@ -47,6 +51,7 @@ launch_cmd() {
       )")
       ((OVERSUB)) && CMD+=(--oversubscribe --bind-to none)
       [[ $(id -u) == 0 ]] && CMD+=(--allow-run-as-root)
+      [[ -n ${LOST:-} ]] && export SLURM_OVERLAP=1 # mpirun starts its daemons with srun: as above
       # shellcheck disable=SC2206
       [[ -n ${COLLBENCH_MPIRUN_ARGS:-} ]] && CMD+=(${COLLBENCH_MPIRUN_ARGS})
       ;;

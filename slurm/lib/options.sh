@@ -41,7 +41,9 @@ find_binary() {
   [[ $BIN == /* ]] || BIN="$PWD/$BIN"
   [[ -x $BIN ]] || die "collbench binary '$BIN' not found or not executable (build it: scripts/build.sh, or set COLLBENCH=/path/to/collbench)"
   RESUME_ARG=()
-  if "$BIN" --help 2>/dev/null | grep -q -- '--resume'; then RESUME_ARG=(--resume); fi
+  # no pipe into grep -q: it exits at the first match, collbench's --help gets SIGPIPE and
+  # pipefail turns the match into a failure (seen: resumed jobs without --resume)
+  if grep -q -- '--resume' <<<"$("$BIN" --help 2>/dev/null)"; then RESUME_ARG=(--resume); fi
 }
 
 # find_sweep -> SWEEP: the sweep file's absolute path, tried relative to the current directory

@@ -48,3 +48,74 @@ build_probe() {
   command -v mpicxx >/dev/null || fail "mpicxx not found (apt-get install libopenmpi-dev)"
   mpicxx -O2 -o "$1" "$repo/tests/slurm/mpi_probe.cpp" || fail "mpicxx mpi_probe.cpp failed"
 }
+
+# --- a test on its own local Slurm cluster (sweep_test.sh, node_loss_test.sh, time_limit_test.sh)
+# cluster_test NAME BUDGET_S: sets STATE (exported as COLLBENCH_CLUSTER_STATE, a fixed folder so
+# a run killed by a CTest timeout is cleaned up by the next), work (scratch, o+x: jobs write
+# there), C (client.sh), DEADLINE. At exit the cluster is stopped; with ok=1 both folders are
+# removed, otherwise job outputs, steps.tsv, step and daemon log tails are printed and kept.
+cluster_test() {
+  STATE=${TMPDIR:-/tmp}/collbench-$1-test
+  export COLLBENCH_CLUSTER_STATE=$STATE
+  DEADLINE=$((SECONDS + $2))
+  "$CLUSTER/stop.sh" >/dev/null 2>&1
+  work=$(mktemp -d "/tmp/collbench-$1-work.XXXXXX")
+  chmod 755 "$work"
+  C="$CLUSTER/client.sh"
+  ok=0
+  trap cluster_test_cleanup EXIT
+  trap 'exit 143' TERM INT
+  claim_testbed "$STATE/testbed"
+}
+cluster_test_logs() {
+  local f
+  echo "===== diagnostics ====="
+  for f in "$work"/job-*.out; do [[ -f $f ]] && { echo "--- $f"; tail -n 40 "$f"; }; done
+  for f in "$work"/out*/steps.tsv; do [[ -f $f ]] && { echo "--- $f"; cat "$f"; }; done
+  for f in "$work"/out*/steps/*.log; do [[ -f $f ]] && { echo "--- $f (tail)"; tail -n 20 "$f"; }; done
+  for f in "$STATE"/log/slurmctld.log "$STATE"/log/slurmd-n*.log; do
+    [[ -f $f ]] && { echo "--- $f (tail)"; tail -n 25 "$f"; }
+  done
+  timeout 10 "$C" squeue -t all 2>/dev/null || true
+}
+cluster_test_cleanup() {
+  ((ok)) || cluster_test_logs
+  "$CLUSTER/stop.sh" >/dev/null 2>&1
+  if ((ok)); then rm -rf "$work" "$STATE"; else echo "kept: $work (state $STATE)"; fi
+}
+# left: seconds left of the test's budget (at least 5).
+left() { local l=$((DEADLINE - SECONDS)); ((l > 5)) && echo "$l" || echo 5; }
+
+# submit OUTVAR SBATCH-AND-SCRIPT-ARGS...: sbatch from the checkout with COLLBENCH=$BIN and the
+# job's output in $work/job-<id>.out.
+submit() {
+  local __var=$1 id
+  shift
+  id=$(cd "$repo" && COLLBENCH=$BIN timeout 30 "$C" sbatch --parsable --output="$work/job-%j.out" "$@") ||
+    fail "sbatch $*: $id"
+  id=${id%%;*}
+  printf -v "$__var" '%s' "$id"
+  step "job $id: sbatch $*"
+}
+# wait_job JOB EXPECTED-STATE MAX-SECONDS (bounded by the budget; the job is cancelled on timeout)
+wait_job() {
+  local st rc=0 limit=$3
+  (($(left) < limit)) && limit=$(left)
+  st=$("$CLUSTER/wait-job.sh" --timeout "$limit" "$1") || rc=$?
+  step "job $1: $st"
+  ((rc == 124)) && { timeout 10 "$C" scancel "$1"; fail "job $1 still running after ${limit}s"; }
+  [[ $st == "$2" ]] || fail "job $1 ended $st, expected $2"
+}
+# require_cluster_tools BIN: slurm, munge and Open MPI installed; BIN (collbench) executable.
+require_cluster_tools() {
+  local c
+  for c in slurmctld slurmd munged srun mpirun; do
+    command -v "$c" >/dev/null || fail "'$c' not installed (apt-get install slurm-wlm munge openmpi-bin)"
+  done
+  BIN=${1:-${COLLBENCH:-}}
+  [[ -n $BIN ]] || fail "usage: $(basename "$0") /path/to/collbench"
+  BIN=$(realpath "$BIN" 2>/dev/null) || BIN=""
+  [[ -n $BIN && -x $BIN ]] || fail "collbench binary '${1:-}' not found or not executable"
+  PY=/usr/bin/python3
+  [[ -x $PY ]] || fail "$PY not found"
+}

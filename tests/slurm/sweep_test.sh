@@ -14,46 +14,8 @@ set -uo pipefail
 # shellcheck source=tests/slurm/lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 require_netns
-for c in slurmctld slurmd munged srun mpirun; do
-  command -v "$c" >/dev/null || fail "'$c' not installed (apt-get install slurm-wlm munge openmpi-bin)"
-done
-BIN=${1:-${COLLBENCH:-}}
-[[ -n $BIN ]] || fail "usage: sweep_test.sh /path/to/collbench"
-BIN=$(realpath "$BIN" 2>/dev/null) || BIN=""
-[[ -n $BIN && -x $BIN ]] || fail "collbench binary '${1:-}' not found or not executable"
-PY=/usr/bin/python3
-[[ -x $PY ]] || fail "$PY not found"
-
-DEADLINE=$((SECONDS + ${SWEEP_TEST_BUDGET:-270}))
-left() { local l=$((DEADLINE - SECONDS)); ((l > 5)) && echo "$l" || echo 5; }
-
-STATE=${TMPDIR:-/tmp}/collbench-sweep-test
-export COLLBENCH_CLUSTER_STATE=$STATE
-"$CLUSTER/stop.sh" >/dev/null 2>&1
-work=$(mktemp -d /tmp/collbench-sweep-work.XXXXXX)
-chmod 755 "$work"
-C="$CLUSTER/client.sh"
-ok=0
-
-show_logs() {
-  local f
-  echo "===== diagnostics ====="
-  for f in "$work"/job-*.out; do [[ -f $f ]] && { echo "--- $f"; tail -n 40 "$f"; }; done
-  for f in "$work"/out*/steps.tsv; do [[ -f $f ]] && { echo "--- $f"; cat "$f"; }; done
-  for f in "$work"/out*/steps/*.log; do [[ -f $f ]] && { echo "--- $f (tail)"; tail -n 20 "$f"; }; done
-  for f in "$STATE"/log/slurmctld.log "$STATE"/log/slurmd-n*.log; do
-    [[ -f $f ]] && { echo "--- $f (tail)"; tail -n 25 "$f"; }
-  done
-  timeout 10 "$C" squeue -t all 2>/dev/null || true
-}
-cleanup() {
-  ((ok)) || show_logs
-  "$CLUSTER/stop.sh" >/dev/null 2>&1
-  if ((ok)); then rm -rf "$work" "$STATE"; else echo "kept: $work (state $STATE)"; fi
-}
-trap cleanup EXIT
-trap 'exit 143' TERM INT
-claim_testbed "$STATE/testbed"
+require_cluster_tools "${1:-}"
+cluster_test sweep "${SWEEP_TEST_BUDGET:-270}"
 
 # --- the sweep file: small.yaml when it has exactly the layouts this test is about ----------
 want="1x2,2x1,2x2,3x2"
@@ -77,23 +39,6 @@ fi
 step "sweep file: $SWEEP ($have)"
 
 # --- helpers --------------------------------------------------------------------------------
-submit() { # OUTVAR SBATCH-AND-SCRIPT-ARGS...
-  local __var=$1 id
-  shift
-  id=$(cd "$repo" && COLLBENCH=$BIN timeout 30 "$C" sbatch --parsable --output="$work/job-%j.out" "$@") ||
-    fail "sbatch $*: $id"
-  id=${id%%;*}
-  printf -v "$__var" '%s' "$id"
-  step "job $id: sbatch $*"
-}
-wait_job() { # JOB EXPECTED-STATE MAX-SECONDS
-  local st rc=0 limit=$3
-  (($(left) < limit)) && limit=$(left)
-  st=$("$CLUSTER/wait-job.sh" --timeout "$limit" "$1") || rc=$?
-  step "job $1: $st"
-  ((rc == 124)) && { timeout 10 "$C" scancel "$1"; fail "job $1 still running after ${limit}s"; }
-  [[ $st == "$2" ]] || fail "job $1 ended $st, expected $2"
-}
 count_runs() { grep -cE '"type" *: *"run"' "$1" 2>/dev/null || true; }
 
 # check OUTDIR LAYOUTS: steps ok, results per layout, wrong == 0, job ids, nodes/rpn
