@@ -8,10 +8,10 @@
 #include "collectives/gpu/staging_transport.hpp"
 #include "collectives/registry.hpp"
 #include "collectives/transport/thread/thread_transport.hpp"
+#include "collectives/verify/check.hpp"
 #include "gpu/fake_device_memory.hpp"
 #include "gpu/nccl_model.hpp"
 #include "transport/split_checks.hpp"
-#include "collectives/verify/check.hpp"
 
 namespace collbench {
 namespace {
@@ -114,8 +114,8 @@ TEST(StagingTransport, ZeroByteMessagesNeedNoStaging) {
   });
 }
 
-// CUDA-aware MPI path: every send waits for the memory space's stream first.
-TEST(StreamOrderedTransport, SynchronizesBeforeEachSend) {
+// CUDA-aware MPI path: every send and every receive waits for the memory space's stream first.
+TEST(StreamOrderedTransport, SynchronizesBeforeEachSendAndReceive) {
   ThreadWorld w(2);
   w.run([](ThreadTransport& tt) {
     CountingHost dev;
@@ -125,12 +125,13 @@ TEST(StreamOrderedTransport, SynchronizesBeforeEachSend) {
     int y = -1;
     t.sendrecv(&x, sizeof x, 1 - t.rank(), &y, sizeof y, 1 - t.rank(), 4);
     EXPECT_EQ(y, 1 - t.rank());
-    EXPECT_EQ(dev.syncs, 1);
+    EXPECT_EQ(dev.syncs, 2);  // the receive, then the send
   });
 }
 
 // Wrappers split their inner transport and wrap the sub-transport the same way: an algorithm
-// runs on a staged sub-transport, and ordered sub-transports still synchronize before sends.
+// runs on a staged sub-transport, and ordered sub-transports still synchronize before sends
+// and receives.
 TEST(StagingTransport, SubTransportsAreStagedToo) {
   const AlgoEntry* e = Registry::get().find(Op::allreduce, "ring", "any");
   ASSERT_NE(e, nullptr);
@@ -149,7 +150,7 @@ TEST(StagingTransport, SubTransportsAreStagedToo) {
   });
 }
 
-TEST(StreamOrderedTransport, SubTransportsSynchronizeBeforeSends) {
+TEST(StreamOrderedTransport, SubTransportsSynchronizeBeforeSendsAndReceives) {
   ThreadWorld w(4);
   w.run([](ThreadTransport& tt) {
     CountingHost dev;
@@ -159,7 +160,7 @@ TEST(StreamOrderedTransport, SubTransportsSynchronizeBeforeSends) {
     int x = t.rank(), y = -1;
     pair->sendrecv(&x, sizeof x, 1 - pair->rank(), &y, sizeof y, 1 - pair->rank(), 4);
     EXPECT_EQ(y, t.rank() ^ 1);
-    EXPECT_EQ(dev.syncs, 1);
+    EXPECT_EQ(dev.syncs, 2);
   });
 }
 
