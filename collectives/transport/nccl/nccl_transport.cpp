@@ -79,6 +79,7 @@ void NcclTransport::zero_barrier_byte() {
 NcclTransport::NcclTransport(ncclComm_t child, NcclTransport& parent, std::string name, std::vector<int> world_ranks)
     : GroupedTransport(parent.shared_scope()),
       memory_(parent.memory_),
+      handed_out_(parent.handed_out_),
       stream_(parent.stream_),
       comm_(child),
       name_(std::move(name)),

@@ -39,7 +39,10 @@ class NcclTransport final : public GroupedTransport {
   int rank() const override { return rank_; }
   int size() const override { return size_; }
   std::string_view backend() const override { return "nccl"; }
-  MemorySpace& memory() override { return draining_; }  // synchronize() drains under the timeout
+  // synchronize() drains under the timeout. Sub-transports hand out their root's (the split
+  // contract: one memory space); their groups run on the same stream, so its drain waits for
+  // them too (their communicator's async errors then surface as the stream's timeout).
+  MemorySpace& memory() override { return *handed_out_; }
   void barrier() override;  // 1-byte ncclAllReduce, waited for under the timeout
   std::string_view split_name() const override { return name_; }
   int world_rank(int rank) const override;
@@ -71,6 +74,7 @@ class NcclTransport final : public GroupedTransport {
 
   MemorySpace& memory_;
   DrainingMemory draining_{*this, memory_};
+  MemorySpace* handed_out_ = &draining_;
   cudaStream_t stream_;
   ncclComm_t comm_ = nullptr;
   int rank_ = 0;
