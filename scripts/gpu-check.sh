@@ -13,11 +13,13 @@
 # Steps, each logged to OUT/logs/STEP.log and recorded in OUT/steps.jsonl (status ok | failed |
 # skipped, with the reason), so one failing step never stops the others:
 #   env        driver, CUDA runtime, NCCL (header and library), GPU model; which tools are
-#              missing (mpirun, nsys, cmake, nvcc) — one line each
+#              missing (mpirun, nsys, cmake, nvcc) — one line each; without Open MPI every
+#              collbench step is skipped with the reason, the rest still runs
 #   build      scripts/build.sh with COLLBENCH_CUDA=ON COLLBENCH_NCCL=ON (or the carried build)
 #   ctest      the gpu label (device kernels, every algorithm on device memory under mpirun -np 1, 2)
 #   verify-*   collbench on device buffers, every op and algorithm, verified (-c 1):
-#                np1 mpi   1 rank, --backend mpi (staged or CUDA-aware): no launcher needed
+#                np1 mpi   1 rank, --backend mpi (staged or CUDA-aware), without mpirun (Open MPI's
+#                          singleton start, which still needs Open MPI installed: its orted)
 #                np1 nccl  1 rank, --backend nccl: NCCL's library and every custom algorithm over
 #                          the NCCL transport
 #                np2 mpi   2 ranks under mpirun sharing the GPU(s) (ranks_per_gpu in the run record)
@@ -86,6 +88,15 @@ record() {  # record NAME STATUS SECONDS DETAIL
   say "$1: $2${4:+ ($4)}"
 }
 skip() { record "$1" skipped 0 "$2"; }
+# cb_step NAME CMD...: a step that runs collbench. Even at 1 rank without a launcher, Open
+# MPI's MPI_Init (singleton) forks its orted daemon: without Open MPI installed it cannot start.
+cb_step() {
+  if [[ -z $launcher && $dry == 0 ]]; then
+    skip "$1" "no Open MPI (mpirun/orted): collbench's MPI_Init needs it even at 1 rank"
+  else
+    step "$@"
+  fi
+}
 # step NAME CMD...: runs CMD with its output in logs/NAME.log; a failure is recorded, not fatal.
 step() {
   local name=$1 t0 rc=0
@@ -143,7 +154,7 @@ for tool in mpirun nsys cmake nvcc; do
   if ! command -v "$tool" >/dev/null 2>&1 && ! [[ $tool == nvcc && -x /usr/local/cuda/bin/nvcc ]]; then
     missing+=("$tool")
     case $tool in
-      mpirun) say "missing: mpirun (Open MPI) — 2-rank steps are skipped; 1-rank collbench needs libmpi only" ;;
+      mpirun) say "missing: mpirun (Open MPI) — every collbench step is skipped (a 1-rank run starts Open MPI's orted too); kernels and the raw NCCL loop still run" ;;
       nsys) say "missing: nsys — the NVTX profile step is skipped" ;;
       cmake) say "missing: cmake — only a carried build (--build-dir) can be used" ;;
       nvcc) say "missing: nvcc — only a carried build (--build-dir) can be used" ;;
@@ -178,8 +189,8 @@ fi
 # ---- verify: every op and algorithm on device buffers -------------------------------------
 gpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU ' || true)
 verify=(--op all --algo all "${verify_sizes[@]}" -n 3 -w 1 -c 1 --dtype "float32,bfloat16" --quiet)
-step verify-np1-mpi "$cb" --device cuda --backend mpi "${verify[@]}" --json "$out/verify.jsonl"
-step verify-np1-nccl "$cb" --device cuda --backend nccl "${verify[@]}" --json "$out/verify.jsonl"
+cb_step verify-np1-mpi "$cb" --device cuda --backend mpi "${verify[@]}" --json "$out/verify.jsonl"
+cb_step verify-np1-nccl "$cb" --device cuda --backend nccl "${verify[@]}" --json "$out/verify.jsonl"
 if [[ -n $launcher || $dry == 1 ]]; then
   step verify-np2-mpi "${launcher:-mpirun}" -np 2 "$cb" --device cuda --backend mpi "${verify[@]}" --json "$out/verify.jsonl"
   if [[ ${gpus:-0} -ge 2 ]]; then
@@ -195,16 +206,16 @@ else
 fi
 
 # ---- sweep: NCCL's library and the custom ring on device memory ----------------------------
-step sweep "$cb" --device cuda --backend nccl --op allreduce --algo library,ring "${sweep_sizes[@]}" --batch 1 \
+cb_step sweep "$cb" --device cuda --backend nccl --op allreduce --algo library,ring "${sweep_sizes[@]}" --batch 1 \
   -n "$iters" -w 5 --min-time 0.2 --max-iters 2000 -c 1 --quiet --json "$out/sweep.jsonl"
 
 # ---- raw-nccl: a plain ncclAllReduce loop vs collbench at 1 rank ---------------------------
 raw=$build/bench/collbench_raw_nccl
 if [[ -x $raw || $dry == 1 ]]; then
   step raw-nccl "$raw" "${raw_sizes[@]}" -n "$iters" --samples 20 -w 10 --json "$out/raw_nccl.jsonl"
-  step raw-nccl-collbench "$cb" --device cuda --backend nccl --op allreduce --algo library "${raw_sizes[@]}" --batch 1 \
+  cb_step raw-nccl-collbench "$cb" --device cuda --backend nccl --op allreduce --algo library "${raw_sizes[@]}" --batch 1 \
     -n "$iters" -w 10 --min-time 0.5 --max-iters $((iters * 20)) -c 0 --quiet --json "$out/raw_nccl_collbench.jsonl"
-  step raw-compare /usr/bin/env python3 scripts/gpu_compare.py "$out/raw_nccl.jsonl" "$out/raw_nccl_collbench.jsonl" \
+  cb_step raw-compare /usr/bin/env python3 scripts/gpu_compare.py "$out/raw_nccl.jsonl" "$out/raw_nccl_collbench.jsonl" \
     --out "$out/raw_vs_collbench.txt"
 else
   skip raw-nccl "no $raw (built only with NCCL)"
@@ -223,9 +234,9 @@ fi
 
 # ---- nsys: NVTX ranges in a profile --------------------------------------------------------
 if command -v nsys >/dev/null 2>&1 || [[ $dry == 1 ]]; then
-  step nsys-profile nsys profile --trace=cuda,nvtx --force-overwrite=true -o "$out/profile" \
+  cb_step nsys-profile nsys profile --trace=cuda,nvtx --force-overwrite=true -o "$out/profile" \
     "$cb" --device cuda --backend nccl --op allreduce --algo library,ring -b 1M -e 1M -n 5 -w 1 --quiet
-  step nsys-nvtx check_nvtx
+  cb_step nsys-nvtx check_nvtx
 else
   skip nsys "no nsys on this machine"
 fi
