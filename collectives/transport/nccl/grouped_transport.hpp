@@ -60,8 +60,9 @@ class GroupedTransport : public Transport {
   void wait_all(std::span<Request> rs) override;
 
  protected:
-  // Launches `ops` (in posting order) as one group and returns when all completed; throws
-  // TimeoutError/TransportError naming `focus` (the request waited on) or else the first op.
+  // Launches `ops` (in posting order) as one group — NCCL: enqueued on the stream, completed
+  // by await_idle; the CPU model: completed here; throws TimeoutError/TransportError naming
+  // `focus` (the request waited on) or else the first op.
   virtual void run_group(std::span<const Op> ops, const Request* focus) = 0;
   // Waits until every launched group has completed (NCCL: the stream is idle); throws
   // TimeoutError/TransportError naming the last group's peer. Default: groups complete at launch.
@@ -76,7 +77,7 @@ class GroupedTransport : public Transport {
   Request record(const Op& op);
   std::vector<Op> pending_;       // recorded, not launched; capacity kept across groups
   std::uint64_t next_id_ = 1;     // id of the next recorded op (Request::handle)
-  std::uint64_t launched_below_ = 1;  // every id below this has completed
+  std::uint64_t launched_below_ = 1;  // every id below this has been launched
 };
 
 // The memory space a grouped transport hands out: its device memory, whose synchronize(),

@@ -273,11 +273,7 @@ void NcclTransport::await_idle() {
   ensure_usable();
   await_stream(last_group_, last_focus_.active ? &last_focus_ : nullptr);
   last_group_.clear();
-}
-
-void NcclTransport::launch_pending() {
-  ensure_usable();
-  flush();
+  last_focus_ = Request{};
 }
 
 void NcclTransport::barrier() {
@@ -285,6 +281,8 @@ void NcclTransport::barrier() {
   flush();
   COLLBENCH_NCCL_CHECK(ncclAllReduce(barrier_buf_, barrier_buf_, 1, ncclUint8, ncclMax, comm_, stream_), *this);
   await_stream({}, nullptr);
+  last_group_.clear();  // everything launched before has completed too
+  last_focus_ = Request{};
 }
 
 }  // namespace collbench

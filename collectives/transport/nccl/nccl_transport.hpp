@@ -47,13 +47,11 @@ class NcclTransport final : public GroupedTransport {
   std::string_view split_name() const override { return name_; }
   int world_rank(int rank) const override;
 
-  // For the NCCL library entries: launch what is recorded (launch_pending), enqueue with
-  // comm()/stream() and pass the return code to check_enqueued; the harness drains the stream
-  // once per sample (memory().synchronize()).
+  // For the NCCL library entries: enqueue with comm()/stream() and pass the return code to
+  // check_enqueued; the harness drains the stream once per sample (memory().synchronize()).
   ncclComm_t comm() const { return comm_; }
   cudaStream_t stream() const { return stream_; }
   void check_enqueued(ncclResult_t rc, const char* call, const char* file, int line);
-  void launch_pending();
 
  protected:
   void run_group(std::span<const Op> ops, const Request* focus) override;
