@@ -6,7 +6,7 @@
 //   buffers  cudaMalloc'd send and recv per size, filled with 1.0f (out of place).
 //   timing   nccl-tests' batch: t0, N back-to-back ncclAllReduce on one stream,
 //            cudaStreamSynchronize, t1; sample = (t1 - t0) / N; S samples, p50 over samples
-//            (collbench --batch 1 -n N, adaptive rounds of N ops). -w calls before any sample.
+//            (collbench --batch -n N, adaptive rounds of N ops). -w calls before any sample.
 //
 // Output: one JSON line per size on stdout (or appended to --json FILE):
 // {"type":"raw","op":"allreduce","method":"batch","backend":"nccl","bytes","count","world_size":1,

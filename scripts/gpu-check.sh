@@ -112,7 +112,12 @@ step() {
     record "$name" ok "$(elapsed "$t0")" ""
   else
     failed=1
-    record "$name" failed "$(elapsed "$t0")" "exit $rc: $(tail -n 1 "$out/logs/$name.log")"
+    # The last error line, else the last line that says something (mpirun ends its messages
+    # with a row of dashes and an exit code).
+    local why
+    why=$(grep -i 'error' "$out/logs/$name.log" | tail -n 1 || true)
+    [[ -n $why ]] || why=$(grep -v '^[-[:space:]]*$' "$out/logs/$name.log" | tail -n 1 || true)
+    record "$name" failed "$(elapsed "$t0")" "exit $rc: $why"
   fi
   return 0
 }
@@ -182,6 +187,9 @@ fi
 # ---- ctest: the gpu label ------------------------------------------------------------------
 if [[ -f $build/CTestTestfile.cmake || $dry == 1 ]]; then
   step ctest ctest --test-dir "$build" -L gpu --output-on-failure --output-junit "$out/ctest-gpu.xml"
+  # ctest counts a skipped test as passed: name them (only those needing two GPUs may skip).
+  skipped=$(grep -E '^[[:space:]]+[0-9]+ - .*\(Skipped\)' "$out/logs/ctest.log" 2>/dev/null | awk '{print $3}' | paste -sd ' ' || true)
+  [[ -z $skipped ]] || record ctest-skipped skipped 0 "$skipped"
 else
   skip ctest "no build"
 fi
@@ -206,14 +214,14 @@ else
 fi
 
 # ---- sweep: NCCL's library and the custom ring on device memory ----------------------------
-cb_step sweep "$cb" --device cuda --backend nccl --op allreduce --algo library,ring "${sweep_sizes[@]}" --batch 1 \
+cb_step sweep "$cb" --device cuda --backend nccl --op allreduce --algo library,ring "${sweep_sizes[@]}" --batch \
   -n "$iters" -w 5 --min-time 0.2 --max-iters 2000 -c 1 --quiet --json "$out/sweep.jsonl"
 
 # ---- raw-nccl: a plain ncclAllReduce loop vs collbench at 1 rank ---------------------------
 raw=$build/bench/collbench_raw_nccl
 if [[ -x $raw || $dry == 1 ]]; then
   step raw-nccl "$raw" "${raw_sizes[@]}" -n "$iters" --samples 20 -w 10 --json "$out/raw_nccl.jsonl"
-  cb_step raw-nccl-collbench "$cb" --device cuda --backend nccl --op allreduce --algo library "${raw_sizes[@]}" --batch 1 \
+  cb_step raw-nccl-collbench "$cb" --device cuda --backend nccl --op allreduce --algo library "${raw_sizes[@]}" --batch \
     -n "$iters" -w 10 --min-time 0.5 --max-iters $((iters * 20)) -c 0 --quiet --json "$out/raw_nccl_collbench.jsonl"
   cb_step raw-compare /usr/bin/env python3 scripts/gpu_compare.py "$out/raw_nccl.jsonl" "$out/raw_nccl_collbench.jsonl" \
     --out "$out/raw_vs_collbench.txt"

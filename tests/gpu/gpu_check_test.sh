@@ -37,6 +37,24 @@ done
   fail "steps.jsonl is not JSON Lines"
 grep -q -- '--quick\|-e 64K' "$work/dry/logs/verify-np1-mpi.log" || fail "--quick did not shrink the verify sweep"
 grep -q -- '--backend nccl' "$work/dry/logs/verify-np1-nccl.log" || fail "no NCCL verify step"
+# A machine that looks like it has a GPU (a fake nvidia-smi) but where everything fails: every
+# step still runs and is recorded with its reason, the README is written, and the exit is 1.
+mkdir -p "$work/bin" "$work/fakebuild"
+printf '#!/bin/sh\ncase "$*" in *-L*) echo "GPU 0: Fake GPU (UUID: GPU-0)" ;; *driver*) echo 1.0 ;; *) echo "0, Fake GPU" ;; esac\n' \
+  >"$work/bin/nvidia-smi"
+printf '#!/bin/sh\necho "collbench: error: planted failure" >&2\nexit 2\n' >"$work/fakebuild/collbench"
+chmod +x "$work/bin/nvidia-smi" "$work/fakebuild/collbench"
+touch "$work/fakebuild/CMakeCache.txt"
+rc=0
+PATH=$work/bin:$PATH "$script" --quick --build-dir "$work/fakebuild" --out "$work/fake" >"$work/fake.out" 2>&1 || rc=$?
+[[ $rc == 1 ]] || fail "a run whose steps fail exited $rc, not 1: $(cat "$work/fake.out")"
+grep -q '"step":"verify-np1-nccl","status":"failed".*planted failure' "$work/fake/steps.jsonl" ||
+  fail "a failed step is not recorded with its error line: $(cat "$work/fake/steps.jsonl")"
+grep -q '"step":"ctest","status":"skipped"' "$work/fake/steps.jsonl" || fail "ctest without a build not skipped"
+grep -q '"step":"kernels","status":"skipped"' "$work/fake/steps.jsonl" || fail "missing kernel benchmark not skipped"
+grep -q '^Device: 0, Fake GPU' "$work/fake/README.md" || fail "README device line: $(head -3 "$work/fake/README.md")"
+grep -q '| sweep | failed |' "$work/fake/README.md" || fail "README lacks the failed sweep"
+
 # gpu_compare.py on made-up records: 2 % over the raw loop is within 3 %, 5 % is not; sizes
 # under 1 MiB are not judged; the kernel verdict reads of_memcpy at 256 MiB.
 compare=$(dirname "$script")/gpu_compare.py
