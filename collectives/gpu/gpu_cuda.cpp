@@ -49,6 +49,38 @@ int select_device(int local_rank, int local_size) {
   return dev;
 }
 
+std::string device_uuid(int device) {
+  cudaDeviceProp prop{};
+  if (cudaGetDeviceProperties(&prop, device) != cudaSuccess) {
+    cudaGetLastError();
+    return {};
+  }
+  // nvidia-smi's form: GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string s = "GPU-";
+  for (int i = 0; i < 16; ++i) {
+    if (i == 4 || i == 6 || i == 8 || i == 10) s += '-';
+    const auto b = static_cast<unsigned char>(prop.uuid.bytes[i]);
+    s += kHex[b >> 4];
+    s += kHex[b & 15];
+  }
+  return s;
+}
+
+DeviceMemoryInfo device_memory_info(int device) {
+  DeviceMemoryInfo info;
+  int current = 0;
+  if (cudaGetDevice(&current) != cudaSuccess || cudaSetDevice(device) != cudaSuccess) {
+    cudaGetLastError();
+    return info;
+  }
+  std::size_t free = 0, total = 0;
+  if (cudaMemGetInfo(&free, &total) == cudaSuccess) info = {free, total};
+  cudaGetLastError();
+  cudaSetDevice(current);
+  return info;
+}
+
 std::unique_ptr<MemorySpace> make_cuda_memory(int device) { return std::make_unique<CudaMemory>(device); }
 
 std::unique_ptr<Transport> make_nccl_transport(MPI_Comm comm, MemorySpace& cuda_mem) {

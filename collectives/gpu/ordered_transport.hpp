@@ -1,9 +1,11 @@
 #pragma once
 // A transport whose library reads device buffers itself (CUDA-aware MPI) knows nothing of
 // the memory space's stream: a send posted right after a reduce kernel would read the buffer
-// before the kernel ran. This wrapper synchronizes the memory space before every send and
-// otherwise forwards. (Receives need nothing: the library completes them with the data in
-// place, and the algorithm touches a receive buffer only after waiting.)
+// before the kernel ran, and a receive could land in a buffer that a queued kernel still
+// reads (a ring's scratch slot, reused for the next unit). This wrapper synchronizes the
+// memory space before every send and every receive is posted, and otherwise forwards.
+// (Completed receives need nothing: the algorithm touches a receive buffer only after
+// waiting, and work it then queues runs after the data is in place.)
 #include "collectives/transport/forwarding_transport.hpp"
 
 namespace collbench::gpu {
@@ -14,6 +16,7 @@ class StreamOrderedTransport final : public ForwardingTransport {
   StreamOrderedTransport(Transport& inner, MemorySpace& device) : ForwardingTransport(inner), device_(device) {}
   MemorySpace& memory() override { return device_; }
   Request isend(const void* buf, std::size_t bytes, int peer, int tag) override;
+  Request irecv(void* buf, std::size_t bytes, int peer, int tag) override;
 
  protected:
   // A sub-transport of the inner moves the same device buffers: order it the same way.

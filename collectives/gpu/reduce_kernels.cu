@@ -1,26 +1,33 @@
 // Element-wise reduce kernels, one instantiation per dtype × op. The arithmetic is
 // apply<T, Op> from core/elementwise.hpp — the same code the host kernels run — so this file
 // only decides how threads walk the arrays.
-#include "collectives/gpu/reduce_kernels.hpp"
-
+#include <algorithm>
 #include <cstdint>
 
 #include "collectives/core/dtype.hpp"
 #include "collectives/core/elementwise.hpp"
+#include "collectives/gpu/reduce_kernels.hpp"
+#include "collectives/gpu/reduce_plan.hpp"
 
 namespace collbench::gpu {
 namespace {
 
 constexpr int kThreads = 256;
 
-// 16-byte packs: one 128-bit load per operand per thread when all three pointers are
-// 16-byte aligned (cudaMalloc gives 256-byte alignment; chunk offsets may break it).
+// 16-byte packs: one 128-bit load per operand per thread. The first `head` elements (up to
+// the first 16-byte boundary, which the three pointers share: reduce_plan.hpp) and the tail
+// go one element per thread.
 template <class T, RedOp Op>
-__global__ void reduce_vector(T* out, const T* a, const T* b, std::size_t n) {
+__global__ void reduce_vector(T* out, const T* a, const T* b, std::size_t n, std::size_t head) {
   constexpr std::size_t kPer = 16 / sizeof(T);
-  const std::size_t packs = n / kPer;
   const std::size_t stride = static_cast<std::size_t>(gridDim.x) * blockDim.x;
   const std::size_t first = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (first < head) out[first] = apply<T, Op>(a[first], b[first]);  // head < 16 <= threads
+  out += head;
+  a += head;
+  b += head;
+  n -= head;
+  const std::size_t packs = n / kPer;
   for (std::size_t p = first; p < packs; p += stride) {
     const uint4 ra = reinterpret_cast<const uint4*>(a)[p];
     const uint4 rb = reinterpret_cast<const uint4*>(b)[p];
@@ -44,18 +51,17 @@ __global__ void reduce_scalar(T* out, const T* a, const T* b, std::size_t n) {
     out[i] = apply<T, Op>(a[i], b[i]);
 }
 
-bool aligned16(const void* p) { return (reinterpret_cast<std::uintptr_t>(p) & 15u) == 0; }
-
 template <class T, RedOp Op>
 cudaError_t launch(void* out, const void* a, const void* b, std::size_t n, cudaStream_t s, int max_blocks) {
-  const bool vec = aligned16(out) && aligned16(a) && aligned16(b);
-  const std::size_t units = vec ? (n * sizeof(T) + 15) / 16 : n;
-  const std::size_t want = (units + kThreads - 1) / kThreads;
+  const ReducePlan plan = plan_reduce(out, a, b, n, sizeof(T));
+  const std::size_t units = plan.vector ? ((n - plan.head) * sizeof(T) + 15) / 16 : n;
+  const std::size_t want = (std::max<std::size_t>(units, 1) + kThreads - 1) / kThreads;
   const unsigned blocks = static_cast<unsigned>(want < static_cast<std::size_t>(max_blocks) ? want : max_blocks);
   auto* o = static_cast<T*>(out);
   const auto* x = static_cast<const T*>(a);
   const auto* y = static_cast<const T*>(b);
-  if (vec) reduce_vector<T, Op><<<blocks, kThreads, 0, s>>>(o, x, y, n);
+  if (plan.vector)
+    reduce_vector<T, Op><<<blocks, kThreads, 0, s>>>(o, x, y, n, plan.head);
   else reduce_scalar<T, Op><<<blocks, kThreads, 0, s>>>(o, x, y, n);
   return cudaGetLastError();
 }

@@ -1,7 +1,9 @@
 // NCCL's own collectives as registry entries (algo "library", backend "nccl"), so they go
 // through the same timing, verification and JSON path as the custom algorithms. Buffer
 // conventions (collective.hpp) are NCCL's, in-place forms included. Each call enqueues on
-// the transport's stream and waits for it under the transport's timeout.
+// the transport's stream and returns; the harness drains the stream once per sample
+// (memory().synchronize(), under the transport's timeout), so --batch amortises launches as
+// nccl-tests does.
 #include <nccl.h>
 
 #include <vector>
@@ -55,34 +57,29 @@ NcclTransport& nccl(Transport& t) {
 void bcast(Transport& t, const CollArgs& a) {
   NcclTransport& n = nccl(t);
   COLLBENCH_NCCL_CHECK(ncclBroadcast(a.send, a.recv, a.count, nccl_type(a.dtype), a.root, n.comm(), n.stream()), n);
-  n.complete();
 }
 
 void reduce(Transport& t, const CollArgs& a) {
   NcclTransport& n = nccl(t);
   COLLBENCH_NCCL_CHECK(
       ncclReduce(a.send, a.recv, a.count, nccl_type(a.dtype), nccl_op(a.op), a.root, n.comm(), n.stream()), n);
-  n.complete();
 }
 
 void allreduce(Transport& t, const CollArgs& a) {
   NcclTransport& n = nccl(t);
   COLLBENCH_NCCL_CHECK(ncclAllReduce(a.send, a.recv, a.count, nccl_type(a.dtype), nccl_op(a.op), n.comm(), n.stream()),
                        n);
-  n.complete();
 }
 
 void allgather(Transport& t, const CollArgs& a) {
   NcclTransport& n = nccl(t);
   COLLBENCH_NCCL_CHECK(ncclAllGather(a.send, a.recv, a.count, nccl_type(a.dtype), n.comm(), n.stream()), n);
-  n.complete();
 }
 
 void reduce_scatter(Transport& t, const CollArgs& a) {
   NcclTransport& n = nccl(t);
   COLLBENCH_NCCL_CHECK(
       ncclReduceScatter(a.send, a.recv, a.count, nccl_type(a.dtype), nccl_op(a.op), n.comm(), n.stream()), n);
-  n.complete();
 }
 
 // Before NCCL 2.28 (and for comparison): grouped ncclSend/ncclRecv, as nccl-tests builds them.
@@ -106,7 +103,6 @@ void reduce_scatter(Transport& t, const CollArgs& a) {
     rs.push_back(t.isend(elem_ptr(send, p * a.count, a.dtype), chunk, p, 0));
   }
   t.wait_all(rs);
-  n.complete();
 }
 
 [[maybe_unused]] void gather_p2p(Transport& t, const CollArgs& a) {
@@ -122,7 +118,6 @@ void reduce_scatter(Transport& t, const CollArgs& a) {
   for (int p = 0; p < size; ++p)
     if (p != me) rs.push_back(t.irecv(elem_ptr(a.recv, p * a.count, a.dtype), chunk, p, 0));
   t.wait_all(rs);
-  n.complete();
 }
 
 [[maybe_unused]] void scatter_p2p(Transport& t, const CollArgs& a) {
@@ -138,7 +133,6 @@ void reduce_scatter(Transport& t, const CollArgs& a) {
   for (int p = 0; p < size; ++p)
     if (p != me) rs.push_back(t.isend(elem_ptr(a.send, p * a.count, a.dtype), chunk, p, 0));
   t.wait_all(rs);
-  n.complete();
 }
 #if CB_NCCL_HAS_ALLTOALL
 void alltoall_native(Transport& t, const CollArgs& a) {
@@ -152,19 +146,16 @@ void alltoall_native(Transport& t, const CollArgs& a) {
     send = copy;
   }
   COLLBENCH_NCCL_CHECK(ncclAlltoAll(send, a.recv, a.count, nccl_type(a.dtype), n.comm(), n.stream()), n);
-  n.complete();
 }
 
 void gather_native(Transport& t, const CollArgs& a) {  // in place: send == recv + root*count, NCCL's form
   NcclTransport& n = nccl(t);
   COLLBENCH_NCCL_CHECK(ncclGather(a.send, a.recv, a.count, nccl_type(a.dtype), a.root, n.comm(), n.stream()), n);
-  n.complete();
 }
 
 void scatter_native(Transport& t, const CollArgs& a) {  // in place: recv == send + root*count, NCCL's form
   NcclTransport& n = nccl(t);
   COLLBENCH_NCCL_CHECK(ncclScatter(a.send, a.recv, a.count, nccl_type(a.dtype), a.root, n.comm(), n.stream()), n);
-  n.complete();
 }
 constexpr CollFn kAlltoall = &alltoall_native, kGather = &gather_native, kScatter = &scatter_native;
 constexpr const char* kAlltoallDesc = "ncclAlltoAll";

@@ -210,8 +210,18 @@ std::vector<PointResult> measure_size(PointEnv& env, const CollectiveBlock& b, c
     if (b.algos[i]->supports)
       if (auto why = b.algos[i]->supports(t.size(), args)) skip(results[i], *why);
 
-  const auto shortfall = memory_shortfall(point_memory_need(b.op, s.chunk_count, b.dtype, t.size()).total(),
-                                          env.topology.ranks_on_my_node, available_host_memory());
+  // Host memory on every path; on a GPU also the device's free memory, shared by the ranks on
+  // it. A point that cannot fit is skipped with the reason (the sweep goes on).
+  const std::optional<Backend::DeviceBudget> dev = env.owner ? env.owner->device_budget() : std::nullopt;
+  std::optional<std::string> shortfall;
+  if (dev) {
+    const DevicePointMemory need = device_point_memory_need(b.op, s.chunk_count, b.dtype, t.size(), dev->staged);
+    shortfall = device_memory_shortfall(need.device, dev->ranks_per_device, dev->free);
+    if (!shortfall) shortfall = memory_shortfall(need.host, env.topology.ranks_on_my_node, available_host_memory());
+  } else {
+    shortfall = memory_shortfall(point_memory_need(b.op, s.chunk_count, b.dtype, t.size()).total(),
+                                 env.topology.ranks_on_my_node, available_host_memory());
+  }
   if (auto why = env.control.agree_error(shortfall))
     for (auto& r : results)
       if (!r.skipped) skip(r, *why);

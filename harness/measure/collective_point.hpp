@@ -5,8 +5,9 @@
 #include <vector>
 
 #include "harness/plan/plan.hpp"
-#include "harness/report/result.hpp"
 #include "harness/plan/sizes.hpp"
+#include "harness/report/result.hpp"
+#include "harness/run/backend.hpp"
 #include "harness/run/topology.hpp"
 
 namespace collbench {
@@ -22,6 +23,7 @@ struct PointEnv {
   std::string backend;
   std::string device;
   bool quiet = false;  // no per-rank notes about wrong elements on stderr
+  const Backend* owner = nullptr;  // the backend behind `transport` (device memory budget); may be null in tests
 };
 
 // Collective over all ranks; all ranks return the same results.

@@ -59,7 +59,9 @@ void add_selection_options(CLI::App& app, RawOptions& o) {
   o.backend_opt = app.add_option("--backend", o.backend, "communication backend: mpi (default) or nccl (needs --device cuda)")
                       ->type_name("mpi|nccl")
                       ->group("Selection");
-  o.device_opt = app.add_option("--device", o.device, "where buffers live: cpu (default) or cuda (one GPU per node-local rank)")
+  o.device_opt = app.add_option("--device", o.device,
+                                "where buffers live: cpu (default) or cuda (GPU = node-local rank % GPUs; mpi ranks "
+                                "may share one, nccl needs one per rank)")
                      ->type_name("cpu|cuda")
                      ->group("Selection");
   app.add_flag("--list", o.list, "list every (op, algo, backend) with its description and requirements, then exit")

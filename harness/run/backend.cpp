@@ -2,6 +2,8 @@
 
 #include <exception>
 #include <memory>
+#include <string>
+#include <vector>
 
 #include "collectives/gpu/gpu.hpp"
 #include "collectives/transport/mpi/mpi_transport.hpp"
@@ -37,8 +39,36 @@ class MpiBackend final : public Backend {
   std::unique_ptr<MpiTransport> transport_;
 };
 
-// Device memory (one GPU per node-local rank) with either NCCL point-to-point or MPI moving
-// the device buffers (staged through pinned host memory unless MPI is CUDA-aware).
+// Every node-local rank's device uuid, in local rank order (fixed-size records: one allgather).
+std::vector<std::string> local_uuids(MPI_Comm local, const std::string& mine) {
+  int n = 1;
+  MPI_Comm_size(local, &n);
+  constexpr int kLen = 48;
+  char me[kLen] = {};
+  mine.copy(me, kLen - 1);
+  std::vector<char> all(static_cast<std::size_t>(n) * kLen);
+  COLLBENCH_MPI_CHECK(MPI_Allgather(me, kLen, MPI_CHAR, all.data(), kLen, MPI_CHAR, local), nullptr);
+  std::vector<std::string> out;
+  for (int r = 0; r < n; ++r) out.emplace_back(all.data() + static_cast<std::size_t>(r) * kLen);
+  return out;
+}
+
+// The message of the lowest rank with a non-empty one, on every rank ("" when none has one).
+std::string agree_message(MPI_Comm comm, const std::string& mine) {
+  int rank = 0, size = 1;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &size);
+  int first = mine.empty() ? size : rank;
+  COLLBENCH_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &first, 1, MPI_INT, MPI_MIN, comm), nullptr);
+  if (first == size) return {};
+  char buf[1024] = {};
+  if (rank == first) mine.copy(buf, sizeof buf - 1);
+  COLLBENCH_MPI_CHECK(MPI_Bcast(buf, sizeof buf, MPI_CHAR, first, comm), nullptr);
+  return buf;
+}
+
+// Device memory (a GPU per node-local rank, or shared round robin for --backend mpi) with either NCCL point-to-point or
+// MPI moving the device buffers (staged through pinned host memory unless MPI is CUDA-aware).
 class DeviceBackend final : public Backend {
  public:
   DeviceBackend(const RunConfig& cfg, MPI_Comm world) {
@@ -48,8 +78,22 @@ class DeviceBackend final : public Backend {
     int local_rank = 0, local_size = 1;
     MPI_Comm_rank(local, &local_rank);
     MPI_Comm_size(local, &local_size);
-    MPI_Comm_free(&local);
     device_ = gpu::select_device(local_rank, local_size);
+    // Which physical GPU each local rank got: shared (fewer GPUs than ranks) or each its own
+    // (one GPU per rank, or Slurm's per-task binding where every rank sees "device 0").
+    const gpu::DeviceSharing sharing = gpu::device_sharing(local_uuids(local, gpu::device_uuid(device_)));
+    MPI_Comm_free(&local);
+    // The run record's figure: the most ranks on one GPU on any node.
+    COLLBENCH_MPI_CHECK(MPI_Allreduce(&sharing.ranks_per_device, &ranks_per_device_, 1, MPI_INT, MPI_MAX, comm_),
+                        nullptr);
+    if (cfg.backend == "nccl") {
+      char host[MPI_MAX_PROCESSOR_NAME] = {};
+      int len = 0;
+      MPI_Get_processor_name(host, &len);
+      // Only the nodes with shared GPUs see the problem: agree, so that every rank refuses with
+      // the first such node's line (UsageError: exit 2, one line from rank 0).
+      if (auto why = agree_message(comm_, gpu::nccl_sharing_error(sharing, host)); !why.empty()) throw UsageError(why);
+    }
     memory_ = gpu::make_cuda_memory(device_);
     if (cfg.backend == "nccl") {
       transport_ = gpu::make_nccl_transport(comm_, *memory_);
@@ -84,6 +128,10 @@ class DeviceBackend final : public Backend {
     set(v.cuda_driver, g.driver);
     set(v.nccl, g.nccl);
     if (!transfer_.empty()) v.device_transfer = transfer_;
+    v.ranks_per_gpu = ranks_per_device_;
+  }
+  std::optional<DeviceBudget> device_budget() const override {
+    return DeviceBudget{gpu::device_memory_info(device_).free, ranks_per_device_, transfer_ == "staged"};
   }
 
  private:
@@ -93,6 +141,7 @@ class DeviceBackend final : public Backend {
   std::unique_ptr<MpiTransport> mpi_;  // under the staging transport (--backend mpi)
   std::unique_ptr<Transport> transport_;
   std::string transfer_;
+  int ranks_per_device_ = 1;
 };
 
 }  // namespace

@@ -4,7 +4,9 @@
 // branch in check_backend()/make_backend(); nothing else in the harness changes.
 #include <mpi.h>
 
+#include <cstdint>
 #include <memory>
+#include <optional>
 
 #include "collectives/transport/transport.hpp"
 #include "harness/plan/run_config.hpp"
@@ -19,6 +21,16 @@ class Backend {
   virtual Transport& transport() = 0;
   // Adds what the run record should say about the device path (versions, transfer mode).
   virtual void describe(Versions&) const {}
+
+  // --device cuda: the GPU's free bytes now (cudaMemGetInfo, 0 = unknown), how many ranks of
+  // this node share it, and whether MPI stages device buffers through pinned host memory; for
+  // the per-point memory check. Nothing on the CPU path.
+  struct DeviceBudget {
+    std::uint64_t free = 0;
+    int ranks_per_device = 1;
+    bool staged = false;
+  };
+  virtual std::optional<DeviceBudget> device_budget() const { return std::nullopt; }
 };
 
 // Throws UsageError for an unknown or unavailable backend/device, e.g. --device cuda on a

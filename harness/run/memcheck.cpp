@@ -3,9 +3,11 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <bit>
 #include <fstream>
 #include <sstream>
 
+#include "collectives/verify/pattern.hpp"
 #include "harness/plan/sizes.hpp"
 
 namespace collbench {
@@ -34,6 +36,13 @@ std::uint64_t mpi_internal_bytes(Op op, std::uint64_t message_bytes) {
 // What every point holds whatever its size: the staging chunks of filling/checking device
 // memory, and headroom for the workspace's segment-sized scratch of pipelined algorithms.
 constexpr std::uint64_t kFixedExtraBytes = 64ull << 20;
+
+// On the GPU beside a point's buffers: NCCL's per-call state and the allocator's rounding
+// (cudaMalloc rounds to 2 MiB pages); the context and the communicator's own buffers are
+// already gone from cudaMemGetInfo's free bytes when the point is checked.
+constexpr std::uint64_t kFixedDeviceBytes = 32ull << 20;
+
+std::string mib(std::uint64_t b) { return std::to_string(b >> 20) + " MiB"; }
 
 }  // namespace
 
@@ -64,6 +73,25 @@ PointMemory point_memory_need(Op op, std::uint64_t chunk_count, DType dtype, int
   // recv and expected, with no expected array here); the MPI library may need more.
   const std::uint64_t message = es * chunk_count * static_cast<std::uint64_t>(size_chunks(op, world_size));
   return {send + recv, std::max(largest, mpi_internal_bytes(op, message)) + kFixedExtraBytes};
+}
+
+DevicePointMemory device_point_memory_need(Op op, std::uint64_t chunk_count, DType dtype, int world_size, bool staged) {
+  const std::uint64_t es = dtype_size(dtype);
+  const std::uint64_t send = es * send_elems(op, chunk_count, world_size);
+  const std::uint64_t recv = es * recv_elems(op, chunk_count, world_size);
+  const std::uint64_t largest = std::max(send, recv);
+  DevicePointMemory m;
+  m.device = send + recv + largest + kFixedDeviceBytes;
+  m.host = std::min<std::uint64_t>(largest, verify::kStagingBytes) + kFixedExtraBytes;
+  if (staged && largest) m.host += 2 * std::bit_ceil(std::max<std::uint64_t>(largest, 4096));
+  return m;
+}
+
+std::optional<std::string> device_memory_shortfall(std::uint64_t need, int ranks_per_device, std::uint64_t free) {
+  const unsigned __int128 total = static_cast<unsigned __int128>(need) * static_cast<unsigned>(ranks_per_device);
+  if (free == 0 || total <= free) return std::nullopt;
+  return "not enough device memory: " + std::to_string(ranks_per_device) + " rank(s) on one GPU need " + mib(need) +
+         " each (" + mib(static_cast<std::uint64_t>(total)) + ") but the GPU has " + mib(free) + " free";
 }
 
 std::optional<std::string> memory_shortfall(std::uint64_t need, int ranks_on_node, std::uint64_t available) {

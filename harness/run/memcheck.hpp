@@ -27,6 +27,22 @@ struct PointMemory {
 // `bytes` is the point's size as reported (nccl-tests' size).
 PointMemory point_memory_need(Op op, std::uint64_t chunk_count, DType dtype, int world_size);
 
+// --device cuda: what one rank holds on its GPU at the peak of a point (send + recv + the
+// algorithm's scratch allowance of one largest buffer + a fixed allowance for the CUDA
+// context's and NCCL's per-call state), and on the host beside it: the verification chunks
+// (filled and checked kStagingBytes at a time) and, when MPI moves device buffers through
+// pinned host memory (`staged`), the staging pool — one send and one receive of the largest
+// buffer in flight, each rounded up to a power of two as the pool allocates.
+struct DevicePointMemory {
+  std::uint64_t device = 0;
+  std::uint64_t host = 0;
+};
+DevicePointMemory device_point_memory_need(Op op, std::uint64_t chunk_count, DType dtype, int world_size, bool staged);
+
+// A message when `ranks_per_device` ranks sharing one GPU, needing `need` each, do not fit in
+// its `free` bytes (cudaMemGetInfo; 0 = unknown passes).
+std::optional<std::string> device_memory_shortfall(std::uint64_t need, int ranks_per_device, std::uint64_t free);
+
 // A message when `ranks_on_node` ranks needing `need` each do not fit in `available`
 // (unknown availability passes).
 std::optional<std::string> memory_shortfall(std::uint64_t need, int ranks_on_node, std::uint64_t available);

@@ -36,7 +36,7 @@ std::vector<SizePoint> sizes_of(const CollectiveBlock& b, int world_size) {
 std::vector<SizePoint> sizes_of(const P2pBlock& b, int) { return size_list(b.settings, 1, DType::uint8); }  // one message of raw bytes
 
 // Refuses a sweep whose largest point cannot fit in memory, before anything runs.
-void check_memory_upfront(Control& control, const std::vector<Block>& plan, const Topology& topo) {
+void check_memory_upfront(Control& control, const std::vector<Block>& plan, const Topology& topo, bool device) {
   std::optional<std::string> problem;
   const std::uint64_t available = available_host_memory();
   for (const auto& block : plan) {
@@ -45,7 +45,10 @@ void check_memory_upfront(Control& control, const std::vector<Block>& plan, cons
     const auto sizes = sizes_of(*b, topo.world_size);
     if (sizes.empty()) continue;
     const SizePoint& big = sizes.back();
-    const auto need = point_memory_need(b->op, big.chunk_count, b->dtype, topo.world_size).total();
+    // Device runs hold their buffers on the GPU (checked per point, skipping what does not
+    // fit there); the host then holds staging and verification chunks only.
+    const auto need = device ? device_point_memory_need(b->op, big.chunk_count, b->dtype, topo.world_size, true).host
+                             : point_memory_need(b->op, big.chunk_count, b->dtype, topo.world_size).total();
     if (auto why = memory_shortfall(need, topo.ranks_on_my_node, available)) {
       problem = std::string(op_name(b->op)) + " at " + std::to_string(big.bytes) + " B: " + *why +
                 "; accepted: a smaller --max-bytes, or fewer ranks per node";
@@ -135,7 +138,7 @@ int run_sweep(const RunConfig& cfg, const LaunchEnv& launch) {
   const std::vector<Block> plan = make_plan(cfg, Registry::get());
   check_plan_for_world(plan, control.size());
   const Topology topo = discover_topology(control);
-  check_memory_upfront(control, plan, topo);
+  check_memory_upfront(control, plan, topo, cfg.device == "cuda");
   std::unique_ptr<Backend> backend = make_backend(cfg, MPI_COMM_WORLD);
   FaultInjector fault(fault_from_env(), backend->transport());  // test-only; bad syntax: exit 2
   // Bounds every blocking call of the measured transport from its own thread (watchdog.hpp),
@@ -160,7 +163,7 @@ int run_sweep(const RunConfig& cfg, const LaunchEnv& launch) {
   reports.start(run);
   const ResumeSet done = cfg.resume ? ResumeSet(control, *cfg.json_path, control.rank() == 0) : ResumeSet();
 
-  PointEnv env{fault.transport(), control, topo, cfg.backend, cfg.device, cfg.quiet};
+  PointEnv env{fault.transport(), control, topo, cfg.backend, cfg.device, cfg.quiet, backend.get()};
   long points = 0;
   bool stopped = false;  // a rank got SIGTERM/SIGINT: the rest of the sweep is abandoned
   for (const Block& b : plan) {

@@ -37,6 +37,7 @@ struct Versions {
   std::optional<std::string> cuda_driver;  // "13.0"
   std::optional<std::string> gpu;          // device name of rank 0's GPU
   std::optional<std::string> device_transfer;  // how MPI moves device buffers: "staged" | "cuda-aware"
+  std::optional<int> ranks_per_gpu;            // most node-local ranks on one GPU (> 1: they share it)
 };
 Versions versions();
 

@@ -4,13 +4,20 @@
 // "device" pointer instead of going through the MemorySpace crashes at once. Every
 // copy/reduce/upload/download is bounds-checked against its allocation, and copies and
 // reductions reject partial overlap (undefined for cudaMemcpy and the kernels).
+//
+// Asynchronous (FakeDeviceMemory(true)): copy and reduce are queued, like work on a CUDA stream,
+// and run only at synchronize(), upload, download or deallocate (which wait for the stream in
+// CudaMemory too). host_view() then plays a CUDA-aware library that reads and writes device
+// memory directly, outside the stream: a test sees every missing stream synchronisation.
 #include <sys/mman.h>
 #include <unistd.h>
 
 #include <cstring>
+#include <functional>
 #include <map>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "collectives/core/memory.hpp"
 
@@ -18,7 +25,7 @@ namespace collbench::testing {
 
 class FakeDeviceMemory final : public MemorySpace {
  public:
-  FakeDeviceMemory() = default;
+  explicit FakeDeviceMemory(bool asynchronous = false) : async_(asynchronous) {}
   FakeDeviceMemory(const FakeDeviceMemory&) = delete;
   FakeDeviceMemory& operator=(const FakeDeviceMemory&) = delete;
   ~FakeDeviceMemory() override {
@@ -39,30 +46,48 @@ class FakeDeviceMemory final : public MemorySpace {
   void deallocate(void* p) noexcept override {
     auto it = allocs_.find(reinterpret_cast<std::uintptr_t>(p));
     if (it == allocs_.end()) std::abort();  // freeing something we never allocated
+    run_queue();
     release(it->first, it->second);
     allocs_.erase(it);
   }
   void copy(void* dst, const void* src, std::size_t bytes) override {
     if (dst == src || bytes == 0) return;
     check_no_partial_overlap(dst, src, bytes, "copy");
-    std::memcpy(at(dst, bytes, "copy dst"), at(src, bytes, "copy src"), bytes);
+    std::byte* d = at(dst, bytes, "copy dst");
+    const std::byte* s = at(src, bytes, "copy src");
+    enqueue([=] { std::memcpy(d, s, bytes); });
   }
   void reduce(const ReduceOp& op, void* out, const void* a, const void* b, std::size_t count) override {
     if (count == 0) return;
     const std::size_t bytes = count * dtype_size(op.dtype);
     if (out != a) check_no_partial_overlap(out, a, bytes, "reduce");
     if (out != b) check_no_partial_overlap(out, b, bytes, "reduce");
-    op.host_fn(at(out, bytes, "reduce out"), at(a, bytes, "reduce a"), at(b, bytes, "reduce b"), count);
+    std::byte* o = at(out, bytes, "reduce out");
+    const std::byte *x = at(a, bytes, "reduce a"), *y = at(b, bytes, "reduce b");
+    const ReduceFn fn = op.host_fn;
+    enqueue([=] { fn(o, x, y, count); });
   }
   void upload(void* dst, const void* host_src, std::size_t bytes) override {
+    run_queue();
     if (bytes) std::memcpy(at(dst, bytes, "upload"), host_src, bytes);
   }
   void download(void* host_dst, const void* src, std::size_t bytes) override {
+    run_queue();
     if (bytes) std::memcpy(host_dst, at(src, bytes, "download"), bytes);
   }
+  void synchronize() override {
+    ++syncs_;
+    run_queue();
+  }
+
+  // The host bytes behind a device range, for a test transport that moves device memory
+  // itself (as CUDA-aware MPI does), bypassing the queue.
+  void* host_view(const void* p, std::size_t bytes) const { return bytes ? at(p, bytes, "host_view") : nullptr; }
 
   std::size_t allocations() const { return allocations_; }
   std::size_t live() const { return allocs_.size(); }
+  std::size_t syncs() const { return syncs_; }
+  std::size_t queued() const { return queue_.size(); }
 
  private:
   struct Alloc {
@@ -85,12 +110,25 @@ class FakeDeviceMemory final : public MemorySpace {
     throw std::logic_error(std::string("fake device memory: ") + what + " of " + std::to_string(bytes) +
                            " bytes outside every allocation");
   }
+  void enqueue(std::function<void()> work) {
+    if (async_)
+      queue_.push_back(std::move(work));
+    else
+      work();
+  }
+  void run_queue() {
+    for (auto& w : queue_) w();
+    queue_.clear();
+  }
   static void check_no_partial_overlap(const void* x, const void* y, std::size_t bytes, const char* what) {
     const auto a = reinterpret_cast<std::uintptr_t>(x), b = reinterpret_cast<std::uintptr_t>(y);
     if (a < b + bytes && b < a + bytes)
       throw std::logic_error(std::string("fake device memory: overlapping ") + what + " ranges");
   }
 
+  bool async_;
+  std::vector<std::function<void()>> queue_;  // the "stream": copies and reductions not yet run
+  std::size_t syncs_ = 0;
   HostMemory host_;
   std::map<std::uintptr_t, Alloc> allocs_;  // by fake base address
   std::size_t allocations_ = 0;

@@ -15,10 +15,15 @@ class NcclModelTransport final : public GroupedTransport {
  public:
   // Shares the inner's call scope, as a wrapper does.
   explicit NcclModelTransport(Transport& inner) : GroupedTransport(inner.shared_scope()), inner_(inner) {}
+  // A sub-transport hands out its root's memory space (the split contract), as NcclTransport's do.
+  NcclModelTransport(Transport& inner, MemorySpace& root_memory) : NcclModelTransport(inner) {
+    handed_out_ = &root_memory;
+  }
   int rank() const override { return inner_.rank(); }
   int size() const override { return inner_.size(); }
   std::string_view backend() const override { return "nccl-model"; }
-  MemorySpace& memory() override { return inner_.memory(); }
+  // As NcclTransport's: synchronize/upload/download drain first (counted: drains()).
+  MemorySpace& memory() override { return *handed_out_; }
   void barrier() override {
     flush();
     inner_.barrier();
@@ -26,13 +31,15 @@ class NcclModelTransport final : public GroupedTransport {
   std::string_view split_name() const override { return inner_.split_name(); }
   int world_rank(int rank) const override { return inner_.world_rank(rank); }
   int groups_launched() const { return groups_; }
+  int drains() const { return drains_; }
 
  protected:
   // The model over a sub-transport of the inner, like ncclCommSplit over its parent.
   std::unique_ptr<Transport> make_split(std::string_view name, int color, int key) override {
     Transport* sub = inner_.split(name, color, key);
-    return sub ? std::make_unique<NcclModelTransport>(*sub) : nullptr;
+    return sub ? std::make_unique<NcclModelTransport>(*sub, *handed_out_) : nullptr;
   }
+  void await_idle() override { ++drains_; }  // groups complete at launch here
   void run_group(std::span<const Op> ops, const Request*) override {
     headers_.resize(ops.size());
     reqs_.clear();
@@ -67,9 +74,12 @@ class NcclModelTransport final : public GroupedTransport {
   };
   static constexpr int kLane = 0;
   Transport& inner_;
+  DrainingMemory draining_{*this, inner_.memory()};
+  MemorySpace* handed_out_ = &draining_;
   std::vector<Header> headers_;
   std::vector<Request> reqs_;
   int groups_ = 0;
+  int drains_ = 0;
 };
 
 }  // namespace collbench::testing

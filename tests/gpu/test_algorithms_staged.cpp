@@ -1,4 +1,5 @@
-// Every custom (op, algo) on "device" memory without a GPU: FakeDeviceMemory buffers, moved
+// Every custom (op, algo) on "device" memory without a GPU: FakeDeviceMemory buffers (whose
+// copies and reductions are queued like stream work until a synchronisation), moved
 // by the staging transport over the thread transport — and again with NCCL's matching and
 // launch rules (NcclModelTransport) under the staging layer. World sizes 1..5, the small-count
 // cross product of tests/common/cases.hpp, verified exactly by verify::run_checked.
@@ -45,7 +46,7 @@ struct DeviceRank {
     if (s == Stack::nccl_model) host = &model.emplace(t);
     staged.emplace(*host, device, staging);
   }
-  testing::FakeDeviceMemory device;
+  testing::FakeDeviceMemory device{/*asynchronous=*/true};  // copies and kernels queued like stream work
   HostMemory staging;
   std::optional<testing::NcclModelTransport> model;
   std::optional<gpu::StagingTransport> staged;

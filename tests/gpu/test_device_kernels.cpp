@@ -46,7 +46,8 @@ TEST_P(DeviceReduce, MatchesHostKernelBitForBit) {
   // Counts around the 16-byte pack size and the grid; offsets break 16-byte alignment so both
   // the vector and the scalar kernels (and the vector kernel's tail) run.
   for (std::size_t n : {std::size_t{1}, std::size_t{7}, std::size_t{16}, std::size_t{1000}, std::size_t{(1u << 20) + 5}}) {
-    for (std::size_t off : {std::size_t{0}, std::size_t{1}}) {
+    // 1 and 3: a scalar head, then 16-byte packs (reduce_plan.hpp).
+    for (std::size_t off : {std::size_t{0}, std::size_t{1}, std::size_t{3}}) {
       const std::size_t bytes = (n + off) * es;
       const auto a = random_values(t, n + off, 1), b = random_values(t, n + off, 2);
       std::vector<std::byte> want(bytes), got(bytes);
@@ -65,6 +66,17 @@ TEST_P(DeviceReduce, MatchesHostKernelBitForBit) {
       EXPECT_EQ(std::memcmp(got.data() + off * es, want.data() + off * es, n * es), 0)
           << "in place " << dtype_name(t) << " " << redop_name(op) << " n=" << n;
     }
+    // Different misalignments (b one element further): the one-element-per-thread kernel.
+    const std::size_t bytes = (n + 1) * es;
+    const auto a = random_values(t, n + 1, 3), b = random_values(t, n + 1, 4);
+    std::vector<std::byte> want(n * es), got(n * es);
+    host_reduce_fn(op, t)(want.data(), a.data(), b.data() + es, n);
+    Buffer da(*mem, bytes), db(*mem, bytes), dout(*mem, bytes);
+    mem->upload(da.data(), a.data(), bytes);
+    mem->upload(db.data(), b.data(), bytes);
+    mem->reduce(make_reduce_op(op, t), dout.data(), da.data(), db.bytes_ptr() + es, n);
+    mem->download(got.data(), dout.data(), n * es);
+    EXPECT_EQ(std::memcmp(got.data(), want.data(), n * es), 0) << "mixed alignment n=" << n;
   }
 }
 

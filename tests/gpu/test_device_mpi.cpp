@@ -5,6 +5,8 @@
 #include <mpi.h>
 
 #include <cstdio>
+#include <string>
+#include <vector>
 
 #include "collectives/gpu/gpu.hpp"
 #include "collectives/registry.hpp"
@@ -16,6 +18,7 @@ namespace {
 
 struct Node {  // this rank's place on its node and its GPU
   int local_rank = 0, local_size = 1, devices = 0, device = 0;
+  bool own_gpu = true;  // no other rank of this node on this rank's GPU
 };
 Node g_node;  // set in main before any test
 
@@ -69,15 +72,14 @@ INSTANTIATE_TEST_SUITE_P(Registry, MpiOnDevice, ::testing::ValuesIn(entries(fals
 class NcclOnDevice : public ::testing::TestWithParam<const AlgoEntry*> {
  protected:
   static void SetUpTestSuite() {
-    if (gpu::built_with_nccl() && g_node.devices >= g_node.local_size)
-      nccl_ = gpu::make_nccl_transport(MPI_COMM_WORLD, *memory());
+    if (gpu::built_with_nccl() && g_node.own_gpu) nccl_ = gpu::make_nccl_transport(MPI_COMM_WORLD, *memory());
   }
   static void TearDownTestSuite() { nccl_.reset(); }
   void SetUp() override {
     if (!gpu::built_with_nccl()) GTEST_SKIP() << "built without NCCL";
     if (!nccl_)
-      GTEST_SKIP() << "NCCL needs one GPU per rank: " << g_node.local_size << " ranks on this node, "
-                   << g_node.devices << " device(s)";
+      GTEST_SKIP() << "needs two GPUs: NCCL refuses two ranks on one GPU (" << g_node.local_size
+                   << " ranks on this node, " << g_node.devices << " device(s))";
   }
   static std::unique_ptr<Transport> nccl_;
 };
@@ -87,18 +89,20 @@ TEST_P(NcclOnDevice, Verified) { verify_entry(*nccl_, *GetParam()); }
 
 INSTANTIATE_TEST_SUITE_P(Registry, NcclOnDevice, ::testing::ValuesIn(entries(true)), param_name);
 
-// A receive nobody sends: the NCCL transport times out, names the peer and aborts the
-// communicator instead of hanging. Runs last (its communicator is unusable afterwards).
+// A receive nobody sends: draining the NCCL transport's stream times out, names the peer and
+// aborts the communicator instead of hanging. Runs last (its communicator is unusable afterwards).
 TEST(NcclTimeout, ZZ_NamesThePeer) {
   int size = 1;
   MPI_Comm_size(MPI_COMM_WORLD, &size);
-  if (!gpu::built_with_nccl() || g_node.devices < g_node.local_size || size < 2) GTEST_SKIP() << "needs NCCL, 2 ranks, 1 GPU each";
+  if (!gpu::built_with_nccl() || !g_node.own_gpu || size < 2)
+    GTEST_SKIP() << "needs two GPUs: NCCL, 2 ranks, one GPU each";
   auto t = gpu::make_nccl_transport(MPI_COMM_WORLD, *memory());
   t->scope().set_timeout(std::chrono::seconds(3));
   if (t->rank() == 0) {
     Buffer b(t->memory(), 64);
     try {
-      t->recv(b.data(), 64, 1, 9);
+      t->recv(b.data(), 64, 1, 9);  // launched on the stream; the host waits at the drain
+      t->memory().synchronize();    // once per sample in the harness, under the timeout
       ADD_FAILURE() << "expected a timeout";
     } catch (const TimeoutError& e) {
       EXPECT_NE(std::string(e.what()).find("peer=1"), std::string::npos) << e.what();
@@ -126,9 +130,19 @@ int main(int argc, char** argv) {
   MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &local);
   MPI_Comm_rank(local, &g_node.local_rank);
   MPI_Comm_size(local, &g_node.local_size);
+  // Staging/MPI runs may share a GPU between ranks; NCCL refuses that (checked per suite, by
+  // device UUID, so Slurm's one-GPU-per-task binding counts as one GPU per rank).
+  g_node.device = gpu::select_device(g_node.local_rank, g_node.local_size);
+  char mine[48] = {};
+  gpu::device_uuid(g_node.device).copy(mine, sizeof mine - 1);
+  std::vector<char> all(sizeof mine * static_cast<std::size_t>(g_node.local_size));
+  MPI_Allgather(mine, sizeof mine, MPI_CHAR, all.data(), sizeof mine, MPI_CHAR, local);
   MPI_Comm_free(&local);
-  // Staging/MPI runs may share a GPU between ranks; NCCL refuses that (checked per suite).
-  g_node.device = g_node.local_rank % g_node.devices;
+  std::vector<std::string> uuids;
+  for (int r = 0; r < g_node.local_size; ++r) uuids.emplace_back(all.data() + sizeof mine * static_cast<std::size_t>(r));
+  int own = gpu::device_sharing(uuids).ranks_per_device == 1;
+  MPI_Allreduce(MPI_IN_PLACE, &own, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);  // NCCL set-up is collective
+  g_node.own_gpu = own != 0;
   ::testing::InitGoogleTest(&argc, argv);
   if (rank != 0) {
     auto& listeners = ::testing::UnitTest::GetInstance()->listeners();

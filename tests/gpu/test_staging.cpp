@@ -1,6 +1,7 @@
 // The staging transport and the NCCL launch/matching model, without a GPU.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <array>
 #include <optional>
 
@@ -8,10 +9,10 @@
 #include "collectives/gpu/staging_transport.hpp"
 #include "collectives/registry.hpp"
 #include "collectives/transport/thread/thread_transport.hpp"
+#include "collectives/verify/check.hpp"
 #include "gpu/fake_device_memory.hpp"
 #include "gpu/nccl_model.hpp"
 #include "transport/split_checks.hpp"
-#include "collectives/verify/check.hpp"
 
 namespace collbench {
 namespace {
@@ -114,8 +115,8 @@ TEST(StagingTransport, ZeroByteMessagesNeedNoStaging) {
   });
 }
 
-// CUDA-aware MPI path: every send waits for the memory space's stream first.
-TEST(StreamOrderedTransport, SynchronizesBeforeEachSend) {
+// CUDA-aware MPI path: every send and every receive waits for the memory space's stream first.
+TEST(StreamOrderedTransport, SynchronizesBeforeEachSendAndReceive) {
   ThreadWorld w(2);
   w.run([](ThreadTransport& tt) {
     CountingHost dev;
@@ -125,12 +126,13 @@ TEST(StreamOrderedTransport, SynchronizesBeforeEachSend) {
     int y = -1;
     t.sendrecv(&x, sizeof x, 1 - t.rank(), &y, sizeof y, 1 - t.rank(), 4);
     EXPECT_EQ(y, 1 - t.rank());
-    EXPECT_EQ(dev.syncs, 1);
+    EXPECT_EQ(dev.syncs, 2);  // the receive, then the send
   });
 }
 
 // Wrappers split their inner transport and wrap the sub-transport the same way: an algorithm
-// runs on a staged sub-transport, and ordered sub-transports still synchronize before sends.
+// runs on a staged sub-transport, and ordered sub-transports still synchronize before sends
+// and receives.
 TEST(StagingTransport, SubTransportsAreStagedToo) {
   const AlgoEntry* e = Registry::get().find(Op::allreduce, "ring", "any");
   ASSERT_NE(e, nullptr);
@@ -149,7 +151,7 @@ TEST(StagingTransport, SubTransportsAreStagedToo) {
   });
 }
 
-TEST(StreamOrderedTransport, SubTransportsSynchronizeBeforeSends) {
+TEST(StreamOrderedTransport, SubTransportsSynchronizeBeforeSendsAndReceives) {
   ThreadWorld w(4);
   w.run([](ThreadTransport& tt) {
     CountingHost dev;
@@ -159,7 +161,7 @@ TEST(StreamOrderedTransport, SubTransportsSynchronizeBeforeSends) {
     int x = t.rank(), y = -1;
     pair->sendrecv(&x, sizeof x, 1 - pair->rank(), &y, sizeof y, 1 - pair->rank(), 4);
     EXPECT_EQ(y, t.rank() ^ 1);
-    EXPECT_EQ(dev.syncs, 1);
+    EXPECT_EQ(dev.syncs, 2);
   });
 }
 
@@ -171,6 +173,38 @@ TEST(FakeDeviceMemory, RejectsOutOfBoundsAndOverlap) {
   EXPECT_THROW(dev.copy(a.bytes_ptr() + 8, a.data(), 16), std::logic_error);
   EXPECT_NO_THROW(dev.copy(b.data(), a.data(), 64));
   EXPECT_NO_THROW(dev.upload(a.bytes_ptr() + 60, h, 4));
+}
+
+// NCCL timings: waits launch groups without waiting for the stream; the host drains once per
+// sample (memory().synchronize()), so a batch of N ops pays one synchronisation, as in
+// nccl-tests. Checked on the model, which shares GroupedTransport and DrainingMemory with
+// NcclTransport; that NcclTransport::run_group itself no longer waits needs a GPU (gpu label).
+TEST(NcclModel, DrainsOncePerSampleNotPerWait) {
+  const AlgoEntry* e = Registry::get().find(Op::allreduce, "ring", "any");
+  ASSERT_NE(e, nullptr);
+  ThreadWorld w(3);
+  w.run([&](ThreadTransport& tt) {
+    NcclModelTransport t(tt);
+    MemorySpace& host = tt.memory();
+    Buffer send(host, 3000 * sizeof(float)), recv(host, 3000 * sizeof(float));
+    std::fill_n(static_cast<float*>(send.data()), 3000, 1.0f);
+    Workspace ws(t.memory());
+    CollArgs a;
+    a.send = send.data();
+    a.recv = recv.data();
+    a.count = 3000;
+    a.op = {RedOp::sum, DType::float32, host_reduce_fn(RedOp::sum, DType::float32)};
+    a.workspace = &ws;
+    for (int k = 0; k < 4; ++k) e->run(t, a);  // one batched sample
+    EXPECT_EQ(t.drains(), 0) << "a wait drained the stream on the host";
+    t.memory().synchronize();
+    EXPECT_EQ(t.drains(), 1);
+    EXPECT_GE(t.groups_launched(), 4 * 2 * 2);  // ring: 2 (n - 1) steps per op
+    EXPECT_EQ(static_cast<float*>(recv.data())[2999], 3.0f);
+    float x = 0;
+    t.memory().download(&x, recv.data(), sizeof x);  // verification reads drain first too
+    EXPECT_EQ(t.drains(), 2);
+  });
 }
 
 // The launch model: waiting on one request launches every recorded op as one group. Rank 1

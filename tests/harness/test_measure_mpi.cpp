@@ -104,6 +104,28 @@ TEST_F(Fixture, CountZeroIsANormalPoint) {
   EXPECT_EQ(*r[0].algbw_GBps, 0.0);
 }
 
+// --device cuda: a point whose buffers do not fit in the GPU's free memory (shared by the ranks
+// on it) is skipped with the reason, and the next, smaller point still runs.
+TEST_F(Fixture, APointThatDoesNotFitOnTheGpuIsSkippedNotAborted) {
+  struct TinyGpu final : Backend {
+    explicit TinyGpu(Transport& t) : t_(t) {}
+    Transport& transport() override { return t_; }
+    std::optional<DeviceBudget> device_budget() const override { return DeviceBudget{80ull << 20, 2, false}; }
+    Transport& t_;
+  } gpu(transport);
+  PointEnv env{transport, control, topo, "mpi", "cuda", true, &gpu};
+  CollectiveBlock b = block(false);
+  b.algos = {&library_allreduce()};
+  const auto big = measure_size(env, b, SizePoint{4u << 20, 1u << 20, 1u << 20});  // 4 MiB: 2 x 44 MiB > 80 MiB
+  ASSERT_EQ(big.size(), 1u);
+  EXPECT_TRUE(big[0].skipped);
+  EXPECT_NE(big[0].skip_reason.value_or("").find("not enough device memory: 2 rank(s) on one GPU"), std::string::npos)
+      << big[0].skip_reason.value_or("");
+  const auto small = measure_size(env, b, SizePoint{4000, 1000, 1000});
+  EXPECT_FALSE(small[0].skipped) << small[0].skip_reason.value_or("");
+  EXPECT_EQ(small[0].wrong, 0u);
+}
+
 TEST_F(Fixture, SamplesAreTheMaxOverRanksAndTheSameEverywhere) {
   // A workload where rank 0 sleeps 2 ms: every rank must see >= 2 ms in every sample.
   struct Sleepy : Workload {

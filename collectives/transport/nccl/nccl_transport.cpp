@@ -53,7 +53,11 @@ void NcclTransport::init(const ncclUniqueId& id) {
   config.blocking = 0;  // every NCCL call returns at once; we poll under the timeout
   const ncclResult_t rc = ncclCommInitRankConfig(&comm_, size_, id, rank_, &config);
   if (rc != ncclSuccess && rc != ncclInProgress) {
+    // NCCL may have created the communicator before failing: abort it, or its proxy thread
+    // and device buffers outlive the error.
+    if (comm_) ncclCommAbort(comm_);
     comm_ = nullptr;
+    aborted_ = true;
     throw TransportError(std::string("ncclCommInitRankConfig failed: ") + ncclGetErrorString(rc) +
                              where(__FILE__, __LINE__),
                          error_context());
@@ -75,6 +79,7 @@ void NcclTransport::zero_barrier_byte() {
 NcclTransport::NcclTransport(ncclComm_t child, NcclTransport& parent, std::string name, std::vector<int> world_ranks)
     : GroupedTransport(parent.shared_scope()),
       memory_(parent.memory_),
+      handed_out_(parent.handed_out_),
       stream_(parent.stream_),
       comm_(child),
       name_(std::move(name)),
@@ -180,7 +185,7 @@ void NcclTransport::fail(ncclResult_t rc, const std::string& what, const ErrorCo
   throw TransportError(msg, ctx);
 }
 
-void NcclTransport::await_ready(const char* what) {
+void NcclTransport::await_ready(const char* what, const char* stuck) {
   // Self-timed (it aborts the communicator and throws); published with the transport so the
   // harness's watchdog, the backstop, names the rank too (harness/run/watchdog.hpp).
   Deadline deadline(scope(), Deadline::kEveryPoll, this, "waiting for an NCCL call to be enqueued");
@@ -194,7 +199,7 @@ void NcclTransport::await_ready(const char* what) {
   if (!ready) {
     abort();
     throw TimeoutError(std::string(what) + " did not complete within " + std::to_string(deadline.timeout().count()) +
-                           " ms (a peer never joined); communicator aborted",
+                           " ms (" + stuck + "); communicator aborted",
                        error_context());
   }
 }
@@ -234,8 +239,8 @@ void NcclTransport::await_stream(std::span<const Op> ops, const Request* focus) 
   std::string msg = "timed out after " + std::to_string(deadline.timeout().count()) + " ms waiting for ";
   if (ops.empty()) msg += "the CUDA stream (collective or barrier)";
   else
-    msg += (ctx.peer >= 0 ? "peer " + std::to_string(ctx.peer) + " in " : std::string()) + "an NCCL group of " +
-           std::to_string(ops.size()) + " op(s): " + describe_ops(ops);
+    msg += (ctx.peer >= 0 ? "peer " + std::to_string(ctx.peer) + " in " : std::string()) +
+           "the last NCCL group launched (" + std::to_string(ops.size()) + " op(s): " + describe_ops(ops) + ")";
   throw TimeoutError(msg + "; communicator aborted", ctx);
 }
 
@@ -255,15 +260,20 @@ void NcclTransport::run_group(std::span<const Op> ops, const Request* focus) {
     }
   }
   rc = ncclGroupEnd();
-  if (rc == ncclInProgress) await_ready("ncclGroupEnd");
+  if (rc == ncclInProgress)
+    await_ready("ncclGroupEnd", "NCCL could not enqueue the group: a peer's matching group never came");
   else if (rc != ncclSuccess) fail(rc, "ncclGroupEnd failed" + where(__FILE__, __LINE__), ctx);
-  await_stream(ops, focus);
+  // Enqueued: the stream orders it before the algorithm's next copy or kernel; the host waits
+  // once per sample (await_idle). Kept for a timeout message then (no allocation once warm).
+  last_group_.assign(ops.begin(), ops.end());
+  last_focus_ = focus ? *focus : Request{};
 }
 
-void NcclTransport::complete() {
+void NcclTransport::await_idle() {
   ensure_usable();
-  flush();
-  await_stream({}, nullptr);
+  await_stream(last_group_, last_focus_.active ? &last_focus_ : nullptr);
+  last_group_.clear();
+  last_focus_ = Request{};
 }
 
 void NcclTransport::barrier() {
@@ -271,6 +281,8 @@ void NcclTransport::barrier() {
   flush();
   COLLBENCH_NCCL_CHECK(ncclAllReduce(barrier_buf_, barrier_buf_, 1, ncclUint8, ncclMax, comm_, stream_), *this);
   await_stream({}, nullptr);
+  last_group_.clear();  // everything launched before has completed too
+  last_focus_ = Request{};
 }
 
 }  // namespace collbench
