@@ -17,7 +17,9 @@ int device_count(std::string* why_none) {
 int select_device(int local_rank, int local_size) { return choose_device(local_rank, local_size, 0, kNoCuda); }
 
 std::unique_ptr<MemorySpace> make_cuda_memory(int) { throw Error(kNoCuda); }
-std::unique_ptr<Transport> make_nccl_transport(MPI_Comm, MemorySpace&) { throw Error(kNoCuda); }
+std::unique_ptr<Transport> make_nccl_transport(MPI_Comm, MemorySpace&, std::shared_ptr<CallScope>) {
+  throw Error(kNoCuda);
+}
 std::unique_ptr<Transport> make_staging_transport(Transport&, MemorySpace&) { throw Error(kNoCuda); }
 
 Versions versions(int) { return {}; }

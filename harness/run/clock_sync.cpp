@@ -7,6 +7,7 @@
 #include "collectives/core/error.hpp"
 #include "collectives/transport/mpi/mpi_transport.hpp"
 #include "harness/plan/settings.hpp"
+#include "harness/run/control_call.hpp"
 
 namespace collbench {
 namespace {
@@ -37,16 +38,20 @@ std::optional<TestClock> test_clock_from_env() {
 double ClockSync::estimate(int rounds) {
   double best_rtt = std::numeric_limits<double>::infinity(), best_offset = 0, best_mid = 0;
   if (rank_ == 0) {
-    for (int r = 1; r < size_; ++r)
+    for (int r = 1; r < size_; ++r) {
+      // One published call per peer, outside the rounds: nothing added inside a ping-pong.
+      const ControlCall call(scope_, rank_, "in the clock-sync ping-pong (harness control)", r);
       for (int i = 0; i < rounds; ++i) {
         char ping = 0;
         COLLBENCH_MPI_CHECK(MPI_Recv(&ping, 1, MPI_CHAR, r, kTag, comm_, MPI_STATUS_IGNORE), nullptr);
         const double t0 = local_now();
         COLLBENCH_MPI_CHECK(MPI_Send(&t0, 1, MPI_DOUBLE, r, kTag, comm_), nullptr);
       }
+    }
     best_rtt = 0;
     best_mid = local_now();
   } else {
+    const ControlCall call(scope_, rank_, "in the clock-sync ping-pong (harness control)", 0);
     for (int i = 0; i < rounds; ++i) {
       char ping = 0;
       double t0 = 0;
@@ -63,7 +68,10 @@ double ClockSync::estimate(int rounds) {
   }
   error_us_ = best_rtt / 2;
   double err = error_us_;
-  COLLBENCH_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &err, 1, MPI_DOUBLE, MPI_MAX, comm_), nullptr);
+  {
+    const ControlCall call(scope_, rank_, "in the clock-sync MPI_Allreduce (harness control; some rank never arrived)");
+    COLLBENCH_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &err, 1, MPI_DOUBLE, MPI_MAX, comm_), nullptr);
+  }
   max_error_us_ = err;
   last_raw_us_ = raw_us(SteadyClock::now());
 
@@ -95,7 +103,10 @@ double ClockSync::estimate(int rounds) {
 void ClockSync::refresh(double max_age_s) {
   // Rank 0 decides, so every rank takes part in the same estimations.
   int again = !estimated() || raw_us(SteadyClock::now()) - last_raw_us_ > max_age_s * 1e6;
-  COLLBENCH_MPI_CHECK(MPI_Bcast(&again, 1, MPI_INT, 0, comm_), nullptr);
+  {
+    const ControlCall call(scope_, rank_, "in the clock-sync MPI_Bcast (harness control; some rank never arrived)");
+    COLLBENCH_MPI_CHECK(MPI_Bcast(&again, 1, MPI_INT, 0, comm_), nullptr);
+  }
   if (again) estimate();
 }
 

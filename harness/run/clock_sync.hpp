@@ -20,6 +20,8 @@
 #include <string_view>
 #include <vector>
 
+#include "collectives/transport/call_scope.hpp"
+
 namespace collbench {
 
 inline constexpr const char* kTestClockEnv = "COLLBENCH_TEST_CLOCK";
@@ -50,7 +52,9 @@ inline SteadyClock::time_point raw_time_point(double us) {
 
 class ClockSync {
  public:
-  ClockSync(MPI_Comm comm, int rank, int size) : comm_(comm), rank_(rank), size_(size) {}
+  // `scope` (may be null): where the ping-pongs and reductions are published for the watchdog.
+  ClockSync(MPI_Comm comm, int rank, int size, CallScope* scope = nullptr)
+      : comm_(comm), rank_(rank), size_(size), scope_(scope) {}
 
   void set_test_clock(const TestClock& c) { test_ = c; }
 
@@ -88,6 +92,7 @@ class ClockSync {
   };
   MPI_Comm comm_;
   int rank_, size_;
+  CallScope* scope_;
   std::optional<TestClock> test_;
   std::vector<Fit> fits_;
   double intercept_ = 0, slope_ = 0, ref_ = 0;  // offset(local) = intercept + slope·(local − ref)

@@ -4,8 +4,10 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "collectives/collective.hpp"
+#include "harness/plan/plan.hpp"
 
 namespace collbench {
 
@@ -30,5 +32,10 @@ PointMemory point_memory_need(Op op, std::uint64_t chunk_count, DType dtype, int
 // A message when `ranks_on_node` ranks needing `need` each do not fit in `available`
 // (unknown availability passes).
 std::optional<std::string> memory_shortfall(std::uint64_t need, int ranks_on_node, std::uint64_t available);
+
+// The first collective block whose largest point does not fit (`ranks_on_node` ranks in
+// `available` bytes), as a usage message; pingpong holds at most 64 MiB of window per rank.
+std::optional<std::string> plan_memory_problem(const std::vector<Block>& plan, int world_size, int ranks_on_node,
+                                               std::uint64_t available);
 
 }  // namespace collbench
