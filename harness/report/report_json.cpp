@@ -229,6 +229,9 @@ void JsonlWriter::discard_if_unused() {
 }
 
 std::optional<std::string> foreign_line(const std::string& path) {
+  // Only a regular file holds records to check: reading /dev/stdout or a FIFO would block.
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return std::nullopt;
   std::ifstream in(path, std::ios::binary);
   if (!in) return std::nullopt;
   long lineno = 0;

@@ -256,6 +256,7 @@ TEST_F(WriterTest, ForeignLineNamesTheFirstLineThatIsNotOurs) {
     return foreign_line(p.string());
   };
   EXPECT_EQ(foreign_line((dir_ / "missing.jsonl").string()), std::nullopt);
+  EXPECT_EQ(foreign_line("/dev/null"), std::nullopt) << "only regular files are read (a tty or FIFO would block)";
   EXPECT_EQ(with(""), std::nullopt);
   EXPECT_EQ(with(run + result + "\n" + result), std::nullopt) << "blank lines are skipped by every reader";
   EXPECT_EQ(with(run + result + R"({"type":"resu)"), std::nullopt) << "a cut LAST line is a killed run's";
