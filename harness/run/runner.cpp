@@ -212,21 +212,30 @@ int run_sweep(const RunConfig& cfg, const LaunchEnv& launch) {
   PointEnv env{fault.transport(), control, topo, cfg.backend, cfg.device, cfg.quiet};
   long points = 0;
   bool stopped = false;  // a rank got SIGTERM/SIGINT, or rank 0 could not write: the rest is abandoned
-  for (const Block& b : plan) {
-    reports.begin_block(b);
-    std::visit(
-        [&](const auto& block) {
-          for (const SizePoint& s : block_sizes(b, topo.world_size)) {
-            // Agreed: every rank stops at the same point. A rank stalled here is named "between points".
-            env.transport.scope().set_phase("between points");
-            if ((stopped = control.any(stop.requested() || reports.lost()))) break;
-            reports.add(measure_size_resuming(env, block, s, done));  // the block kind's own point runner
-            fault.after_point(control, ++points);
-          }
-        },
-        b);
-    reports.end_block();
-    if (stopped) break;
+  try {
+    for (const Block& b : plan) {
+      reports.begin_block(b);
+      std::visit(
+          [&](const auto& block) {
+            for (const SizePoint& s : block_sizes(b, topo.world_size)) {
+              // Agreed: every rank stops at the same point. A rank stalled here is named "between points".
+              env.transport.scope().set_phase("between points");
+              if ((stopped = control.any(stop.requested() || reports.lost()))) break;
+              reports.add(measure_size_resuming(env, block, s, done));  // the block kind's own point runner
+              fault.after_point(control, ++points);
+            }
+          },
+          b);
+      reports.end_block();
+      if (stopped) break;
+    }
+  } catch (const UsageError&) {
+    throw;  // found alike on every rank before measuring the point: exit 2, nothing to end
+  } catch (...) {
+    // This rank failed (a self-timed NCCL timeout, a transport error): main prints the line
+    // and aborts the job with 3. Rank 0 first ends the file as its watchdog would.
+    last_words.say(3);
+    throw;
   }
   std::vector<double> rss{static_cast<double>(peak_resident_bytes())};
   control.max_in_place(rss);
