@@ -1,6 +1,6 @@
 // collbench: parse, then run the sweep under MPI, mapping failures to exit statuses:
 // 2 bad usage (one line, rank 0 only), 1 wrong results, 3 a rank failed (the job is aborted
-// so every rank ends in bounded time).
+// so every rank ends in bounded time), 4 the results file could not be written.
 #include <mpi.h>
 
 #include <cstdio>
@@ -9,8 +9,9 @@
 #include "collectives/core/error.hpp"
 #include "collectives/registry.hpp"
 #include "harness/plan/cli.hpp"
-#include "harness/report/listing.hpp"
 #include "harness/plan/plan.hpp"
+#include "harness/report/listing.hpp"
+#include "harness/report/plan_report.hpp"
 #include "harness/run/runner.hpp"
 #include "harness/run/signals.hpp"
 #include "harness/run/topology.hpp"
@@ -21,9 +22,9 @@ using namespace collbench;
 
 void usage_error(const UsageError& e) { std::fprintf(stderr, "collbench: error: %s\n", e.what()); }
 
-// Everything that needs no MPI: --help, --list, --print-layouts, and all input checks.
+// Everything that needs no MPI: --help, --list, --print-layouts, --dry-run, and all input checks.
 // Returns an exit status when done, or nothing when the sweep should run.
-std::optional<int> prepare(int argc, char** argv, bool speaker, RunConfig& cfg) {
+std::optional<int> prepare(int argc, char** argv, const LaunchEnv& launch, bool speaker, RunConfig& cfg) {
   try {
     CommandLine cl = parse_command_line(argc, argv);
     if (cl.help) {
@@ -40,7 +41,8 @@ std::optional<int> prepare(int argc, char** argv, bool speaker, RunConfig& cfg) 
       if (speaker) print_algorithm_list(stdout, Registry::get());
       return 0;
     }
-    make_plan(cfg, Registry::get());  // unknown algos fail here, before MPI starts
+    const auto plan = make_plan(cfg, Registry::get());                    // unknown algos fail here, before MPI starts
+    if (cfg.dry_run) return dry_run(cfg, plan, launch, speaker, stdout);  // no MPI at all
     return std::nullopt;
   } catch (const UsageError& e) {
     if (speaker) usage_error(e);
@@ -86,6 +88,6 @@ int main(int argc, char** argv) {
   const LaunchEnv launch = read_launch_env([](const char* n) -> const char* { return std::getenv(n); });
   const bool speaker = !launch.rank || *launch.rank == 0;
   RunConfig cfg;
-  if (auto done = prepare(argc, argv, speaker, cfg)) return *done;
+  if (auto done = prepare(argc, argv, launch, speaker, cfg)) return *done;
   return run_under_mpi(argc, argv, cfg, launch, speaker);
 }

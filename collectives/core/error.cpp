@@ -29,18 +29,29 @@ std::string Error::with_context(const std::string& what, const ErrorContext& ctx
 }
 
 std::string UsageError::printable(const std::string& s) {
+  static constexpr char kHex[] = "0123456789abcdef";
   std::string out;
   out.reserve(s.size());
-  for (const char c : s) {
-    const auto u = static_cast<unsigned char>(c);
-    if (u >= 0x20 && u != 0x7f) {
-      out += c;
-      continue;
-    }
-    static constexpr char kHex[] = "0123456789abcdef";
+  const auto escape = [&](unsigned char u) {
     out += "\\x";
     out += kHex[u >> 4];
     out += kHex[u & 15];
+  };
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    const auto u = static_cast<unsigned char>(s[i]);
+    const auto next = [&](std::size_t k) { return i + k < s.size() ? static_cast<unsigned char>(s[i + k]) : 0; };
+    // UTF-8 line breaks other than '\n' count too: C1 controls (U+0080..U+009F, NEL among
+    // them) and U+2028/U+2029, which log readers and Python's splitlines() break lines at.
+    const std::size_t n = u == 0xc2 && next(1) >= 0x80 && next(1) <= 0x9f                        ? 2
+                          : u == 0xe2 && next(1) == 0x80 && (next(2) == 0xa8 || next(2) == 0xa9) ? 3
+                          : u < 0x20 || u == 0x7f                                                ? 1
+                                                                                                 : 0;
+    if (n == 0) {
+      out += s[i];
+      continue;
+    }
+    for (std::size_t k = 0; k < n; ++k) escape(next(k));
+    i += n - 1;
   }
   return out;
 }

@@ -64,6 +64,13 @@ class TransportError : public Error {
   using Error::Error;
 };
 
+// The results file could not be written (disk full, I/O error): names the file and the OS
+// error. The records written before it stay whole; the run stops at the next point boundary.
+class ResultsWriteError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
 // Bad command line, config file or other user input: one line, exit status 2.
 // Control characters quoted from the input (a NUL, a newline in a YAML scalar) are escaped
 // as \xNN, so the message is always one complete line (found by tests/fuzz/fuzz_config).

@@ -72,7 +72,9 @@ std::unique_ptr<MemorySpace> make_cuda_memory(int device);
 // NCCL point-to-point on `cuda_mem`'s stream (see transport/nccl/nccl_transport.hpp for the
 // matching rules). Collective over `comm`: every rank calls it. `cuda_mem` must come from
 // make_cuda_memory and outlive the transport; `comm` is used only during the call.
-std::unique_ptr<Transport> make_nccl_transport(MPI_Comm comm, MemorySpace& cuda_mem);
+// `scope`: the call scope its calls run under (the harness's, watched; a fresh one if null).
+std::unique_ptr<Transport> make_nccl_transport(MPI_Comm comm, MemorySpace& cuda_mem,
+                                               std::shared_ptr<CallScope> scope = nullptr);
 
 // Device buffers over a host-only transport (MPI that is not CUDA-aware, as Debian's):
 // every message is staged through reused pinned host buffers. `host_inner` and

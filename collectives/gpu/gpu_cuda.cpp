@@ -83,14 +83,16 @@ DeviceMemoryInfo device_memory_info(int device) {
 
 std::unique_ptr<MemorySpace> make_cuda_memory(int device) { return std::make_unique<CudaMemory>(device); }
 
-std::unique_ptr<Transport> make_nccl_transport(MPI_Comm comm, MemorySpace& cuda_mem) {
+std::unique_ptr<Transport> make_nccl_transport(MPI_Comm comm, MemorySpace& cuda_mem, std::shared_ptr<CallScope> scope) {
 #if COLLBENCH_WITH_NCCL
   CudaMemory& m = as_cuda(cuda_mem, "the nccl transport");
   COLLBENCH_CUDA_CHECK(cudaSetDevice(m.device()));  // the communicator binds to the current device
-  return std::make_unique<NcclTransport>(comm, m, m.stream());
+  if (!scope) scope = std::make_shared<CallScope>();
+  return std::make_unique<NcclTransport>(comm, m, m.stream(), std::move(scope));
 #else
   (void)comm;
   (void)cuda_mem;
+  (void)scope;
   throw Error("collbench was built without NCCL (--backend nccl unavailable)");
 #endif
 }

@@ -20,7 +20,9 @@ std::string device_uuid(int) { return {}; }
 DeviceMemoryInfo device_memory_info(int) { return {}; }
 
 std::unique_ptr<MemorySpace> make_cuda_memory(int) { throw Error(kNoCuda); }
-std::unique_ptr<Transport> make_nccl_transport(MPI_Comm, MemorySpace&) { throw Error(kNoCuda); }
+std::unique_ptr<Transport> make_nccl_transport(MPI_Comm, MemorySpace&, std::shared_ptr<CallScope>) {
+  throw Error(kNoCuda);
+}
 std::unique_ptr<Transport> make_staging_transport(Transport&, MemorySpace&) { throw Error(kNoCuda); }
 
 Versions versions(int) { return {}; }

@@ -48,7 +48,7 @@ CallScope::Waiting CallScope::waiting() const noexcept {
 // and ending a call costs a few plain stores. The deadline is stored before the BlockingCall
 // base's release store would have published it, so it is written first, then restored after.
 Deadline::Deadline(CallScope& scope, unsigned clock_every, const Transport* who, const char* what) noexcept
-    : BlockingCall(scope, who, what, true),
+    : BlockingCall(scope, who, what, true, scope.timeout()),
       timeout_(scope.timeout()),
       at_(Clock::now() + timeout_),
       outer_(scope.deadline_.load(std::memory_order_relaxed)),

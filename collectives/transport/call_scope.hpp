@@ -113,7 +113,11 @@ std::string timeout_message(std::chrono::milliseconds timeout, int peer, bool is
 class BlockingCall {
  public:
   BlockingCall(CallScope& scope, const Transport* who, const char* what) noexcept
-      : BlockingCall(scope, who, what, false) {}
+      : BlockingCall(scope, who, what, false, scope.timeout()) {}
+  // With its own timeout instead of the scope's: the harness's control collectives wait
+  // longer than the data path, so a rank stuck in the data path is the one that reports.
+  BlockingCall(CallScope& scope, const Transport* who, const char* what, std::chrono::milliseconds timeout) noexcept
+      : BlockingCall(scope, who, what, false, timeout) {}
   ~BlockingCall() { scope_.depth_.store(scope_.depth_.load(std::memory_order_relaxed) - 1, std::memory_order_release); }
   BlockingCall(const BlockingCall&) = delete;
   BlockingCall& operator=(const BlockingCall&) = delete;
@@ -128,12 +132,14 @@ class BlockingCall {
   }
 
  protected:
-  BlockingCall(CallScope& scope, const Transport* who, const char* what, bool self_timed) noexcept : scope_(scope) {
+  BlockingCall(CallScope& scope, const Transport* who, const char* what, bool self_timed,
+               std::chrono::milliseconds timeout) noexcept
+      : scope_(scope) {
     scope_.w_transport_.store(who, std::memory_order_relaxed);
     scope_.w_what_.store(what, std::memory_order_relaxed);
     scope_.w_peer_.store(-1, std::memory_order_relaxed);
     scope_.w_self_timed_.store(self_timed, std::memory_order_relaxed);
-    scope_.w_timeout_ms_.store(scope.timeout_.count(), std::memory_order_relaxed);
+    scope_.w_timeout_ms_.store(timeout.count(), std::memory_order_relaxed);
     scope_.depth_.store(scope_.depth_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
     // Release: everything above (and the CallInfo written before) is visible to a watchdog
     // that acquires this count.

@@ -11,8 +11,9 @@
 
 #include "collectives/transport/mpi/mpi_transport.hpp"
 #include "harness/measure/bandwidth.hpp"
-#include "harness/run/control.hpp"
 #include "harness/measure/measure.hpp"
+#include "harness/run/control.hpp"
+#include "harness/run/control_call.hpp"
 
 namespace collbench {
 namespace {
@@ -166,7 +167,14 @@ std::vector<double> time_pair(Transport& t, P2pWorkload& w, int iters, int messa
 // The barrier in which the ranks outside the pair wait for it. They sleep between polls: on
 // oversubscribed cores (the emulated testbed: 4 ranks on 2 cores) a spinning waiter steals
 // the pair's CPU and multiplies the measured latency (seen: 0.4 us -> 2 us with one waiter).
+//
+// Only the pair's ranks are bounded here: they arrive last, so a long wait means a rank that
+// stopped. The others wait through the pair's whole measurement, which no timeout bounds.
 void wait_for_pair(Control& control, bool in_pair) {
+  std::optional<ControlCall> call;
+  if (in_pair)
+    call.emplace(control.scope(), control.rank(),
+                 "in the harness's MPI_Ibarrier after a pair (control; some rank never arrived)");
   MPI_Request req;
   COLLBENCH_MPI_CHECK(MPI_Ibarrier(control.comm(), &req), nullptr);
   int done = 0;
@@ -184,7 +192,10 @@ std::uint64_t verify_pair(Transport& t, P2pWorkload& w, PairBuffers& b, int peer
   t.scope().set_phase("verify");
   nvtx::Range range(w.labels().verify);
   w.run();
-  t.memory().synchronize();
+  {
+    const BlockingCall call(t.scope(), &t, "in the device synchronisation before verification");
+    t.memory().synchronize();
+  }
   return b.count_wrong(peer, w.slots_received());
 }
 

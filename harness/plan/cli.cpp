@@ -31,9 +31,14 @@ Beside it, each JSON result has the reference tools' conventions:
 Sweep file: --config FILE.yaml with name, layouts, defaults (any option by long name, e.g. max_bytes: 16M)
   and cases (op, algo, overrides); explicit options override it. Examples: slurm/sweeps/*.yaml.
 Output: a table on stdout (rank 0); --json FILE appends JSON Lines, schema collbench/1 (results/README.md).
-Exit status: 0 ok; 1 some point had wrong results; 2 bad usage; 3 a rank failed (timeout, transport
-  error) and the job was aborted; 143 (130) SIGTERM (SIGINT): stopped at a point boundary, the points
-  finished so far are in the --json file with an end record; re-run with --resume to complete it.
+Dry run: --dry-run checks everything a run would check before measuring and prints the plan (blocks,
+  sizes, memory per rank at the largest size); no MPI, no file. Under a launcher it plans for the
+  launcher's rank count; alone, for --ranks N (default 1), all on one node.
+Exit status: 0 ok; 1 some point had wrong results; 2 bad usage; 3 a rank failed or timed out (a hung
+  rank ends the job in bounded time; rank 0 still writes the end record when it is alive); 4 the --json
+  file could not be written (disk full, I/O error: one line names the file and the error; complete
+  records are kept, --resume continues); 143 (130) SIGTERM (SIGINT): stopped at a point boundary, the
+  points finished so far are in the --json file with an end record; re-run with --resume to complete it.
 Test only: COLLBENCH_TEST_FAULT=skip_recv:rank=R:after=N (rank R drops its irecv number N) or
   kill:rank=R:after_points=N (rank R SIGKILLs itself after N points) plants a failure (harness/README.md);
   COLLBENCH_TEST_CLOCK=OFFSET_US:DRIFT_PPM skews rank r's clock by r x OFFSET_US and r x DRIFT_PPM.)";
@@ -41,11 +46,12 @@ Test only: COLLBENCH_TEST_FAULT=skip_recv:rank=R:after=N (rank R drops its irecv
 // Raw option values; CLI11 writes into these, then they are applied in table order.
 struct RawOptions {
   std::string op, algo, backend, device, json, config;
-  bool overwrite = false, resume = false, quiet = false, list = false, print_layouts = false;
+  bool overwrite = false, resume = false, quiet = false, list = false, print_layouts = false, dry_run = false;
+  int ranks = 0;
   std::vector<std::string> setting_values;
   std::vector<CLI::Option*> setting_opts;
   CLI::Option *op_opt = nullptr, *algo_opt = nullptr, *backend_opt = nullptr, *device_opt = nullptr,
-              *json_opt = nullptr, *config_opt = nullptr, *quiet_opt = nullptr;
+              *json_opt = nullptr, *config_opt = nullptr, *quiet_opt = nullptr, *ranks_opt = nullptr;
 };
 
 void add_selection_options(CLI::App& app, RawOptions& o) {
@@ -66,6 +72,15 @@ void add_selection_options(CLI::App& app, RawOptions& o) {
                      ->group("Selection");
   app.add_flag("--list", o.list, "list every (op, algo, backend) with its description and requirements, then exit")
       ->group("Selection");
+  app.add_flag("--dry-run", o.dry_run,
+               "check everything (options, sweep file, algorithms, world size, memory per rank at the largest size), "
+               "print the plan and exit 0; starts no MPI and writes no file")
+      ->group("Selection");
+  o.ranks_opt =
+      app.add_option("--ranks", o.ranks,
+                     "--dry-run only: plan for N ranks, all on one node (default: the launcher's count, else 1)")
+          ->type_name("N")
+          ->group("Selection");
 }
 
 void add_output_options(CLI::App& app, RawOptions& o) {
@@ -157,6 +172,13 @@ RunConfig resolve(const RawOptions& o, std::vector<std::string> argv) {
   cfg.resume = o.resume;
   cfg.list = o.list;
   cfg.print_layouts = o.print_layouts;
+  cfg.dry_run = o.dry_run;
+  if (given(o.ranks_opt)) {
+    if (!o.dry_run) throw UsageError("--ranks plans a dry run; accepted: --dry-run --ranks N");
+    if (o.ranks < 1 || o.ranks > (1 << 20))
+      throw UsageError("--ranks " + std::to_string(o.ranks) + ": out of range; accepted: 1 to 1048576");
+    cfg.dry_run_ranks = o.ranks;
+  }
   check_backend(cfg);
 
   // Cases: the file's, unless --op replaces them with one case (on the file's defaults).

@@ -99,4 +99,12 @@ void check_plan_for_world(const std::vector<Block>& plan, int world_size) {
                        " on " + std::to_string(world_size) + " ranks; accepted: 0.." + std::to_string(world_size - 1));
 }
 
+std::vector<SizePoint> block_sizes(const Block& b, int world_size) {
+  const Settings& s = settings_of(b);
+  const auto steps = size_steps(s.min_bytes, s.max_bytes, s.step_factor, s.step_bytes);
+  if (const auto* c = std::get_if<CollectiveBlock>(&b))
+    return size_points(steps, size_chunks(c->op, world_size), dtype_size(c->dtype));
+  return size_points(steps, 1, dtype_size(DType::uint8));  // one message of raw bytes
+}
+
 }  // namespace collbench

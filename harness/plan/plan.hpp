@@ -9,6 +9,7 @@
 #include "collectives/registry.hpp"
 #include "harness/measure/p2p_method.hpp"
 #include "harness/plan/run_config.hpp"
+#include "harness/plan/sizes.hpp"
 
 namespace collbench {
 
@@ -41,6 +42,9 @@ inline const Settings& settings_of(const Block& b) {
 // Throws UsageError for an algo that does not exist for an op on the backend (listing the
 // valid ones), or an op with no algorithm at all.
 std::vector<Block> make_plan(const RunConfig& cfg, const Registry& registry);
+
+// The sizes a block measures on `world_size` ranks (a pingpong message is raw bytes).
+std::vector<SizePoint> block_sizes(const Block& b, int world_size);
 
 // Throws UsageError when a block's root is outside [0, world_size), or a pingpong block's
 // pairs do not fit the world.

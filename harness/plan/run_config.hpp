@@ -78,6 +78,8 @@ struct RunConfig {
   bool quiet = false;
   bool list = false;
   bool print_layouts = false;
+  bool dry_run = false;              // --dry-run: parse, plan, check memory, print the plan; no MPI
+  std::optional<int> dry_run_ranks;  // --ranks: the world size a dry run plans for
   std::optional<std::string> config_path;
   std::string name;                  // sweep name from the YAML file
   std::vector<std::string> layouts;  // "NODESxRANKS_PER_NODE", for slurm/sweep.sh

@@ -238,6 +238,13 @@ void validate_settings(const Settings& s) {
   if (s.min_bytes > s.max_bytes)
     throw UsageError("--min-bytes (" + std::to_string(s.min_bytes) + ") is larger than --max-bytes (" +
                      std::to_string(s.max_bytes) + "); accepted: min-bytes <= max-bytes");
+  // A linear sweep can ask for more sizes than a plan can hold (found by argv fuzzing:
+  // -i 3K -e 16E planned for ever); a geometric one has at most 64.
+  constexpr std::uint64_t kMaxSizes = 100'000;
+  if (s.step_bytes > 0 && (s.max_bytes - s.min_bytes) / s.step_bytes >= kMaxSizes)
+    throw UsageError("-i/--step-bytes " + std::to_string(s.step_bytes) + " from " + std::to_string(s.min_bytes) +
+                     " to " + std::to_string(s.max_bytes) + " B is more than " + std::to_string(kMaxSizes) +
+                     " sizes; accepted: a larger step or a smaller range");
   if (s.batch && s.interleave)
     throw UsageError("--batch and --interleave cannot be combined; accepted: one of them");
   if (s.adaptive() && s.max_iters < s.iters)

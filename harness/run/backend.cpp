@@ -18,9 +18,9 @@ namespace {
 // down a failed communication layer can block.
 class MpiBackend final : public Backend {
  public:
-  explicit MpiBackend(MPI_Comm world) {
+  MpiBackend(MPI_Comm world, std::shared_ptr<CallScope> scope) {
     COLLBENCH_MPI_CHECK(MPI_Comm_dup(world, &comm_), nullptr);
-    transport_ = std::make_unique<MpiTransport>(comm_);
+    transport_ = std::make_unique<MpiTransport>(comm_, std::move(scope));
   }
   ~MpiBackend() override {
     if (std::uncaught_exceptions() > 0) {
@@ -71,7 +71,7 @@ std::string agree_message(MPI_Comm comm, const std::string& mine) {
 // MPI moving the device buffers (staged through pinned host memory unless MPI is CUDA-aware).
 class DeviceBackend final : public Backend {
  public:
-  DeviceBackend(const RunConfig& cfg, MPI_Comm world) {
+  DeviceBackend(const RunConfig& cfg, MPI_Comm world, std::shared_ptr<CallScope> scope) {
     COLLBENCH_MPI_CHECK(MPI_Comm_dup(world, &comm_), nullptr);
     MPI_Comm local;
     COLLBENCH_MPI_CHECK(MPI_Comm_split_type(comm_, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &local), nullptr);
@@ -96,9 +96,9 @@ class DeviceBackend final : public Backend {
     }
     memory_ = gpu::make_cuda_memory(device_);
     if (cfg.backend == "nccl") {
-      transport_ = gpu::make_nccl_transport(comm_, *memory_);
+      transport_ = gpu::make_nccl_transport(comm_, *memory_, std::move(scope));
     } else {
-      mpi_ = std::make_unique<MpiTransport>(comm_);
+      mpi_ = std::make_unique<MpiTransport>(comm_, std::move(scope));
       transport_ = gpu::make_mpi_device_transport(*mpi_, *memory_);
       transfer_ = gpu::mpi_is_cuda_aware() ? "cuda-aware" : "staged";
     }
@@ -163,10 +163,10 @@ void check_backend(const RunConfig& cfg) {
   }
 }
 
-std::unique_ptr<Backend> make_backend(const RunConfig& cfg, MPI_Comm world) {
+std::unique_ptr<Backend> make_backend(const RunConfig& cfg, MPI_Comm world, std::shared_ptr<CallScope> scope) {
   check_backend(cfg);
-  if (cfg.device == "cuda") return std::make_unique<DeviceBackend>(cfg, world);
-  return std::make_unique<MpiBackend>(world);
+  if (cfg.device == "cuda") return std::make_unique<DeviceBackend>(cfg, world, std::move(scope));
+  return std::make_unique<MpiBackend>(world, std::move(scope));
 }
 
 }  // namespace collbench

@@ -37,7 +37,8 @@ class Backend {
 // machine without a GPU (no MPI needed, so it runs before any output exists).
 void check_backend(const RunConfig& cfg);
 
-// The measured transport over its own duplicate of `world`. Collective over `world`.
-std::unique_ptr<Backend> make_backend(const RunConfig& cfg, MPI_Comm world);
+// The measured transport over its own duplicate of `world`, under `scope` (the rank's call
+// scope, shared with the control plane and watched by the watchdog). Collective over `world`.
+std::unique_ptr<Backend> make_backend(const RunConfig& cfg, MPI_Comm world, std::shared_ptr<CallScope> scope);
 
 }  // namespace collbench

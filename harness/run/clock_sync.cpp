@@ -10,6 +10,7 @@
 #include "collectives/core/error.hpp"
 #include "collectives/transport/mpi/mpi_transport.hpp"
 #include "harness/plan/settings.hpp"
+#include "harness/run/control_call.hpp"
 
 namespace collbench {
 namespace {
@@ -52,6 +53,7 @@ void ClockSync::detect_shared_clock() {
   std::array<char, 256> root{};
   const std::string mine = clock_domain();
   if (rank_ == 0) mine.copy(root.data(), root.size() - 1);
+  const ControlCall call(scope_, rank_, "in the clock-sync clock comparison (harness control; some rank never arrived)");
   COLLBENCH_MPI_CHECK(MPI_Bcast(root.data(), static_cast<int>(root.size()), MPI_CHAR, 0, comm_), nullptr);
   // The test hook gives every rank a clock of its own: estimate them all.
   int shared = rank_ == 0 || (!test_ && !mine.empty() && mine == root.data());
@@ -67,14 +69,19 @@ double ClockSync::estimate(int rounds) {
     best_mid = local_now();
   }
   if (rank_ == 0) {
-    for (int r = 1; r < size_; ++r)
-      for (int i = 0; i < rounds && !shared_[static_cast<std::size_t>(r)]; ++i) {
+    for (int r = 1; r < size_; ++r) {
+      if (shared_[static_cast<std::size_t>(r)]) continue;
+      // One published call per peer, outside the rounds: nothing added inside a ping-pong.
+      const ControlCall call(scope_, rank_, "in the clock-sync ping-pong (harness control)", r);
+      for (int i = 0; i < rounds; ++i) {
         char ping = 0;
         COLLBENCH_MPI_CHECK(MPI_Recv(&ping, 1, MPI_CHAR, r, kTag, comm_, MPI_STATUS_IGNORE), nullptr);
         const double t0 = local_now();
         COLLBENCH_MPI_CHECK(MPI_Send(&t0, 1, MPI_DOUBLE, r, kTag, comm_), nullptr);
       }
+    }
   } else if (!shared_[static_cast<std::size_t>(rank_)]) {
+    const ControlCall call(scope_, rank_, "in the clock-sync ping-pong (harness control)", 0);
     for (int i = 0; i < rounds; ++i) {
       char ping = 0;
       double t0 = 0;
@@ -91,7 +98,10 @@ double ClockSync::estimate(int rounds) {
   }
   error_us_ = best_rtt / 2;
   double err = error_us_;
-  COLLBENCH_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &err, 1, MPI_DOUBLE, MPI_MAX, comm_), nullptr);
+  {
+    const ControlCall call(scope_, rank_, "in the clock-sync MPI_Allreduce (harness control; some rank never arrived)");
+    COLLBENCH_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &err, 1, MPI_DOUBLE, MPI_MAX, comm_), nullptr);
+  }
   max_error_us_ = err;
   last_raw_us_ = raw_us(SteadyClock::now());
 
@@ -123,7 +133,10 @@ double ClockSync::estimate(int rounds) {
 void ClockSync::refresh(double max_age_s) {
   // Rank 0 decides, so every rank takes part in the same estimations.
   int again = !estimated() || raw_us(SteadyClock::now()) - last_raw_us_ > max_age_s * 1e6;
-  COLLBENCH_MPI_CHECK(MPI_Bcast(&again, 1, MPI_INT, 0, comm_), nullptr);
+  {
+    const ControlCall call(scope_, rank_, "in the clock-sync MPI_Bcast (harness control; some rank never arrived)");
+    COLLBENCH_MPI_CHECK(MPI_Bcast(&again, 1, MPI_INT, 0, comm_), nullptr);
+  }
   if (again) estimate();
 }
 

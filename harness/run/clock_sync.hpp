@@ -24,6 +24,8 @@
 #include <string_view>
 #include <vector>
 
+#include "collectives/transport/call_scope.hpp"
+
 namespace collbench {
 
 inline constexpr const char* kTestClockEnv = "COLLBENCH_TEST_CLOCK";
@@ -54,7 +56,9 @@ inline SteadyClock::time_point raw_time_point(double us) {
 
 class ClockSync {
  public:
-  ClockSync(MPI_Comm comm, int rank, int size) : comm_(comm), rank_(rank), size_(size) {}
+  // `scope` (may be null): where the ping-pongs and reductions are published for the watchdog.
+  ClockSync(MPI_Comm comm, int rank, int size, CallScope* scope = nullptr)
+      : comm_(comm), rank_(rank), size_(size), scope_(scope) {}
 
   // Every rank's clock its own from now on: the next estimate() estimates them all afresh.
   void set_test_clock(const TestClock& c) {
@@ -101,6 +105,7 @@ class ClockSync {
 
   MPI_Comm comm_;
   int rank_, size_;
+  CallScope* scope_;
   std::optional<TestClock> test_;
   std::vector<Fit> fits_;
   std::vector<int> shared_;                     // per rank, 1 = reads rank 0's clock (after estimate())

@@ -4,15 +4,16 @@
 #include <exception>
 
 #include "collectives/transport/mpi/mpi_transport.hpp"
+#include "harness/run/control_call.hpp"
 
 namespace collbench {
 
-Control::Control(MPI_Comm parent) {
+Control::Control(MPI_Comm parent, std::shared_ptr<CallScope> scope) : scope_(std::move(scope)) {
   COLLBENCH_MPI_CHECK(MPI_Comm_dup(parent, &comm_), nullptr);
   COLLBENCH_MPI_CHECK(MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN), nullptr);
   MPI_Comm_rank(comm_, &rank_);
   MPI_Comm_size(comm_, &size_);
-  clock_.emplace(comm_, rank_, size_);
+  clock_.emplace(comm_, rank_, size_, scope_.get());
 }
 
 Control::~Control() {
@@ -22,42 +23,52 @@ Control::~Control() {
   if (!finalized && comm_ != MPI_COMM_NULL) MPI_Comm_free(&comm_);
 }
 
-void Control::barrier() { COLLBENCH_MPI_CHECK(MPI_Barrier(comm_), nullptr); }
+void Control::barrier() {
+  const ControlCall call(scope_.get(), rank_, "in the harness's MPI_Barrier (control; some rank never arrived)");
+  COLLBENCH_MPI_CHECK(MPI_Barrier(comm_), nullptr);
+}
 
 void Control::max_in_place(std::span<double> v) {
   if (v.empty()) return;
+  const ControlCall call(scope_.get(), rank_, "in the harness's MPI_Allreduce (control; some rank never arrived)");
   COLLBENCH_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, v.data(), static_cast<int>(v.size()), MPI_DOUBLE, MPI_MAX, comm_),
                       nullptr);
 }
 
 void Control::sum_in_place(std::span<double> v) {
   if (v.empty()) return;
+  const ControlCall call(scope_.get(), rank_, "in the harness's MPI_Allreduce (control; some rank never arrived)");
   COLLBENCH_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, v.data(), static_cast<int>(v.size()), MPI_DOUBLE, MPI_SUM, comm_),
                       nullptr);
 }
 
 double Control::broadcast(double v) {
+  const ControlCall call(scope_.get(), rank_, "in the harness's MPI_Bcast (control; some rank never arrived)");
   COLLBENCH_MPI_CHECK(MPI_Bcast(&v, 1, MPI_DOUBLE, 0, comm_), nullptr);
   return v;
 }
 
 std::uint64_t Control::sum(std::uint64_t v) {
+  const ControlCall call(scope_.get(), rank_, "in the harness's MPI_Allreduce (control; some rank never arrived)");
   COLLBENCH_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &v, 1, MPI_UINT64_T, MPI_SUM, comm_), nullptr);
   return v;
 }
 
 bool Control::any(bool v) {
   int x = v ? 1 : 0;
+  const ControlCall call(scope_.get(), rank_, "in the harness's MPI_Allreduce (control; some rank never arrived)");
   COLLBENCH_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &x, 1, MPI_INT, MPI_LOR, comm_), nullptr);
   return x != 0;
 }
 
 int Control::broadcast(int v) {
+  const ControlCall call(scope_.get(), rank_, "in the harness's MPI_Bcast (control; some rank never arrived)");
   COLLBENCH_MPI_CHECK(MPI_Bcast(&v, 1, MPI_INT, 0, comm_), nullptr);
   return v;
 }
 
 std::string Control::broadcast(const std::string& s) {
+  const ControlCall call(scope_.get(), rank_, "in the harness's MPI_Bcast (control; some rank never arrived)");
   int n = broadcast(static_cast<int>(s.size()));
   std::string out = rank_ == 0 ? s : std::string(static_cast<std::size_t>(n), '\0');
   if (n > 0) COLLBENCH_MPI_CHECK(MPI_Bcast(out.data(), n, MPI_CHAR, 0, comm_), nullptr);
@@ -65,6 +76,7 @@ std::string Control::broadcast(const std::string& s) {
 }
 
 std::vector<std::string> Control::all_gather(const std::string& s) {
+  const ControlCall call(scope_.get(), rank_, "in the harness's MPI_Allgather(v) (control; some rank never arrived)");
   const int mine = static_cast<int>(s.size());
   std::vector<int> lens(static_cast<std::size_t>(size_)), displs(static_cast<std::size_t>(size_));
   COLLBENCH_MPI_CHECK(MPI_Allgather(&mine, 1, MPI_INT, lens.data(), 1, MPI_INT, comm_), nullptr);
@@ -82,6 +94,7 @@ std::vector<std::string> Control::all_gather(const std::string& s) {
 }
 
 std::optional<std::string> Control::agree_error(const std::optional<std::string>& mine) {
+  const ControlCall call(scope_.get(), rank_, "in the harness's MPI_Allreduce (control; some rank never arrived)");
   int first = mine ? rank_ : INT_MAX;
   COLLBENCH_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &first, 1, MPI_INT, MPI_MIN, comm_), nullptr);
   if (first == INT_MAX) return std::nullopt;

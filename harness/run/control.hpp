@@ -5,18 +5,22 @@
 #include <mpi.h>
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
 #include <vector>
 
+#include "collectives/transport/call_scope.hpp"
 #include "harness/run/clock_sync.hpp"
 
 namespace collbench {
 
 class Control {
  public:
-  explicit Control(MPI_Comm parent);  // duplicates `parent`
+  // Duplicates `parent`. With a `scope`, every call below (and the clock sync's) is published
+  // on it, so the rank's watchdog bounds the control plane too (control_call.hpp).
+  explicit Control(MPI_Comm parent, std::shared_ptr<CallScope> scope = nullptr);
   ~Control();
   Control(const Control&) = delete;
   Control& operator=(const Control&) = delete;
@@ -24,6 +28,8 @@ class Control {
   int rank() const { return rank_; }
   int size() const { return size_; }
   MPI_Comm comm() const { return comm_; }
+  // Where calls made on comm() directly publish themselves (ControlCall); may be null.
+  CallScope* scope() const { return scope_.get(); }
 
   void barrier();
   void max_in_place(std::span<double> values);  // element-wise max over ranks, result everywhere
@@ -44,6 +50,7 @@ class Control {
 
  private:
   MPI_Comm comm_ = MPI_COMM_NULL;
+  std::shared_ptr<CallScope> scope_;
   int rank_ = 0;
   int size_ = 1;
   std::optional<ClockSync> clock_;

@@ -10,7 +10,8 @@
 namespace collbench {
 namespace {
 
-constexpr const char* kFaultAccepted = "skip_recv:rank=R:after=N or kill:rank=R:after_points=N (test only)";
+constexpr const char* kFaultAccepted =
+    "skip_recv:rank=R:after=N, kill:rank=R:after_points=N or stop:rank=R:after_points=N (test only)";
 
 [[noreturn]] void bad_fault(std::string_view text, const std::string& why) {
   throw UsageError(std::string(kFaultEnv) + "='" + std::string(text) + "': " + why + "; accepted: " + kFaultAccepted);
@@ -43,8 +44,8 @@ FaultSpec parse_fault_spec(std::string_view text) {
   if (f[0] == "skip_recv") {
     s.kind = FaultSpec::Kind::skip_recv;
     after_key = "after";
-  } else if (f[0] == "kill") {
-    s.kind = FaultSpec::Kind::kill;
+  } else if (f[0] == "kill" || f[0] == "stop") {
+    s.kind = f[0] == "kill" ? FaultSpec::Kind::kill : FaultSpec::Kind::stop;
     after_key = "after_points";
   } else {
     bad_fault(text, "unknown fault '" + std::string(f[0]) + "'");
@@ -118,13 +119,16 @@ FaultInjector::FaultInjector(std::optional<FaultSpec> spec, Transport& measured)
 }
 
 void FaultInjector::after_point(Control& control, long points_done) {
-  if (!spec_ || spec_->kind != FaultSpec::Kind::kill || points_done != spec_->after) return;
-  control.barrier();  // every rank, so rank 0 has flushed the points before the kill
+  if (!spec_ || spec_->kind == FaultSpec::Kind::skip_recv || points_done != spec_->after) return;
+  control.barrier();  // every rank, so rank 0 has flushed the points before the fault
   if (control.rank() != spec_->rank) return;
-  std::fprintf(stderr, "collbench: test fault: rank %d kills itself (SIGKILL) after %ld points\n", control.rank(),
-               points_done);
+  const bool kill = spec_->kind == FaultSpec::Kind::kill;
+  std::fprintf(stderr, "collbench: test fault: rank %d %s after %ld points\n", control.rank(),
+               kill ? "kills itself (SIGKILL)" : "stops itself (SIGSTOP)", points_done);
   std::fflush(stderr);
-  std::raise(SIGKILL);
+  // SIGSTOP: a rank that hangs outside any call of its own (a stalled node, a debugger): the
+  // others wait for it in the next control collective, which their watchdogs bound.
+  std::raise(kill ? SIGKILL : SIGSTOP);
 }
 
 }  // namespace collbench

@@ -6,6 +6,8 @@
 //                                                     (0-based: after N irecvs went through)
 //   COLLBENCH_TEST_FAULT=kill:rank=R:after_points=N   rank R raises SIGKILL on itself once N
 //                                                     size points have been recorded
+//   COLLBENCH_TEST_FAULT=stop:rank=R:after_points=N   rank R raises SIGSTOP on itself there (a
+//                                                     stalled rank; the others' watchdogs end it)
 //
 // skip_recv never posts the receive and makes its wait a no-op, so the sender (for a message
 // above the eager limit) never completes: the PEER times out and names rank R. The faulty rank
@@ -25,10 +27,10 @@ class Control;
 inline constexpr const char* kFaultEnv = "COLLBENCH_TEST_FAULT";
 
 struct FaultSpec {
-  enum class Kind { skip_recv, kill };
+  enum class Kind { skip_recv, kill, stop };
   Kind kind = Kind::skip_recv;
   int rank = 0;
-  long after = 0;  // skip_recv: irecvs let through first; kill: points recorded first
+  long after = 0;  // skip_recv: irecvs let through first; kill, stop: points recorded first
 };
 
 // Parses the grammar above; throws UsageError naming the variable and the accepted forms.

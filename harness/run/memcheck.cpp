@@ -104,4 +104,21 @@ std::optional<std::string> memory_shortfall(std::uint64_t need, int ranks_on_nod
   return m.str();
 }
 
+std::optional<std::string> plan_memory_problem(const std::vector<Block>& plan, int world_size, int ranks_on_node,
+                                               std::uint64_t available, bool device) {
+  for (const auto& block : plan) {
+    const auto* b = std::get_if<CollectiveBlock>(&block);
+    if (!b) continue;
+    const auto sizes = block_sizes(block, world_size);
+    if (sizes.empty()) continue;
+    const SizePoint& big = sizes.back();
+    const auto need = device ? device_point_memory_need(b->op, big.chunk_count, b->dtype, world_size, true).host
+                             : point_memory_need(b->op, big.chunk_count, b->dtype, world_size).total();
+    if (auto why = memory_shortfall(need, ranks_on_node, available))
+      return std::string(op_name(b->op)) + " at " + std::to_string(big.bytes) + " B: " + *why +
+             "; accepted: a smaller --max-bytes, or fewer ranks per node";
+  }
+  return std::nullopt;
+}
+
 }  // namespace collbench

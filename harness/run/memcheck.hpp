@@ -4,8 +4,10 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "collectives/collective.hpp"
+#include "harness/plan/plan.hpp"
 
 namespace collbench {
 
@@ -46,5 +48,12 @@ std::optional<std::string> device_memory_shortfall(std::uint64_t need, int ranks
 // A message when `ranks_on_node` ranks needing `need` each do not fit in `available`
 // (unknown availability passes).
 std::optional<std::string> memory_shortfall(std::uint64_t need, int ranks_on_node, std::uint64_t available);
+
+// The first collective block whose largest point does not fit (`ranks_on_node` ranks in
+// `available` bytes of host memory), as a usage message; pingpong holds at most 64 MiB of
+// window per rank. Device runs (`device`) hold their buffers on the GPU (checked per point,
+// skipping what does not fit there); the host then holds staging and verification chunks only.
+std::optional<std::string> plan_memory_problem(const std::vector<Block>& plan, int world_size, int ranks_on_node,
+                                               std::uint64_t available, bool device);
 
 }  // namespace collbench

@@ -1,60 +1,40 @@
 #include "harness/run/runner.hpp"
 
+#include <algorithm>
+#include <chrono>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
+#include <mutex>
 #include <optional>
 
 #include "collectives/core/error.hpp"
-#include "harness/run/backend.hpp"
 #include "harness/measure/collective_point.hpp"
 #include "harness/measure/measure.hpp"
-#include "harness/run/control.hpp"
-#include "harness/run/fault.hpp"
-#include "harness/run/memcheck.hpp"
 #include "harness/measure/p2p_point.hpp"
 #include "harness/plan/plan.hpp"
+#include "harness/plan/sizes.hpp"
 #include "harness/report/report_json.hpp"
 #include "harness/report/report_table.hpp"
 #include "harness/report/resume.hpp"
+#include "harness/run/backend.hpp"
+#include "harness/run/control.hpp"
+#include "harness/run/fault.hpp"
+#include "harness/run/last_words.hpp"
+#include "harness/run/memcheck.hpp"
 #include "harness/run/signals.hpp"
 #include "harness/run/watchdog.hpp"
-#include "harness/plan/sizes.hpp"
 
 namespace collbench {
 namespace {
 
 const char* getenv_or_null(const char* name) { return std::getenv(name); }
 
-std::vector<SizePoint> size_list(const Settings& s, int chunks, DType dtype) {
-  return size_points(size_steps(s.min_bytes, s.max_bytes, s.step_factor, s.step_bytes), chunks, dtype_size(dtype));
-}
-std::vector<SizePoint> sizes_of(const CollectiveBlock& b, int world_size) {
-  return size_list(b.settings, size_chunks(b.op, world_size), b.dtype);
-}
-std::vector<SizePoint> sizes_of(const P2pBlock& b, int) { return size_list(b.settings, 1, DType::uint8); }  // one message of raw bytes
-
 // Refuses a sweep whose largest point cannot fit in memory, before anything runs.
 void check_memory_upfront(Control& control, const std::vector<Block>& plan, const Topology& topo, bool device) {
-  std::optional<std::string> problem;
-  const std::uint64_t available = available_host_memory();
-  for (const auto& block : plan) {
-    const auto* b = std::get_if<CollectiveBlock>(&block);  // pingpong holds at most 64 MiB of window per rank
-    if (!b) continue;
-    const auto sizes = sizes_of(*b, topo.world_size);
-    if (sizes.empty()) continue;
-    const SizePoint& big = sizes.back();
-    // Device runs hold their buffers on the GPU (checked per point, skipping what does not
-    // fit there); the host then holds staging and verification chunks only.
-    const auto need = device ? device_point_memory_need(b->op, big.chunk_count, b->dtype, topo.world_size, true).host
-                             : point_memory_need(b->op, big.chunk_count, b->dtype, topo.world_size).total();
-    if (auto why = memory_shortfall(need, topo.ranks_on_my_node, available)) {
-      problem = std::string(op_name(b->op)) + " at " + std::to_string(big.bytes) + " B: " + *why +
-                "; accepted: a smaller --max-bytes, or fewer ranks per node";
-      break;
-    }
-  }
+  const auto problem =
+      plan_memory_problem(plan, topo.world_size, topo.ranks_on_my_node, available_host_memory(), device);
   if (auto why = control.agree_error(problem)) throw UsageError(*why);
 }
 
@@ -66,13 +46,25 @@ void warn_dropped_tail(const std::string& path, std::uint64_t removed) {
 }
 
 // Everything rank 0 writes: the JSON Lines file and the table. Other ranks hold none.
+//
+// A failed write of the results file (disk full, I/O error) leaves no partial record
+// (JsonlWriter) and is remembered, not thrown: the sweep stops at the next point boundary,
+// agreed by all ranks, and exits kExitResultsLost, so every rank ends cleanly and the file
+// keeps the complete records written before (--resume continues from them).
 class Reports {
  public:
-  Reports(const RunConfig& cfg, Control& control) {
+  Reports(const RunConfig& cfg, Control& control, LastWords& last_words) : last_words_(last_words) {
     std::optional<std::string> failure;
     if (control.rank() == 0 && cfg.json_path) {
-      if (!cfg.overwrite) warn_dropped_tail(*cfg.json_path, drop_truncated_tail(*cfg.json_path));
       try {
+        if (!cfg.overwrite) {
+          // Appending to a file that is not ours, or is corrupt before its last line, would
+          // bury the damage under new records: refuse, naming the line.
+          if (auto bad = foreign_line(*cfg.json_path))
+            throw UsageError("--json " + *bad +
+                             "; accepted: a collbench/1 results file (repair or move it), or --overwrite");
+          warn_dropped_tail(*cfg.json_path, drop_truncated_tail(*cfg.json_path));
+        }
         json_.emplace(*cfg.json_path, cfg.overwrite);
       } catch (const UsageError& e) {
         failure = e.what();
@@ -83,6 +75,7 @@ class Reports {
   }
   // A run that fails before its first record leaves no empty file it created.
   ~Reports() {
+    last_words_.clear();
     if (json_) json_->discard_if_unused();
   }
   Reports(const Reports&) = delete;
@@ -90,7 +83,17 @@ class Reports {
 
   void start(const RunRecord& run) {
     run_id_ = run.run_id;
-    if (json_) json_->write(run_json(run));
+    write(run_json(run));
+    // From here on, a rank 0 that a helper thread ends (watchdog, signal grace) still writes
+    // the end record: the points so far, and how the run ended.
+    if (json_)
+      last_words_.set([this](int status) {
+        {
+          std::lock_guard lock(end_mutex_);  // the others' peaks need MPI: rank 0's own
+          end_.peak_rss_bytes = peak_resident_bytes();
+        }
+        write_end(status);
+      });
     if (table_) table_->header(run);
   }
   void begin_block(const Block& b) {
@@ -99,52 +102,96 @@ class Reports {
   void add(const std::vector<PointResult>& row) {
     for (const auto& r : row) {
       if (r.resumed) continue;  // recorded by an earlier run
-      ++end_.points;
-      if (r.skipped) ++end_.skipped_points;
-      if (r.wrong > 0) ++end_.wrong_points;
-      if (json_) json_->write(result_json(r, run_id_));
+      {
+        std::lock_guard lock(end_mutex_);
+        ++end_.points;
+        if (r.skipped) ++end_.skipped_points;
+        if (r.wrong > 0) ++end_.wrong_points;
+      }
+      write(result_json(r, run_id_));
     }
     if (table_) table_->add_row(row);
   }
   void end_block() {
     if (table_) table_->end_block();
   }
+  // The results file could not be written (rank 0 only; the sweep agrees on it).
+  bool lost() const { return lost_; }
   // `signal`: the sweep was stopped by this signal (exit status 128 + signal). `peak_rss`: the
   // largest peak resident memory of any rank.
   int finish(std::uint64_t peak_rss, int signal = 0) {
-    end_.run_id = run_id_;
-    end_.peak_rss_bytes = peak_rss;
-    end_.end_time = utc_now_iso8601();
-    end_.exit_status = signal ? 128 + signal : end_.wrong_points > 0 ? 1 : 0;
-    if (json_) json_->write(end_json(end_));
+    last_words_.clear();
+    int status = 0;
+    {
+      std::lock_guard lock(end_mutex_);
+      end_.peak_rss_bytes = peak_rss;
+      status = signal ? 128 + signal : end_.wrong_points > 0 ? 1 : 0;
+    }
+    if (!lost_) write_end(status);
     if (table_) table_->footer();
-    return end_.exit_status;
+    return lost_ ? kExitResultsLost : status;
   }
 
  private:
+  void write(const nlohmann::ordered_json& record) {
+    if (!json_ || lost_) return;
+    try {
+      json_->write(record);
+    } catch (const ResultsWriteError& e) {
+      lost_ = true;
+      std::fprintf(stderr, "collbench: error: %s\n", e.what());
+      std::fflush(stderr);
+    }
+  }
+  void write_end(int status) {
+    EndRecord e;
+    {
+      std::lock_guard lock(end_mutex_);
+      e = end_;
+    }
+    e.run_id = run_id_;
+    e.end_time = utc_now_iso8601();
+    e.exit_status = status;
+    write(end_json(e));
+  }
+
+  LastWords& last_words_;
   std::optional<JsonlWriter> json_;
   std::optional<TableReport> table_;
   std::string run_id_;
+  std::mutex end_mutex_;  // end_ is read by a helper thread's last words
   EndRecord end_;
+  bool lost_ = false;
 };
+
+// The longest --timeout of the plan: bounds the control plane's calls before the first point.
+std::chrono::milliseconds longest_timeout(const std::vector<Block>& plan) {
+  double s = 0;
+  for (const Block& b : plan) std::visit([&](const auto& block) { s = std::max(s, block.settings.timeout_s); }, b);
+  return s > 0 ? std::chrono::milliseconds(static_cast<long long>(s * 1000)) : CallScope::kDefaultTimeout;
+}
 
 }  // namespace
 
 int run_sweep(const RunConfig& cfg, const LaunchEnv& launch) {
-  Control control(MPI_COMM_WORLD);
-  const TerminationWatcher stop(kTerminationGrace, control.rank() == 0);
+  const std::vector<Block> plan = make_plan(cfg, Registry::get());
+  // One call scope per rank, shared by the control plane and the measured transport, and one
+  // watchdog on it from the first collective on: every blocking call collbench makes below
+  // (control collectives, clock sync, transport waits, library collectives, NCCL, device
+  // synchronisation) is bounded from that thread (watchdog.hpp).
+  auto scope = std::make_shared<CallScope>(longest_timeout(plan));
+  Control control(MPI_COMM_WORLD, scope);
+  LastWords last_words;  // rank 0's end record, said by a helper thread that ends the process
+  const TerminationWatcher stop(kTerminationGrace, control.rank() == 0, &last_words);
+  const Watchdog watchdog(scope, control.rank(), &last_words);
   // Checks first, the same on every rank, so a bad run stops before any output exists.
   check_world_size(launch, control.size());
-  const std::vector<Block> plan = make_plan(cfg, Registry::get());
   check_plan_for_world(plan, control.size());
   const Topology topo = discover_topology(control);
   check_memory_upfront(control, plan, topo, cfg.device == "cuda");
-  std::unique_ptr<Backend> backend = make_backend(cfg, MPI_COMM_WORLD);
+  std::unique_ptr<Backend> backend = make_backend(cfg, MPI_COMM_WORLD, scope);
   FaultInjector fault(fault_from_env(), backend->transport());  // test-only; bad syntax: exit 2
-  // Bounds every blocking call of the measured transport from its own thread (watchdog.hpp),
-  // so the transport's waits read no clock.
-  const Watchdog watchdog(backend->transport().shared_scope(), control.rank());
-  Reports reports(cfg, control);
+  Reports reports(cfg, control, last_words);
   Versions vers = versions();
   backend->describe(vers);
 
@@ -165,26 +212,39 @@ int run_sweep(const RunConfig& cfg, const LaunchEnv& launch) {
 
   PointEnv env{fault.transport(), control, topo, cfg.backend, cfg.device, cfg.quiet, backend.get()};
   long points = 0;
-  bool stopped = false;  // a rank got SIGTERM/SIGINT: the rest of the sweep is abandoned
-  for (const Block& b : plan) {
-    reports.begin_block(b);
-    std::visit(
-        [&](const auto& block) {
-          for (const SizePoint& s : sizes_of(block, topo.world_size)) {
-            if ((stopped = control.any(stop.requested()))) break;  // agreed: every rank stops at the same point
-            reports.add(measure_size_resuming(env, block, s, done));  // the block kind's own point runner
-            fault.after_point(control, ++points);
-          }
-        },
-        b);
-    reports.end_block();
-    if (stopped) break;
+  bool stopped = false;  // a rank got SIGTERM/SIGINT, or rank 0 could not write: the rest is abandoned
+  try {
+    for (const Block& b : plan) {
+      reports.begin_block(b);
+      std::visit(
+          [&](const auto& block) {
+            for (const SizePoint& s : block_sizes(b, topo.world_size)) {
+              // Agreed: every rank stops at the same point. A rank stalled here is named "between points".
+              env.transport.scope().set_phase("between points");
+              if ((stopped = control.any(stop.requested() || reports.lost()))) break;
+              reports.add(measure_size_resuming(env, block, s, done));  // the block kind's own point runner
+              fault.after_point(control, ++points);
+            }
+          },
+          b);
+      reports.end_block();
+      if (stopped) break;
+    }
+  } catch (const UsageError&) {
+    throw;  // found alike on every rank before measuring the point: exit 2, nothing to end
+  } catch (...) {
+    // This rank failed (a self-timed NCCL timeout, a transport error): main prints the line
+    // and aborts the job with 3. Rank 0 first ends the file as its watchdog would.
+    last_words.say(3);
+    throw;
   }
   std::vector<double> rss{static_cast<double>(peak_resident_bytes())};
   control.max_in_place(rss);
-  const int status = reports.finish(static_cast<std::uint64_t>(rss.front()), stopped ? (stop.signal() ? stop.signal() : SIGTERM) : 0);
-  control.barrier();  // nobody finalizes while rank 0 still needs the others
-  return status;
+  const int signal = stopped ? (stop.signal() ? stop.signal() : SIGTERM) : 0;
+  const int status = reports.finish(static_cast<std::uint64_t>(rss.front()), signal);
+  // Rank 0's status for every rank (a lost results file is known there only); nobody
+  // finalizes while rank 0 still needs the others.
+  return control.broadcast(status);
 }
 
 }  // namespace collbench

@@ -33,8 +33,8 @@ void block_termination_signals() {
   pthread_sigmask(SIG_BLOCK, &s, nullptr);
 }
 
-TerminationWatcher::TerminationWatcher(std::chrono::milliseconds grace, bool speaker)
-    : grace_(grace), speaker_(speaker), thread_([this] { watch(); }) {}
+TerminationWatcher::TerminationWatcher(std::chrono::milliseconds grace, bool speaker, LastWords* last_words)
+    : grace_(grace), speaker_(speaker), last_words_(last_words), thread_([this] { watch(); }) {}
 
 TerminationWatcher::~TerminationWatcher() {
   done_ = true;
@@ -58,6 +58,7 @@ void TerminationWatcher::watch() {
                  static_cast<long long>(grace_.count()), 128 + sig);
     std::fflush(stderr);
     std::fflush(stdout);
+    if (last_words_) last_words_->say(128 + sig);
     ::_exit(128 + sig);
   }
 }

@@ -8,10 +8,13 @@
 // requested() between points (agreed over ranks), abandons the rest, writes the `end` record
 // with exit_status 128 + signal (143 for SIGTERM) and exits. If the current point does not end
 // within the grace period (a long point, or a rank stuck in MPI), the watcher calls
-// _exit(128 + signal): the file then ends with the last complete point and no `end` record.
+// _exit(128 + signal): the file then ends with the last complete point and, when rank 0 is
+// the one that waited (LastWords), an `end` record with exit_status 128 + signal.
 #include <atomic>
 #include <chrono>
 #include <thread>
+
+#include "harness/run/last_words.hpp"
 
 namespace collbench {
 
@@ -20,7 +23,8 @@ void block_termination_signals();
 
 class TerminationWatcher {
  public:
-  explicit TerminationWatcher(std::chrono::milliseconds grace, bool speaker);
+  // `last_words` (may be null) are said before the _exit after the grace period.
+  TerminationWatcher(std::chrono::milliseconds grace, bool speaker, LastWords* last_words = nullptr);
   ~TerminationWatcher();  // the sweep ended: stop watching (no _exit after this)
   TerminationWatcher(const TerminationWatcher&) = delete;
   TerminationWatcher& operator=(const TerminationWatcher&) = delete;
@@ -32,6 +36,7 @@ class TerminationWatcher {
   void watch();
   std::chrono::milliseconds grace_;
   bool speaker_;
+  LastWords* last_words_;
   std::atomic<int> signal_{0};
   std::atomic<bool> done_{false};
   std::thread thread_;

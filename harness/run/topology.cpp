@@ -7,6 +7,7 @@
 #include "collectives/core/error.hpp"
 #include "collectives/transport/mpi/mpi_transport.hpp"
 #include "harness/run/control.hpp"
+#include "harness/run/control_call.hpp"
 
 namespace collbench {
 namespace {
@@ -116,6 +117,8 @@ Topology topology_from(const std::vector<int>& leader_of_rank, const std::vector
 
 Topology discover_topology(Control& control) {
   MPI_Comm local;
+  const ControlCall call(control.scope(), control.rank(),
+                         "in the harness's MPI_Comm_split_type/MPI_Allgather (control; some rank never arrived)");
   COLLBENCH_MPI_CHECK(MPI_Comm_split_type(control.comm(), MPI_COMM_TYPE_SHARED, control.rank(), MPI_INFO_NULL, &local),
                       nullptr);
   int leader = control.rank();

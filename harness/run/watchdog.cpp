@@ -40,8 +40,8 @@ std::string stuck_call_message(const CallScope& scope, const CallScope::Waiting&
   return TimeoutError(timeout_message(w.timeout, w.peer, w.is_send, w.what), c).what();
 }
 
-Watchdog::Watchdog(std::shared_ptr<CallScope> scope, int world_rank)
-    : scope_(std::move(scope)), world_rank_(world_rank) {
+Watchdog::Watchdog(std::shared_ptr<CallScope> scope, int world_rank, LastWords* last_words)
+    : scope_(std::move(scope)), world_rank_(world_rank), last_words_(last_words) {
   scope_->set_watched(true);
   thread_ = std::thread([this] { watch(); });
 }
@@ -92,6 +92,7 @@ void Watchdog::expire(const CallScope::Waiting& w) {
   std::fputs(line.c_str(), stderr);
   std::fflush(stderr);
   std::fflush(stdout);
+  if (last_words_) last_words_->say(3);  // after the line: a slow disk must not delay it
   ::_exit(3);
 }
 

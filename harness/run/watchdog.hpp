@@ -10,10 +10,10 @@
 // TimeoutError prints (main.cpp) —
 //   collbench: error: rank 0: timed out after 2000 ms waiting for peer to receive from rank 1
 //     (op=broadcast algo=naive size=1048576 phase=timed iteration=1 rank=0 peer=1 tag=1 bytes=1048576)
-// — flushes, and _exit(3)s: only the main thread calls MPI (main.cpp initialises it
-// MPI_THREAD_SINGLE, which Open MPI runs without locks), so this thread may not call MPI (no
-// MPI_Abort); the launcher (mpirun, srun) sees a rank exit without finalising
-// and ends the job. Time to exit: timeout + at most two ticks + the launcher's teardown.
+// — flushes, says its last words (rank 0: the `end` record, exit_status 3), and _exit(3)s: only the main thread calls
+// MPI (main.cpp initialises it MPI_THREAD_SINGLE, which Open MPI runs without locks), so this thread may not call MPI
+// (no MPI_Abort); the launcher (mpirun, srun) sees a rank exit without finalising and ends the job. Time to exit:
+// timeout + at most two ticks + the launcher's teardown.
 //
 // Self-timed calls (Deadline: thread transport, NCCL, an unwatched MPI transport) throw their
 // own TimeoutError at the deadline; for them the watchdog is only a backstop, 2 x timeout + 1 s,
@@ -30,6 +30,7 @@
 #include <thread>
 
 #include "collectives/transport/call_scope.hpp"
+#include "harness/run/last_words.hpp"
 
 namespace collbench {
 
@@ -37,7 +38,8 @@ class Watchdog {
  public:
   // Watches `scope` (shared by the measured transport, its wrappers and splits). `world_rank`
   // is the rank printed after "rank " (MPI_COMM_WORLD's, as main prints for thrown errors).
-  Watchdog(std::shared_ptr<CallScope> scope, int world_rank);
+  // `last_words` (may be null) are said before _exit(3): rank 0 writes the `end` record.
+  Watchdog(std::shared_ptr<CallScope> scope, int world_rank, LastWords* last_words = nullptr);
   ~Watchdog();  // stops watching (unwatched again) and joins the thread
   Watchdog(const Watchdog&) = delete;
   Watchdog& operator=(const Watchdog&) = delete;
@@ -52,6 +54,7 @@ class Watchdog {
   [[noreturn]] void expire(const CallScope::Waiting& w);
   std::shared_ptr<CallScope> scope_;
   int world_rank_;
+  LastWords* last_words_;
   std::mutex mutex_;
   std::condition_variable wake_;
   bool done_ = false;

@@ -80,9 +80,11 @@ def test_hang(collbench: str, mpiexec: str, workdir: str) -> None:
     missing = [w for w in want if w not in line]
     if missing:
         fail(f"the timeout line lacks {missing}: {line!r}")
-    types = [r["type"] for r in records(out)]
-    if types != ["run"]:
-        fail(f"an aborted run keeps its run record and writes no end record, got {types}")
+    recs = records(out)
+    types = [r["type"] for r in recs]
+    # Rank 0 is the rank that timed out: its watchdog writes the end record before _exit(3).
+    if types != ["run", "end"] or recs[-1]["exit_status"] != 3 or recs[-1]["points"] != 0:
+        fail(f"an aborted run keeps its run record and ends with an end record (exit_status 3), got {recs}")
     print(f"hang: OK in {secs:.1f} s: {line}")
 
 

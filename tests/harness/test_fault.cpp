@@ -17,9 +17,13 @@ TEST(Fault, Grammar) {
   const FaultSpec k = parse_fault_spec("kill:rank=2:after_points=3");
   EXPECT_EQ(k.kind, FaultSpec::Kind::kill);
   EXPECT_EQ(k.after, 3);
+  const FaultSpec st = parse_fault_spec("stop:rank=1:after_points=2");
+  EXPECT_EQ(st.kind, FaultSpec::Kind::stop);
+  EXPECT_EQ(st.rank, 1);
+  EXPECT_EQ(st.after, 2);
   for (const char* bad : {"", "skip_recv", "skip_recv:rank=1", "skip_recv:rank=1:after_points=2", "kill:rank=1:after=2",
-                          "hang:rank=1:after=2", "skip_recv:rank=-1:after=2", "skip_recv:rank=1:after=x",
-                          "skip_recv:rank=1:after=2:extra"}) {
+                          "stop:rank=1:after=2", "hang:rank=1:after=2", "skip_recv:rank=-1:after=2",
+                          "skip_recv:rank=1:after=x", "skip_recv:rank=1:after=2:extra"}) {
     try {
       parse_fault_spec(bad);
       ADD_FAILURE() << "accepted '" << bad << "'";

@@ -1,8 +1,13 @@
 // JSON Lines records: every contract field present with the right type; skipped -> nulls;
-// the writer appends, truncates only on request, and leaves no empty file it created.
+// the writer appends, truncates only on request, and leaves no empty file it created; a full
+// disk or a short write is an error naming the file that leaves no partial record; a file that
+// is not ours, or corrupt before its last line, is named by its first bad line.
 #include <gtest/gtest.h>
+#include <sys/resource.h>
 
+#include <csignal>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -197,5 +202,85 @@ TEST_F(WriterTest, BadPathsAreUsageErrors) {
   EXPECT_THROW(JsonlWriter(dir_.string(), false), UsageError);
 }
 
+// A full device: every write fails with ENOSPC; the error names the file and the OS error, and
+// the writer refuses further records instead of writing after a gap.
+TEST_F(WriterTest, FullDiskIsAResultsWriteErrorNamingTheFile) {
+  if (!std::filesystem::exists("/dev/full")) GTEST_SKIP() << "no /dev/full";
+  JsonlWriter w("/dev/full", false);
+  try {
+    w.write(ordered_json{{"type", "result"}});
+    ADD_FAILURE() << "a write to /dev/full succeeded";
+  } catch (const ResultsWriteError& e) {
+    EXPECT_NE(std::string(e.what()).find("/dev/full"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find(std::strerror(ENOSPC)), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(w.write(ordered_json{{"type", "end"}}), ResultsWriteError);
+}
+
+// A short write (the space runs out mid-record) is undone: the file ends with the last whole
+// record. RLIMIT_FSIZE makes the kernel write only up to the limit, as a full disk does.
+TEST_F(WriterTest, ShortWriteLeavesNoPartialRecord) {
+  const auto p = dir_ / "short.jsonl";
+  JsonlWriter w(p.string(), false);
+  const ordered_json rec = {{"type", "result"}, {"pad", std::string(100, 'x')}};
+  w.write(rec);
+  const auto whole = std::filesystem::file_size(p);
+  rlimit old{};
+  ASSERT_EQ(::getrlimit(RLIMIT_FSIZE, &old), 0);
+  const auto old_handler = std::signal(SIGXFSZ, SIG_IGN);
+  rlimit small = old;
+  small.rlim_cur = whole + 40;  // room for 40 bytes of the next record only
+  ASSERT_EQ(::setrlimit(RLIMIT_FSIZE, &small), 0);
+  bool threw = false;
+  try {
+    w.write(rec);
+  } catch (const ResultsWriteError& e) {
+    threw = true;
+    EXPECT_NE(std::string(e.what()).find(p.string()), std::string::npos) << e.what();
+  }
+  ::setrlimit(RLIMIT_FSIZE, &old);
+  std::signal(SIGXFSZ, old_handler);
+  EXPECT_TRUE(threw);
+  EXPECT_EQ(std::filesystem::file_size(p), whole) << "the 40 bytes written of the second record were not removed";
+  EXPECT_EQ(lines(p), 1);
+}
+
+TEST_F(WriterTest, ForeignLineNamesTheFirstLineThatIsNotOurs) {
+  const auto p = dir_ / "f.jsonl";
+  const std::string run = R"({"type":"run","schema":"collbench/1"})"
+                          "\n";
+  const std::string result = R"({"type":"result","schema":"collbench/1"})"
+                             "\n";
+  const auto with = [&](const std::string& text) {
+    std::ofstream(p, std::ios::trunc) << text;
+    return foreign_line(p.string());
+  };
+  EXPECT_EQ(foreign_line((dir_ / "missing.jsonl").string()), std::nullopt);
+  EXPECT_EQ(foreign_line("/dev/null"), std::nullopt) << "only regular files are read (a tty or FIFO would block)";
+  EXPECT_EQ(with(""), std::nullopt);
+  EXPECT_EQ(with(run + result + "\n" + result), std::nullopt) << "blank lines are skipped by every reader";
+  EXPECT_EQ(with(run + result + R"({"type":"resu)"), std::nullopt) << "a cut LAST line is a killed run's";
+  const auto bad = [&](const std::string& text, const std::string& want) {
+    const auto why = with(text);
+    ASSERT_TRUE(why.has_value()) << text;
+    EXPECT_EQ(why->rfind(p.string() + ":" + want, 0), 0u) << *why;
+  };
+  bad(run + "garbage\n" + result, "2: not valid JSON");
+  bad(run +
+          R"({"type":"resu)"
+          "\n" +
+          result,
+      "2: not valid JSON");
+  bad(R"({"name":"osu_latency"})"
+      "\n",
+      "1: not a collbench/1 record");
+  bad(run + R"({"type":"result","schema":7})"
+            "\n",
+      "2: not a collbench/1 record");
+  bad(run + "[1,2]\n", "2: not a collbench/1 record");
+  bad(run + R"({"type":"bogus","schema":"collbench/1"})"
+            "\n",
+      "2: record type 'bogus'");
+}
 }  // namespace
 }  // namespace collbench

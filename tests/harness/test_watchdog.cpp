@@ -1,14 +1,17 @@
 // The watchdog (harness/run/watchdog.hpp): it ends a process whose blocking call outlives its
 // timeout with the same one line a thrown TimeoutError gives, leaves finished and self-timed
 // calls alone, and its wording names the peer, the message and the measured call.
-#include "harness/run/watchdog.hpp"
-
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <cstdio>
+#include <stdexcept>
 #include <thread>
 
 #include "collectives/transport/thread/thread_transport.hpp"
+#include "harness/run/control_call.hpp"
+#include "harness/run/last_words.hpp"
+#include "harness/run/watchdog.hpp"
 
 namespace collbench {
 namespace {
@@ -111,6 +114,73 @@ TEST(WatchdogDeathTest, ASelfTimedCallGetsTheBackstopOnly) {
         std::exit(0);
       },
       ::testing::ExitedWithCode(3), "timed out after 100 ms");
+}
+
+// Rank 0's last words (the end record) are said after the line, before _exit(3).
+TEST(WatchdogDeathTest, LastWordsAreSaidBeforeTheExit) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(
+      {
+        auto s = std::make_shared<CallScope>(100ms);
+        LastWords words;
+        words.set([](int status) { std::fprintf(stderr, "last words: exit_status %d\n", status); });
+        Watchdog w(s, 0, &words);
+        BlockingCall c(*s, nullptr, "in barrier");
+        std::this_thread::sleep_for(10s);
+        std::exit(0);
+      },
+      ::testing::ExitedWithCode(3), "timed out after 100 ms in barrier.*\n.*last words: exit_status 3");
+}
+
+TEST(LastWords, SaidOnceAndNotAfterClear) {
+  LastWords words;
+  int said = 0;
+  words.set([&](int) { ++said; });
+  words.say(3);
+  words.say(3);
+  EXPECT_EQ(said, 1);
+  words.set([&](int) { ++said; });
+  words.clear();
+  words.say(143);
+  EXPECT_EQ(said, 1);
+  words.set([](int) { throw std::runtime_error("disk full"); });
+  words.say(3);  // swallowed: the process is about to exit anyway
+}
+
+// The harness's control collectives are bounded too, with a longer limit than the data path,
+// rank 0 first: a rank stuck in the data path reports first, and rank 0 before the others.
+TEST(ControlCall, PublishedWithALongerLimit) {
+  EXPECT_EQ(ControlCall::timeout_for(2000ms, 0), 5000ms);
+  EXPECT_EQ(ControlCall::timeout_for(2000ms, 3), 6000ms);
+  CallScope s(2000ms);
+  {
+    const ControlCall c(&s, 1, "in the harness's MPI_Allreduce", 4);
+    EXPECT_TRUE(s.blocking());
+    EXPECT_EQ(s.waiting().timeout, 6000ms);
+    EXPECT_EQ(s.waiting().peer, 4);
+    EXPECT_FALSE(s.waiting().self_timed);
+  }
+  EXPECT_FALSE(s.blocking());
+  const ControlCall none(nullptr, 0, "no scope: nothing published");
+}
+
+TEST(WatchdogDeathTest, AStuckControlCallEndsTheProcessAfterItsOwnLimit) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(
+      {
+        auto s = std::make_shared<CallScope>(100ms);
+        Watchdog w(s, 0);
+        const auto t0 = std::chrono::steady_clock::now();
+        {
+          const ControlCall c(s.get(), 0, "in the harness's MPI_Allreduce (control)");
+          std::this_thread::sleep_for(600ms);  // past the data path's 100 ms, inside 2 x 100 + 1000
+        }
+        if (std::chrono::steady_clock::now() - t0 < 600ms) std::exit(1);
+        const ControlCall c(s.get(), 0, "in the harness's MPI_Allreduce (control)");
+        std::this_thread::sleep_for(10s);
+        std::exit(0);
+      },
+      ::testing::ExitedWithCode(3), "timed out after 1200 ms in the harness's MPI_Allreduce \\(control\\)");
 }
 
 }  // namespace

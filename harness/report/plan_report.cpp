@@ -1,0 +1,90 @@
+#include "harness/report/plan_report.hpp"
+
+#include <algorithm>
+#include <string>
+
+#include "collectives/core/error.hpp"
+#include "harness/run/memcheck.hpp"
+
+namespace collbench {
+namespace {
+
+std::string mib(std::uint64_t bytes) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f MiB", static_cast<double>(bytes) / (1 << 20));
+  return buf;
+}
+
+std::string size_range(const std::vector<SizePoint>& sizes) {
+  if (sizes.empty()) return "no sizes";
+  return std::to_string(sizes.front().bytes) + " .. " + std::to_string(sizes.back().bytes) + " B (" +
+         std::to_string(sizes.size()) + " sizes)";
+}
+
+std::string timing(const Settings& s) {
+  char timeout[32];
+  std::snprintf(timeout, sizeof timeout, "%g", s.timeout_s);
+  return "iters " + std::to_string(s.iters) + ", warmup " + std::to_string(s.warmup) + ", mode " +
+         timing_mode_name(s.mode()) + ", sync " + sync_method_name(s.sync) + ", timeout " + timeout + " s";
+}
+
+}  // namespace
+
+int dry_run_world(const RunConfig& cfg, const LaunchEnv& launch) {
+  if (cfg.dry_run_ranks) return *cfg.dry_run_ranks;
+  return launch.declared_size.value_or(1);
+}
+
+int dry_run(const RunConfig& cfg, const std::vector<Block>& plan, const LaunchEnv& launch, bool speaker,
+            std::FILE* out) {
+  const int world = dry_run_world(cfg, launch);
+  check_plan_for_world(plan, world);
+  const std::uint64_t available = available_host_memory();
+  if (auto why = plan_memory_problem(plan, world, world, available, cfg.device == "cuda")) throw UsageError(*why);
+  if (!speaker) return 0;
+
+  std::fprintf(out, "collbench dry run: %d rank(s) on one node, backend %s, device %s%s\n", world, cfg.backend.c_str(),
+               cfg.device.c_str(), cfg.config_path ? (", sweep " + *cfg.config_path).c_str() : "");
+  long points = 0;
+  int n = 0;
+  for (const Block& b : plan) {
+    const auto sizes = block_sizes(b, world);
+    const Settings& s = settings_of(b);
+    if (const auto* c = std::get_if<CollectiveBlock>(&b)) {
+      std::string algos;
+      for (const AlgoEntry* e : c->algos) algos += (algos.empty() ? "" : ",") + e->algo;
+      std::fprintf(out, "block %d: %s algo=%s dtype=%s", ++n, std::string(op_name(c->op)).c_str(), algos.c_str(),
+                   std::string(dtype_name(c->dtype)).c_str());
+      if (c->redop) std::fprintf(out, " redop=%s", std::string(redop_name(*c->redop)).c_str());
+      if (c->root) std::fprintf(out, " root=%d", *c->root);
+      std::fprintf(out, " in_place=%d\n", c->in_place ? 1 : 0);
+      std::fprintf(out, "  %s; %s\n", size_range(sizes).c_str(), timing(s).c_str());
+      if (!sizes.empty()) {
+        const PointMemory m = point_memory_need(c->op, sizes.back().chunk_count, c->dtype, world);
+        std::fprintf(out, "  memory per rank at %llu B: %s (buffers %s + extra %s)\n",
+                     static_cast<unsigned long long>(sizes.back().bytes), mib(m.total()).c_str(),
+                     mib(m.buffers).c_str(), mib(m.extra).c_str());
+      }
+      points += static_cast<long>(sizes.size() * c->algos.size());
+    } else {
+      const auto& p = std::get<P2pBlock>(b);
+      std::fprintf(out, "block %d: pingpong algo=%s pairs=%s\n  %s; %s\n", ++n, p2p_method_name(p.method),
+                   pairs_text(s.pairs).c_str(), size_range(sizes).c_str(), timing(s).c_str());
+      points += static_cast<long>(sizes.size());  // per pair: the pairs are chosen on the real topology
+    }
+  }
+  std::fprintf(out, "total: %d block(s), %ld point(s)%s; memory available on this node: %s\n", n, points,
+               plan.end() != std::find_if(plan.begin(), plan.end(),
+                                          [](const Block& b) { return std::holds_alternative<P2pBlock>(b); })
+                   ? " (pingpong: per pair)"
+                   : "",
+               available ? mib(available).c_str() : "unknown");
+  if (cfg.json_path)
+    std::fprintf(out, "results: %s (%s)\n", cfg.json_path->c_str(),
+                 cfg.overwrite ? "truncated"
+                 : cfg.resume  ? "resumed: points already recorded are skipped"
+                               : "appended");
+  return 0;
+}
+
+}  // namespace collbench
