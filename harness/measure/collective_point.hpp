@@ -13,6 +13,7 @@ namespace collbench {
 
 class Control;
 class Transport;
+struct FaultSpec;
 
 // What stays the same for every point of a run.
 struct PointEnv {
@@ -22,6 +23,7 @@ struct PointEnv {
   std::string backend;
   std::string device;
   bool quiet = false;  // no per-rank notes about wrong elements on stderr
+  const FaultSpec* delay = nullptr;  // TEST ONLY (COLLBENCH_TEST_FAULT=delay:...): calls it slows down
 };
 
 // Collective over all ranks; all ranks return the same results.

@@ -65,7 +65,7 @@ void warn_dropped_tail(const std::string& path, std::uint64_t removed) {
 // Everything rank 0 writes: the JSON Lines file and the table. Other ranks hold none.
 class Reports {
  public:
-  Reports(const RunConfig& cfg, Control& control) {
+  Reports(const RunConfig& cfg, Control& control) : keep_samples_(cfg.keep_samples) {
     std::optional<std::string> failure;
     if (control.rank() == 0 && cfg.json_path) {
       if (!cfg.overwrite) warn_dropped_tail(*cfg.json_path, drop_truncated_tail(*cfg.json_path));
@@ -99,7 +99,7 @@ class Reports {
       ++end_.points;
       if (r.skipped) ++end_.skipped_points;
       if (r.wrong > 0) ++end_.wrong_points;
-      if (json_) json_->write(result_json(r, run_id_));
+      if (json_) json_->write(result_json(r, run_id_, keep_samples_));
     }
     if (table_) table_->add_row(row);
   }
@@ -122,6 +122,7 @@ class Reports {
   std::optional<JsonlWriter> json_;
   std::optional<TableReport> table_;
   std::string run_id_;
+  long keep_samples_ = 0;
   EndRecord end_;
 };
 
@@ -161,6 +162,7 @@ int run_sweep(const RunConfig& cfg, const LaunchEnv& launch) {
   const ResumeSet done = cfg.resume ? ResumeSet(control, *cfg.json_path, control.rank() == 0) : ResumeSet();
 
   PointEnv env{fault.transport(), control, topo, cfg.backend, cfg.device, cfg.quiet};
+  env.delay = fault.delay();  // test-only
   long points = 0;
   bool stopped = false;  // a rank got SIGTERM/SIGINT: the rest of the sweep is abandoned
   for (const Block& b : plan) {
