@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import math
 import sys
+import textwrap
 from pathlib import Path
 from typing import Sequence
 
@@ -115,22 +116,23 @@ def collcompare_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="collcompare",
         formatter_class=argparse.RawDescriptionHelpFormatter,
-        description="Compare two sets of collbench results point by point. A point is regressed/improved only "
+        description=textwrap.fill("Compare two sets of collbench results point by point. A point is regressed/improved only "
                     "when its change is statistically significant after correcting for the number of points "
                     "AND larger than --threshold (on a low percentile of each point's samples, --quantile); the default verdict is control-normalised (each point divided "
                     "by its own run's library point at the same size), so a slower machine is reported as drift "
                     "of the controls, not as a regression of every algorithm. Give several runs per side (a "
                     "folder, or one file holding several runs) to estimate the between-run variance from them. "
-                    "Exit status: 0 no significant regression, 1 at least one, 2 bad input.",
-        epilog="verdicts: regressed, improved, unchanged, inconclusive (too few samples, no control), control "
-               "(a control point: measures the machine), added, removed, skipped.\n"
+                    "Exit status: 0 no significant regression, 1 at least one, 2 bad input.", 100),
+        epilog=textwrap.fill("verdicts: regressed, improved, unchanged, inconclusive (too few samples, no control), "
+                             "control (a control point: measures the machine), added, removed, skipped.", 100) + "\n"
                "example: collcompare main/ branch/ -o cmp --threshold 5%")
     p.add_argument("before", help="baseline *.jsonl file or folder (all runs in it form the BEFORE side)")
     p.add_argument("after", help="candidate *.jsonl file or folder (all runs in it form the AFTER side)")
     p.add_argument("-o", "--outdir", type=Path, default=None,
                    help="write compare.md, compare.html and compare_<op>.png here (default: print only)")
     p.add_argument("--threshold", type=_fraction, default=0.10,
-                   help="smallest change of the median time that counts, e.g. 0.10 or 10%% (default 0.10)")
+                   help="smallest change that counts (of the compared, normalised statistic), e.g. 0.10 or 10%% "
+                        "(default 0.10)")
     p.add_argument("--alpha", type=_alpha, default=0.05, help="significance level after correction (default 0.05)")
     p.add_argument("--correction", choices=("bh", "holm"), default="bh",
                    help="multiple-testing correction across points: bh = Benjamini-Hochberg (false discovery "

@@ -3,14 +3,16 @@
 Samples within one run share that run's state (pseudo-replicates, Hoefler & Belli SC'15), so
 a verdict must allow for what changes *between* runs. Per point and side:
 
-- each run gives a log median time: normalised by the median of the run's own control point
-  (same op, size and variant, algorithm ``library`` unless told otherwise) in ``normalised``
-  mode, absolute in ``raw`` mode; its sampling variance is bootstrapped from the samples
-  (``samples_us``; from p5/p95 and the sample count in older records);
+- each run gives the log of a low percentile of the point's samples (p10 unless told
+  otherwise, see DEFAULT_QUANTILE): normalised by the same statistic of the run's own control
+  point (same op, size and variant, algorithm ``library`` unless told otherwise) in
+  ``normalised`` mode, absolute in ``raw`` mode; its sampling variance is bootstrapped from the
+  samples (``samples_us``; from p5/p50/p95 and the sample count in older records);
 - the change is exp(mean log of AFTER's runs − mean log of BEFORE's) − 1;
 - its variance is the sampling variance plus the between-run variance, estimated per size band
   from the spread of the runs of each side when both sides have ≥ 2 runs, else from the robust
-  spread (MAD) of the changes of all judged points of the band (most points do not change);
+  spread (MAD) of the other algorithms' changes in the band (most points do not change) plus
+  the part of a disturbed control's move that normalising leaves;
 - z-test on the log change, p-values corrected across points (Benjamini–Hochberg or Holm).
 
 ``regressed``/``improved`` need both a corrected p below alpha *and* a change beyond the
@@ -32,8 +34,8 @@ from scipy import stats
 from .load import MATCH_FIELDS, Point, format_bytes, group_by, match_key
 from .tables import Table, fmt_num
 
-MIN_SAMPLES = 5  # fewer samples in a run: the median's uncertainty cannot be estimated
-BOOTSTRAP = 400  # resamples per run for the variance of the log median
+MIN_SAMPLES = 5  # fewer samples in a run: the percentile's uncertainty cannot be estimated
+BOOTSTRAP = 400  # resamples per run for the variance of the log percentile
 MODES = ("auto", "normalised", "raw")
 # The statistic compared: a low percentile of each point's samples. On a shared machine
 # interference only ever adds time, so the lower tail measures the code and the median the code
@@ -63,7 +65,7 @@ CHANGED = (Verdict.REGRESSED, Verdict.IMPROVED)
 
 @dataclass(frozen=True)
 class RunEstimate:
-    """One run's log median time (normalised or not) and its sampling variance."""
+    """One run's log of the compared percentile (normalised or not) and its sampling variance."""
 
     log_m: float
     var: float
@@ -78,12 +80,12 @@ class PointDiff:
     before: Point | None
     after: Point | None
     verdict: Verdict
-    change: float | None = None  # AFTER/BEFORE − 1 of the (normalised) median time
+    change: float | None = None  # AFTER/BEFORE − 1 of the (normalised) compared percentile
     ci: tuple[float, float] | None = None  # 95 % confidence interval of `change`
     p: float | None = None
     p_adj: float | None = None
     method: str = ""  # "normalised" or "raw"
-    raw_change: float | None = None  # absolute p50 change, whatever the method
+    raw_change: float | None = None  # change of the compared percentile without normalising
     runs: tuple[int, int] = (0, 0)
     reason: str = ""
     # intermediate values of the test
@@ -146,7 +148,7 @@ class Comparison:
                "auto": f"control-normalised (each point ÷ its run's own {ctl} point at the same size; raw where "
                        "there is none and both sides have replicate runs)"}[self.mode]
         between = ("between-run variance from the replicate runs" if min(self.runs) >= 2
-                   else "between-run variance from the spread of all points' changes (one run per side)")
+                   else "between-run variance from the other algorithms' changes at those sizes (one run per side)")
         corr = {"bh": "Benjamini–Hochberg", "holm": "Holm"}[self.correction]
         stat = "median" if self.quantile == 50 else f"{self.quantile:g}th percentile"
         return (f"verdict: {how}, on each point's {stat}; {self.runs[0]} vs {self.runs[1]} run(s), {between}; "
