@@ -12,7 +12,7 @@ a verdict must allow for what changes *between* runs. Per point and side:
 - its variance is the sampling variance plus the between-run variance, estimated per size band
   from the spread of the runs of each side when both sides have ≥ 2 runs, else from the robust
   spread (MAD) of the other algorithms' changes in the band (most points do not change) plus
-  the part of a disturbed control's move that normalising leaves;
+  the part of the control's move that normalising leaves;
 - z-test on the log change, p-values corrected across points (Benjamini–Hochberg or Holm).
 
 ``regressed``/``improved`` need both a corrected p below alpha *and* a change beyond the
@@ -319,9 +319,8 @@ def compare(before: Iterable[Point], after: Iterable[Point], threshold: float = 
         pending.append((d, eb, ea))
 
     _between_run_variance(pending, replicated)
-    drift = machine_drift(diffs, controls)
     if not replicated:  # replicate runs measure this directly
-        _disturbed_controls(pending, diffs, controls, drift)
+        _moved_controls(pending, diffs, controls)
     for d, _, _ in pending:
         se = math.sqrt(d.var_within + d.var_between)
         d.p = float(2 * stats.norm.sf(abs(d.log_change) / se)) if se > 0 else (0.0 if d.log_change else 1.0)
@@ -335,7 +334,7 @@ def compare(before: Iterable[Point], after: Iterable[Point], threshold: float = 
             d.reason = "within run-to-run noise"
         elif q < alpha:
             d.reason = "significant, below the threshold"
-    return Comparison(sorted(diffs, key=_sort_key), drift, mode, threshold, alpha, correction, controls, n_runs,
+    return Comparison(sorted(diffs, key=_sort_key), machine_drift(diffs, controls), mode, threshold, alpha, correction, controls, n_runs,
                       quantile)
 
 
@@ -372,28 +371,30 @@ def _between_run_variance(pending: list[tuple[PointDiff, list[RunEstimate], list
                                 - statistics.median(t[0].var_within for t in pool))
 
 
-CONTROL_LEAK = 0.5  # share of a control's own excess move that normalising leaves in a point (seen on A/A runs)
+def _moved_controls(pending: list[tuple[PointDiff, list[RunEstimate], list[RunEstimate]]],
+                    diffs: Sequence[PointDiff], controls: Sequence[str]) -> None:
+    """Add the uncertainty that normalising leaves when a point's control moved between the runs.
 
-
-def _disturbed_controls(pending: list[tuple[PointDiff, list[RunEstimate], list[RunEstimate]]],
-                        diffs: Sequence[PointDiff], controls: Sequence[str], drift: Drift) -> None:
-    """Add the uncertainty of a disturbed size to the points normalised by it.
-
-    A control that moved much more (or less) than the machine's drift shows that its size was
-    disturbed in one of the runs (a burst of load, seen on every algorithm of that size); the
-    algorithms suffer it unequally, so normalising removes only part of it. The part left,
-    CONTROL_LEAK × the control's excess log change, is added as between-run variance.
+    Whether the whole machine drifted or one size was disturbed, algorithms may react to it
+    unequally, so dividing by the control removes only part of it. How much is left is learned
+    from the comparison itself: τ = robust spread (1.4826 · MAD) of the ratios (normalised change ÷
+    control's change) of the *other* algorithms' points whose control moved by more than 5 %;
+    τ² × the control's log change² is added as between-run variance. A uniform drift gives τ ≈ 0.
     """
-    if drift.change is None:
-        return
-    base = math.log1p(drift.change)
     ctl_log = {d.key: math.log1p(d.raw_change) for d in diffs
                if d.point.algo in controls and d.raw_change is not None and d.raw_change > -1}
+    moved = {}
     for d, _, _ in pending:
-        if d.method != "normalised":
+        if d.method == "normalised":
+            moved[id(d)] = next((ctl_log[ck] for c in controls if (ck := _control_key(d.key, c)) in ctl_log), 0.0)
+    for d, _, _ in pending:
+        m = moved.get(id(d), 0.0)
+        if not m:
             continue
-        excess = next((ctl_log[ck] - base for c in controls if (ck := _control_key(d.key, c)) in ctl_log), 0.0)
-        d.var_between += (CONTROL_LEAK * excess) ** 2
+        ratios = [t.log_change / moved[id(t)] for t, _, _ in pending
+                  if id(t) in moved and t.point.algo != d.point.algo and abs(moved[id(t)]) > math.log1p(0.05)]
+        if len(ratios) >= 8:
+            d.var_between += robust_var(ratios) * m * m
 
 
 def machine_drift(diffs: Sequence[PointDiff], controls: Sequence[str]) -> Drift:

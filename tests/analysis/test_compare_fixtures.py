@@ -93,7 +93,7 @@ def test_planted_slowdown_is_found_and_nothing_else(points: dict[str, list[Point
     """aa1 vs slow1, the best-matched pair (the machine drifted 1 % between them; all pairs: next
     test and the README). Every planted point at 64K–512K is
     regressed; at 1M–4M this machine's run-to-run noise is of the order of the 20 % (A/A changes
-    up to ±50 % there, the library itself moved +177 % at 1M broadcast), so 3 of the 6 stay
+    up to ±50 % there, the library itself moved +177 % at 1M broadcast), so 4 of the 6 stay
     "unchanged" with one run per side: the estimate points the right way, the test cannot call it."""
     cmp = run(points, ["aa1"], ["slow1"])
     hit = [d for d in cmp.diffs if planted(d)]
@@ -101,14 +101,14 @@ def test_planted_slowdown_is_found_and_nothing_else(points: dict[str, list[Point
     mid = [d for d in hit if d.point.bytes <= 512 << 10]
     assert sum(d.verdict is Verdict.REGRESSED for d in mid) >= 0.95 * len(mid)
     assert all(0.12 < d.change < 0.45 for d in mid), [d.change for d in mid]
-    assert sum(d.verdict is Verdict.REGRESSED for d in hit) >= 11
+    assert sum(d.verdict is Verdict.REGRESSED for d in hit) >= 10
     assert all(d.change > 0.1 and d.verdict is not Verdict.IMPROVED for d in hit)
     assert rate([d for d in judged(cmp) if not planted(d)]) <= AA_RATE
     assert abs(cmp.drift.change) < 0.05
 
 
 def test_planted_slowdown_over_every_pair_never_blames_others(points: dict[str, list[Point]]) -> None:
-    """Every (A/A run, slowdown run) pair: detection ranges from 0 to 11 of 14 (README), but the
+    """Every (A/A run, slowdown run) pair: detection ranges from 0 to 10 of 14 (README), but the
     unplanted points stay within the A/A rate and no planted point is ever called improved."""
     detected = 0
     for b, a in itertools.product(AA_RUNS, ("slow1", "slow2")):
@@ -116,20 +116,18 @@ def test_planted_slowdown_over_every_pair_never_blames_others(points: dict[str, 
         assert rate([d for d in judged(cmp) if not planted(d)]) <= AA_RATE, (b, a)
         assert not any(planted(d) and d.verdict is Verdict.IMPROVED for d in cmp.diffs), (b, a)
         detected += sum(planted(d) and d.verdict is Verdict.REGRESSED for d in cmp.diffs)
-    assert detected == 34  # of 8 × 14: the rate the README reports
+    assert detected == 33  # of 8 × 14: the rate the README reports
 
 
 def test_machine_drift_is_reported_and_normalisation_keeps_it_out(points: dict[str, list[Point]]) -> None:
     """The run under busy loops on both cores came out 40–60 % *faster* (p10) than the A/A runs
     (busy loops keep the cores out of their idle states): the drift is reported; the raw comparison
-    flags a third or more of the points, the normalised one at most half as many — against aa4,
-    17 broadcast points whose custom algorithms gained less than the library did under the load
-    (they moved relative to the control: shown, not hidden)."""
+    flags a third or more of the points, the normalised one none."""
     for b in AA_RUNS:
         cmp = run(points, [b], ["load"])
         assert cmp.drift.points == 40 and cmp.drift.change < -0.10
         assert "faster in AFTER" in cmp.drift.sentence()
         raw = run(points, [b], ["load"], mode="raw")
         norm_rate, raw_rate = rate(judged(cmp)), rate(judged(raw))
-        assert raw_rate > 0.3 and norm_rate < raw_rate / 2, (b, norm_rate, raw_rate)
+        assert raw_rate > 0.3 and norm_rate <= AA_RATE, (b, norm_rate, raw_rate)
         assert all(d.ci[0] > 0 or d.ci[1] < 0 for d in cmp.changed)
