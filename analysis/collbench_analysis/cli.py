@@ -7,7 +7,9 @@ Exit codes: 0 ok, 1 collcompare found a regression, 2 bad input or usage.
 from __future__ import annotations
 
 import argparse
+import math
 import sys
+import textwrap
 from pathlib import Path
 from typing import Sequence
 
@@ -83,19 +85,69 @@ def collplot_main(argv: Sequence[str] | None = None) -> int:
 
 # --------------------------------------------------------------------------- collcompare
 
+def _names(text: str) -> list[str]:
+    names = [s.strip() for s in text.split(",") if s.strip()]
+    if not names:
+        raise argparse.ArgumentTypeError(f"bad control list {text!r} (e.g. library or library,ring)")
+    return names
+
+
+def _alpha(text: str) -> float:
+    try:
+        v = float(text)
+    except ValueError:
+        v = -1.0
+    if not 0 < v < 1:
+        raise argparse.ArgumentTypeError(f"bad alpha {text!r} (a probability, e.g. 0.05)")
+    return v
+
+
+def _percentile(text: str) -> float:
+    try:
+        v = float(text)
+    except ValueError:
+        v = -1.0
+    if not 0 < v < 100:
+        raise argparse.ArgumentTypeError(f"bad quantile {text!r} (a percentile between 0 and 100, e.g. 10 or 50)")
+    return v
+
+
 def collcompare_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="collcompare",
-        description="Compare two collbench result sets point by point with a noise-aware verdict. "
-                    "Exit status: 0 no regression, 1 at least one regression, 2 bad input.",
-        epilog="example: collcompare main.jsonl branch.jsonl -o cmp --threshold 5%")
-    p.add_argument("before", help="baseline *.jsonl file or folder")
-    p.add_argument("after", help="candidate *.jsonl file or folder")
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        description=textwrap.fill("Compare two sets of collbench results point by point. A point is regressed/improved only "
+                    "when its change is statistically significant after correcting for the number of points "
+                    "AND larger than --threshold (on a low percentile of each point's samples, --quantile); the default verdict is control-normalised (each point divided "
+                    "by its own run's library point at the same size), so a slower machine is reported as drift "
+                    "of the controls, not as a regression of every algorithm. Give several runs per side (a "
+                    "folder, or one file holding several runs) to estimate the between-run variance from them. "
+                    "Exit status: 0 no significant regression, 1 at least one, 2 bad input.", 100),
+        epilog=textwrap.fill("verdicts: regressed, improved, unchanged, inconclusive (too few samples, no control), "
+                             "control (a control point: measures the machine), added, removed, skipped.", 100) + "\n"
+               "example: collcompare main/ branch/ -o cmp --threshold 5%")
+    p.add_argument("before", help="baseline *.jsonl file or folder (all runs in it form the BEFORE side)")
+    p.add_argument("after", help="candidate *.jsonl file or folder (all runs in it form the AFTER side)")
     p.add_argument("-o", "--outdir", type=Path, default=None,
-                   help="write compare.md and compare_<op>.png here (default: print only)")
+                   help="write compare.md, compare.html and compare_<op>.png here (default: print only)")
     p.add_argument("--threshold", type=_fraction, default=0.10,
-                   help="relative p50 change that counts, e.g. 0.10 or 10%% (default 0.10)")
-    p.add_argument("--changed-only", action="store_true", help="print only points whose verdict is not 'same'")
+                   help="smallest change that counts (of the compared, normalised statistic), e.g. 0.10 or 10%% "
+                        "(default 0.10)")
+    p.add_argument("--alpha", type=_alpha, default=0.05, help="significance level after correction (default 0.05)")
+    p.add_argument("--correction", choices=("bh", "holm"), default="bh",
+                   help="multiple-testing correction across points: bh = Benjamini-Hochberg (false discovery "
+                        "rate, default), holm = Holm (family-wise error)")
+    p.add_argument("--mode", choices=("auto", "normalised", "raw"), default="auto",
+                   help="auto (default): control-normalised where the run has a control point, else raw when "
+                        "both sides have >= 2 runs, else inconclusive; normalised: always divide by the control; "
+                        "raw: absolute times (machine drift counts as change)")
+    p.add_argument("--control", type=_names, default=["library"], metavar="ALGO[,ALGO...]",
+                   help="algorithms that did not change by construction: they measure the machine's drift and "
+                        "normalise the others (default library)")
+    p.add_argument("--quantile", type=_percentile, default=10.0, metavar="Q",
+                   help="percentile of each point's samples that is compared (default 10: interference on a shared "
+                        "machine only adds time, so the lower tail measures the code; 50: the median)")
+    p.add_argument("--all", action="store_true", help="print every point, not only the changed ones")
     return p
 
 
@@ -109,21 +161,26 @@ def collcompare_main(argv: Sequence[str] | None = None) -> int:
         return EXIT_BAD_INPUT
     from . import compare as cmp
 
-    diffs = cmp.compare(before.points, after.points, args.threshold)
-    shown = [d for d in diffs if d.verdict is not cmp.Verdict.SAME] if args.changed_only else diffs
-    print(cmp.diff_table(shown, args.threshold).text())
-    print(f"\ncollcompare: {len(diffs)} points: {cmp.summary_line(diffs)} (threshold {args.threshold:.0%})")
+    res = cmp.compare(before.points, after.points, args.threshold, mode=args.mode, controls=args.control,
+                      alpha=args.alpha, correction=args.correction, quantile=args.quantile)
+    for line in cmp.header_lines(res, args.before, args.after):
+        print(f"collcompare: {line}")
+    if args.all or res.changed:
+        table = cmp.diff_table(res, res.diffs if args.all else None)
+        print(f"\n{table.title}\n{table.text()}")
+    else:
+        print("collcompare: no point changed significantly beyond the threshold")
     if args.outdir is not None:
         args.outdir.mkdir(parents=True, exist_ok=True)
-        figs = cmp.plot_ratios(diffs, args.outdir, args.threshold)
-        md = cmp.write_markdown(args.outdir / "compare.md", diffs, args.threshold, args.before, args.after, figs)
-        print(f"collcompare: wrote {md} and {len(figs)} figure(s)")
-    regressed = [d for d in diffs if d.verdict is cmp.Verdict.REGRESSED]
-    if regressed:
-        worst = max(regressed, key=lambda d: d.change or 0)
+        figs = cmp.plot_changes(res, args.outdir)
+        md = cmp.write_markdown(args.outdir / "compare.md", res, args.before, args.after, figs)
+        page = cmp.write_html(args.outdir / "compare.html", res, args.before, args.after, figs)
+        print(f"collcompare: wrote {md}, {page} and {len(figs)} figure(s)")
+    if res.regressed:
+        worst = max(res.regressed, key=lambda d: d.change if d.change is not None else math.inf)
         p = worst.point
-        print(f"collcompare: REGRESSION in {len(regressed)} point(s); worst {p.op}/{p.algo} {p.layout} "
-              f"{format_bytes(p.bytes)} {('%+.1f%%' % (worst.change * 100)) if worst.change is not None else worst.reason}",
-              file=sys.stderr)
+        what = f"{worst.change:+.1%}" if worst.change is not None else worst.reason
+        print(f"collcompare: REGRESSION in {len(res.regressed)} point(s); worst {p.op}/{p.algo} {p.layout} "
+              f"{format_bytes(p.bytes)} {what}", file=sys.stderr)
         return EXIT_REGRESSED
     return EXIT_OK

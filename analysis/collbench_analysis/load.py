@@ -124,6 +124,7 @@ class Point:
     src: int | None = None
     dst: int | None = None
     link: str | None = None
+    samples: tuple[float, ...] | None = None  # samples_us, when the record carries them (measurement order)
 
     @property
     def layout(self) -> str:
@@ -256,6 +257,7 @@ def _parse_result(rec: Mapping[str, Any], where: str) -> Point:
         time=None if t is None else TimeStats(**{k: float(t[k]) for k in _TIME_KEYS}),
         algbw=None if rec["algbw_GBps"] is None else float(rec["algbw_GBps"]),
         busbw=None if rec["busbw_GBps"] is None else float(rec["busbw_GBps"]),
+        samples=tuple(float(v) for v in rec["samples_us"]) if rec.get("samples_us") else None,
     )
 
 

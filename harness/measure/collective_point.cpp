@@ -1,13 +1,15 @@
 #include "harness/measure/collective_point.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <memory>
 
 #include "collectives/verify/check.hpp"
 #include "harness/measure/bandwidth.hpp"
-#include "harness/run/control.hpp"
 #include "harness/measure/measure.hpp"
+#include "harness/run/control.hpp"
+#include "harness/run/fault.hpp"
 #include "harness/run/memcheck.hpp"
 
 namespace collbench {
@@ -15,15 +17,27 @@ namespace {
 
 class CollectiveWorkload final : public Workload {
  public:
-  CollectiveWorkload(Transport& t, const AlgoEntry& e, const CollArgs& a, CallInfo call, const std::string& label)
-      : Workload(std::move(call), label), t_(t), entry_(e), args_(a) {}
-  void run() override { entry_.run(t_, args_); }
+  // `stretch`: TEST ONLY planted slowdown, the fraction of each call's own time spun after it (0: none).
+  CollectiveWorkload(Transport& t, const AlgoEntry& e, const CollArgs& a, CallInfo call, const std::string& label,
+                     double stretch)
+      : Workload(std::move(call), label), t_(t), entry_(e), args_(a), stretch_(stretch) {}
+  void run() override {
+    if (stretch_ <= 0) return entry_.run(t_, args_);
+    using Clock = std::chrono::steady_clock;
+    const Clock::time_point t0 = Clock::now();
+    entry_.run(t_, args_);
+    const Clock::time_point t1 = Clock::now();
+    const Clock::time_point until = t1 + std::chrono::duration_cast<Clock::duration>((t1 - t0) * stretch_);
+    while (Clock::now() < until) {
+    }
+  }
   const AlgoEntry& entry() const { return entry_; }
 
  private:
   Transport& t_;
   const AlgoEntry& entry_;
   CollArgs args_;
+  double stretch_;
 };
 
 verify::Case make_case(const CollectiveBlock& b, const SizePoint& s, const Transport& t) {
@@ -47,6 +61,7 @@ void skip(PointResult& r, const std::string& why) {
 
 void record_timing(PointResult& r, const Timing& t, Op op) {
   r.time_us = summarize(t.samples_us);
+  r.samples_us = t.samples_us;  // already gathered (max over ranks); written when --keep-samples allows
   r.iters = t.ops;
   r.algbw_GBps = algbw_GBps(r.bytes, r.time_us->p50);
   r.busbw_GBps = busbw_GBps(op, r.world_size, *r.algbw_GBps);
@@ -238,7 +253,9 @@ std::vector<PointResult> measure_size(PointEnv& env, const CollectiveBlock& b, c
   for (std::size_t i = 0; i < b.algos.size(); ++i) {
     if (results[i].skipped) continue;
     CallInfo ctx{results[i].op, results[i].algo, s.bytes, -1, ""};
-    owned.push_back(std::make_unique<CollectiveWorkload>(t, *b.algos[i], args, ctx, point_label(b, *b.algos[i], s.bytes)));
+    const double stretch = env.delay && env.delay->delays(b.algos[i]->algo, s.bytes) ? env.delay->fraction : 0.0;
+    owned.push_back(
+        std::make_unique<CollectiveWorkload>(t, *b.algos[i], args, ctx, point_label(b, *b.algos[i], s.bytes), stretch));
     ws.push_back(owned.back().get());
     rs.push_back(&results[i]);
   }

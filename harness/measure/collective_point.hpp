@@ -14,6 +14,7 @@ namespace collbench {
 
 class Control;
 class Transport;
+struct FaultSpec;
 
 // What stays the same for every point of a run.
 struct PointEnv {
@@ -24,6 +25,7 @@ struct PointEnv {
   std::string device;
   bool quiet = false;  // no per-rank notes about wrong elements on stderr
   const Backend* owner = nullptr;  // the backend behind `transport` (device memory budget); may be null in tests
+  const FaultSpec* delay = nullptr;  // TEST ONLY (COLLBENCH_TEST_FAULT=delay:...): calls it slows down
 };
 
 // Collective over all ranks; all ranks return the same results.

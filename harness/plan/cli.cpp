@@ -39,8 +39,10 @@ Exit status: 0 ok; 1 some point had wrong results; 2 bad usage; 3 a rank failed 
   file could not be written (disk full, I/O error: one line names the file and the error; complete
   records are kept, --resume continues); 143 (130) SIGTERM (SIGINT): stopped at a point boundary, the
   points finished so far are in the --json file with an end record; re-run with --resume to complete it.
-Test only: COLLBENCH_TEST_FAULT=skip_recv:rank=R:after=N (rank R drops its irecv number N) or
-  kill:rank=R:after_points=N (rank R SIGKILLs itself after N points) plants a failure (harness/README.md);
+Test only: COLLBENCH_TEST_FAULT=skip_recv:rank=R:after=N (rank R drops its irecv number N),
+  kill:rank=R:after_points=N or stop:rank=R:after_points=N (rank R SIGKILLs / SIGSTOPs itself after
+  N points) plants a failure, and
+  delay:algo=A:min_bytes=N:percent=P slows every call of A at >= N bytes by P % of its own time (harness/README.md);
   COLLBENCH_TEST_CLOCK=OFFSET_US:DRIFT_PPM skews rank r's clock by r x OFFSET_US and r x DRIFT_PPM.)";
 
 // Raw option values; CLI11 writes into these, then they are applied in table order.
@@ -48,6 +50,7 @@ struct RawOptions {
   std::string op, algo, backend, device, json, config;
   bool overwrite = false, resume = false, quiet = false, list = false, print_layouts = false, dry_run = false;
   int ranks = 0;
+  long keep_samples = 1000;
   std::vector<std::string> setting_values;
   std::vector<CLI::Option*> setting_opts;
   CLI::Option *op_opt = nullptr, *algo_opt = nullptr, *backend_opt = nullptr, *device_opt = nullptr,
@@ -91,6 +94,12 @@ void add_output_options(CLI::App& app, RawOptions& o) {
   app.add_flag("--resume", o.resume,
                "skip points the --json file already holds for this configuration (measured with wrong = 0, or "
                "skipped); measure the rest and append")
+      ->group("Output");
+  app.add_option("--keep-samples", o.keep_samples,
+                 "write each result's per-sample times (samples_us, µs in measurement order) when it has at most N "
+                 "samples; 0: never (default 1000)")
+      ->type_name("N")
+      ->check(CLI::NonNegativeNumber)
       ->group("Output");
   o.quiet_opt = app.add_flag("--quiet", o.quiet, "no table on stdout (errors only)")->group("Output");
   o.config_opt = app.add_option("--config", o.config, "run the sweep described by a YAML file")
@@ -169,6 +178,7 @@ RunConfig resolve(const RawOptions& o, std::vector<std::string> argv) {
   if (given(o.json_opt)) cfg.json_path = o.json;
   if (given(o.quiet_opt)) cfg.quiet = o.quiet;
   cfg.overwrite = o.overwrite;
+  cfg.keep_samples = o.keep_samples;
   cfg.resume = o.resume;
   cfg.list = o.list;
   cfg.print_layouts = o.print_layouts;

@@ -76,6 +76,9 @@ struct RunConfig {
   bool overwrite = false;
   bool resume = false;  // --resume: skip points the --json file already holds (resume.hpp)
   bool quiet = false;
+  // --keep-samples: a result carries its per-sample times (samples_us) when it has at most this
+  // many samples; 0 never.
+  long keep_samples = 1000;
   bool list = false;
   bool print_layouts = false;
   bool dry_run = false;              // --dry-run: parse, plan, check memory, print the plan; no MPI

@@ -6,6 +6,7 @@
 
 #include <cerrno>
 #include <chrono>
+#include <cmath>
 #include <cstring>
 #include <ctime>
 #include <fstream>
@@ -69,9 +70,15 @@ json config_json(const RunConfig& cfg) {
                      {"settings", settings_json(c.settings)},
                      {"origin", c.origin}});
   }
-  return {{"name", cfg.name},       {"config_file", opt(cfg.config_path)}, {"backend", cfg.backend},
-          {"device", cfg.device},   {"json", opt(cfg.json_path)},          {"overwrite", cfg.overwrite},
-          {"layouts", cfg.layouts}, {"cases", cases}};
+  return {{"name", cfg.name},
+          {"config_file", opt(cfg.config_path)},
+          {"backend", cfg.backend},
+          {"device", cfg.device},
+          {"json", opt(cfg.json_path)},
+          {"overwrite", cfg.overwrite},
+          {"layouts", cfg.layouts},
+          {"cases", cases},
+          {"keep_samples", cfg.keep_samples}};
 }
 
 json run_json(const RunRecord& r) {
@@ -106,7 +113,7 @@ json run_json(const RunRecord& r) {
           {"calibration", r.calibration ? calibration_json(*r.calibration) : json(nullptr)}};
 }
 
-json result_json(const PointResult& r, const std::string& run_id) {
+json result_json(const PointResult& r, const std::string& run_id, long keep_samples) {
   json j = {{"type", "result"},
           {"schema", kSchema},
           {"run_id", run_id},
@@ -145,6 +152,12 @@ json result_json(const PointResult& r, const std::string& run_id) {
     j["src"] = opt(r.src);
     j["dst"] = opt(r.dst);
     j["link"] = *r.link;
+  }
+  if (r.time_us && !r.samples_us.empty() && static_cast<long>(r.samples_us.size()) <= keep_samples) {
+    // Rounded to 1 ns, below the timer's resolution, so the field stays short (~7 characters a sample).
+    json s = json::array();
+    for (double us : r.samples_us) s.push_back(std::round(us * 1e3) / 1e3);
+    j["samples_us"] = std::move(s);
   }
   return j;
 }

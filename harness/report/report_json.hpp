@@ -44,7 +44,8 @@ struct EndRecord {
 
 nlohmann::ordered_json config_json(const RunConfig& cfg);
 nlohmann::ordered_json run_json(const RunRecord& r);
-nlohmann::ordered_json result_json(const PointResult& r, const std::string& run_id);
+// `keep_samples`: write samples_us when the point has at most this many samples (0: never).
+nlohmann::ordered_json result_json(const PointResult& r, const std::string& run_id, long keep_samples = 0);
 nlohmann::ordered_json end_json(const EndRecord& e);
 
 std::string utc_now_iso8601();   // "2026-11-22T07:40:00Z"

@@ -23,6 +23,7 @@ struct PointResult {
   int warmup = 0;
   TimingMode mode = TimingMode::per_iter;
   std::optional<Stats> time_us;  // absent when skipped
+  std::vector<double> samples_us;            // the samples time_us summarises, in measurement order (collectives)
   SyncMethod sync = SyncMethod::barrier;     // how the samples were started (JSON "sync")
   std::optional<std::string> sync_fallback;  // clock start asked for, barrier used: why
   long late = 0;                             // clock: samples excluded because a rank started late

@@ -11,7 +11,8 @@ namespace collbench {
 namespace {
 
 constexpr const char* kFaultAccepted =
-    "skip_recv:rank=R:after=N, kill:rank=R:after_points=N or stop:rank=R:after_points=N (test only)";
+    "skip_recv:rank=R:after=N, kill:rank=R:after_points=N, stop:rank=R:after_points=N or "
+    "delay:algo=A:min_bytes=N:percent=P (test only)";
 
 [[noreturn]] void bad_fault(std::string_view text, const std::string& why) {
   throw UsageError(std::string(kFaultEnv) + "='" + std::string(text) + "': " + why + "; accepted: " + kFaultAccepted);
@@ -34,10 +35,29 @@ std::vector<std::string_view> split_colons(std::string_view text) {
   }
 }
 
+FaultSpec parse_delay(std::string_view text, const std::vector<std::string_view>& f) {
+  if (f.size() != 4) bad_fault(text, "expected four ':'-separated fields");
+  const auto algo = value_of(f[1], "algo");
+  const auto min_bytes = value_of(f[2], "min_bytes");
+  const auto percent = value_of(f[3], "percent");
+  if (!algo || !min_bytes || !percent) bad_fault(text, "expected delay:algo=A:min_bytes=N:percent=P");
+  FaultSpec s;
+  s.kind = FaultSpec::Kind::delay;
+  s.algo = std::string(*algo);
+  try {
+    s.min_bytes = static_cast<std::uint64_t>(parse_int(*min_bytes, 0, 1LL << 50, "an integer >= 0"));
+    s.fraction = static_cast<double>(parse_int(*percent, 0, 1000, "an integer 0..1000")) / 100.0;
+  } catch (const UsageError&) {
+    bad_fault(text, "min_bytes and percent must be integers >= 0 (percent <= 1000)");
+  }
+  return s;
+}
+
 }  // namespace
 
 FaultSpec parse_fault_spec(std::string_view text) {
   const auto f = split_colons(text);
+  if (f[0] == "delay") return parse_delay(text, f);
   if (f.size() != 3) bad_fault(text, "expected three ':'-separated fields");
   FaultSpec s;
   const char* after_key = nullptr;

@@ -8,11 +8,17 @@
 //                                                     size points have been recorded
 //   COLLBENCH_TEST_FAULT=stop:rank=R:after_points=N   rank R raises SIGSTOP on itself there (a
 //                                                     stalled rank; the others' watchdogs end it)
+//   COLLBENCH_TEST_FAULT=delay:algo=A:min_bytes=N:percent=P
+//                                                     every rank, after each call of algorithm A
+//                                                     at >= N bytes, spins P % of that call's own
+//                                                     time: a planted slowdown of about P % of
+//                                                     the point's times (collcompare's tests)
 //
 // skip_recv never posts the receive and makes its wait a no-op, so the sender (for a message
 // above the eager limit) never completes: the PEER times out and names rank R. The faulty rank
 // itself waits 4x longer from then on, so the healthy peer is the one that reports.
 // Nothing here is on the path of a normal run: without the variable no decorator is installed.
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
@@ -27,10 +33,17 @@ class Control;
 inline constexpr const char* kFaultEnv = "COLLBENCH_TEST_FAULT";
 
 struct FaultSpec {
-  enum class Kind { skip_recv, kill, stop };
+  enum class Kind { skip_recv, kill, stop, delay };
   Kind kind = Kind::skip_recv;
   int rank = 0;
   long after = 0;  // skip_recv: irecvs let through first; kill, stop: points recorded first
+  // delay: which calls are slowed, and by how much of their own duration.
+  std::string algo;
+  std::uint64_t min_bytes = 0;
+  double fraction = 0;
+  bool delays(std::string_view a, std::uint64_t bytes) const {
+    return kind == Kind::delay && a == algo && bytes >= min_bytes;
+  }
 };
 
 // Parses the grammar above; throws UsageError naming the variable and the accepted forms.
@@ -72,6 +85,8 @@ class FaultInjector {
  public:
   FaultInjector(std::optional<FaultSpec> spec, Transport& measured);
   Transport& transport() { return decorated_ ? *decorated_ : measured_; }
+  // The delay fault for the collective points, or null.
+  const FaultSpec* delay() const { return spec_ && spec_->kind == FaultSpec::Kind::delay ? &*spec_ : nullptr; }
   // After `points_done` points were recorded (by rank 0): the kill fault fires here. The
   // barrier first makes sure rank 0 has written those points, so the test is deterministic.
   void after_point(Control& control, long points_done);

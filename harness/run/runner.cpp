@@ -53,7 +53,8 @@ void warn_dropped_tail(const std::string& path, std::uint64_t removed) {
 // keeps the complete records written before (--resume continues from them).
 class Reports {
  public:
-  Reports(const RunConfig& cfg, Control& control, LastWords& last_words) : last_words_(last_words) {
+  Reports(const RunConfig& cfg, Control& control, LastWords& last_words)
+      : last_words_(last_words), keep_samples_(cfg.keep_samples) {
     std::optional<std::string> failure;
     if (control.rank() == 0 && cfg.json_path) {
       try {
@@ -108,7 +109,7 @@ class Reports {
         if (r.skipped) ++end_.skipped_points;
         if (r.wrong > 0) ++end_.wrong_points;
       }
-      write(result_json(r, run_id_));
+      write(result_json(r, run_id_, keep_samples_));
     }
     if (table_) table_->add_row(row);
   }
@@ -160,6 +161,7 @@ class Reports {
   std::optional<TableReport> table_;
   std::string run_id_;
   std::mutex end_mutex_;  // end_ is read by a helper thread's last words
+  long keep_samples_ = 0;
   EndRecord end_;
   bool lost_ = false;
 };
@@ -211,6 +213,7 @@ int run_sweep(const RunConfig& cfg, const LaunchEnv& launch) {
   const ResumeSet done = cfg.resume ? ResumeSet(control, *cfg.json_path, control.rank() == 0) : ResumeSet();
 
   PointEnv env{fault.transport(), control, topo, cfg.backend, cfg.device, cfg.quiet, backend.get()};
+  env.delay = fault.delay();  // test-only
   long points = 0;
   bool stopped = false;  // a rank got SIGTERM/SIGINT, or rank 0 could not write: the rest is abandoned
   try {

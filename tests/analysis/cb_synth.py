@@ -103,6 +103,25 @@ def result(ctx: RunCtx, op: str, algo: str, nbytes: int, p50: float | None, *,
     return rec
 
 
+def with_samples(rec: dict[str, Any], samples: Sequence[float], n_ranks: int | None = None) -> dict[str, Any]:
+    """The record with ``samples_us`` and every statistic collbench derives from them (type-7 percentiles)."""
+    import numpy as np
+
+    x = np.asarray(samples, dtype=float)
+    q = np.percentile(x, [5, 50, 95, 99])
+    out = dict(rec)
+    out["samples_us"] = [round(float(v), 3) for v in x]
+    out["samples"] = out["iters"] = len(x)
+    out["time_us"] = {"min": float(x.min()), "p5": float(q[0]), "p50": float(q[1]), "mean": float(x.mean()),
+                      "p95": float(q[2]), "p99": float(q[3]), "max": float(x.max()),
+                      "stdev": float(x.std(ddof=1)) if len(x) > 1 else 0.0}
+    n = n_ranks or rec["world_size"]
+    algbw = rec["bytes"] / q[1] / 1e3 if q[1] > 0 else 0.0
+    out["algbw_GBps"] = algbw
+    out["busbw_GBps"] = algbw * schema.ops()[rec["op"]].busbw_factor(n)
+    return out
+
+
 def sizes_pow2(lo: int, hi: int, factor: int = 2) -> list[int]:
     out, s = [], lo
     while s <= hi:

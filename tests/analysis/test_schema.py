@@ -103,6 +103,8 @@ MALFORMED = {
     "skipped without reason": (COLLECTIVE, lambda r: r.update(skipped=True, time_us=None, algbw_GBps=None,
                                                               busbw_GBps=None, samples=0, checked=False),
                                "field 'skip_reason' must be a string"),
+    "samples_us empty": (COLLECTIVE, _set("samples_us", []), "samples_us"),
+    "negative sample": (COLLECTIVE, _set("samples_us", [1.0, -2.0]), "field 'samples_us[1]' must be >= 0"),
     "reducing op without redop": (COLLECTIVE, _set("redop", None), "field 'redop' must be a string"),
     "non-reducing op with redop": (ROOTED, _set("redop", "sum"), "field 'redop' must be null"),
     "rooted op without root": (ROOTED, _set("root", None), "field 'root' must be an integer"),

@@ -62,6 +62,13 @@ def check_result(r: dict, where: str) -> None:
         raise CheckError(f"{where}: busbw {r['busbw_GBps']} != algbw x {factor}")
     if r["iters"] < 1:
         raise CheckError(f"{where}: iters {r['iters']}")
+    x = r.get("samples_us")
+    if x is not None:  # the statistics are those of the kept samples (rounded to 1 ns)
+        if len(x) != r["samples"]:
+            raise CheckError(f"{where}: {len(x)} samples_us for samples {r['samples']}")
+        xs = sorted(x)
+        if not (math.isclose(xs[0], t["min"], abs_tol=1e-3) and math.isclose(xs[-1], t["max"], abs_tol=1e-3)):
+            raise CheckError(f"{where}: samples_us span {xs[0]}..{xs[-1]}, time_us min/max {t['min']}/{t['max']}")
 
 
 def load(path: str) -> list[tuple[str, dict]]:

@@ -177,9 +177,9 @@ def test_modes(collbench: str, mpiexec: str, workdir: str) -> None:
          "interleaved"),
         (["--op", "broadcast,gather,scatter,reduce", "--algo", "all", "--root", "2", "--batch", "-n", "4"], "batch"),
         (["--op", "alltoall", "--algo", "all", "--min-time", "0.001", "--max-noise", "0.9", "-n", "4",
-          "--max-iters", "64", "--dtype", "int32,float64", "--redop", "all"], "per_iter"),
+          "--max-iters", "64", "--dtype", "int32,float64", "--redop", "all", "--keep-samples", "8"], "per_iter"),
         (["--op", "allreduce", "--algo", "all", "--dtype", "int8,bfloat16", "--redop", "all", "-n", "3", "-w", "0",
-          "-c", "1"], "per_iter"),
+          "-c", "1", "--keep-samples", "0"], "per_iter"),
     ]
     for args, mode in cases:
         p = run(mpirun(mpiexec, 3, [collbench, *args, *common]))
@@ -202,6 +202,14 @@ def test_modes(collbench: str, mpiexec: str, workdir: str) -> None:
             fail(f"adaptive iters {r['iters']} outside [4, 64]")
         if r["redop"] is not None:
             fail("alltoall does not reduce: redop must be null")
+    # samples_us: kept up to --keep-samples (default 1000), its count and span checked by check_file
+    measured = lambda rs: [r for r in rs if not r["skipped"]]  # noqa: E731
+    if not all(len(r.get("samples_us", [])) == r["samples"] for r in measured(inter) + measured(batch)):
+        fail("default --keep-samples: every measured point must carry its samples_us")
+    if any(("samples_us" in r) != (r["samples"] <= 8) for r in measured(adaptive)):
+        fail("--keep-samples 8: samples_us only on points with at most 8 samples")
+    if any("samples_us" in r for r in small):
+        fail("--keep-samples 0: no samples_us")
     if {r["dtype"] for r in small} != {"int8", "bfloat16"} or {r["redop"] for r in small} != {"sum", "prod", "max", "min"}:
         fail("dtype x redop sweep incomplete")
     print("modes: OK")

@@ -21,9 +21,18 @@ TEST(Fault, Grammar) {
   EXPECT_EQ(st.kind, FaultSpec::Kind::stop);
   EXPECT_EQ(st.rank, 1);
   EXPECT_EQ(st.after, 2);
-  for (const char* bad : {"", "skip_recv", "skip_recv:rank=1", "skip_recv:rank=1:after_points=2", "kill:rank=1:after=2",
-                          "stop:rank=1:after=2", "hang:rank=1:after=2", "skip_recv:rank=-1:after=2",
-                          "skip_recv:rank=1:after=x", "skip_recv:rank=1:after=2:extra"}) {
+  const FaultSpec d = parse_fault_spec("delay:algo=ring:min_bytes=65536:percent=20");
+  EXPECT_EQ(d.kind, FaultSpec::Kind::delay);
+  EXPECT_DOUBLE_EQ(d.fraction, 0.2);
+  EXPECT_TRUE(d.delays("ring", 65536));
+  EXPECT_FALSE(d.delays("ring", 32768));
+  EXPECT_FALSE(d.delays("library", 1 << 20));
+  EXPECT_FALSE(k.delays("ring", 1 << 20)) << "only a delay fault delays";
+  for (const char* bad :
+       {"", "skip_recv", "delay:algo=ring:min_bytes=64K:percent=20", "delay:algo=ring:percent=20",
+        "delay:algo=ring:min_bytes=1:percent=-5", "delay:ring:min_bytes=1:percent=5", "skip_recv:rank=1",
+        "skip_recv:rank=1:after_points=2", "kill:rank=1:after=2", "stop:rank=1:after=2", "hang:rank=1:after=2",
+        "skip_recv:rank=-1:after=2", "skip_recv:rank=1:after=x", "skip_recv:rank=1:after=2:extra"}) {
     try {
       parse_fault_spec(bad);
       ADD_FAILURE() << "accepted '" << bad << "'";

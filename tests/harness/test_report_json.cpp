@@ -92,6 +92,21 @@ TEST(ResultJson, SkippedPointHasNullMeasurements) {
   EXPECT_EQ(j["wrong"], 0);
 }
 
+TEST(ResultJson, SamplesOnlyUpToTheLimitRoundedToANanosecond) {
+  PointResult r = measured();
+  r.samples_us = {3.00049, 1.0, 2.5};
+  EXPECT_FALSE(result_json(r, "x").contains("samples_us")) << "off unless asked (keep_samples 0)";
+  EXPECT_FALSE(result_json(r, "x", 2).contains("samples_us")) << "more samples than the limit";
+  const ordered_json j = result_json(r, "x", 3);
+  ASSERT_TRUE(j["samples_us"].is_array());
+  ASSERT_EQ(j["samples_us"].size(), 3u);
+  EXPECT_DOUBLE_EQ(j["samples_us"][0].get<double>(), 3.0) << "measurement order kept, rounded to 1 ns";
+  EXPECT_DOUBLE_EQ(j["samples_us"][2].get<double>(), 2.5);
+  r.time_us.reset();
+  r.skipped = true;
+  EXPECT_FALSE(result_json(r, "x", 1000).contains("samples_us")) << "a skipped point has no samples";
+}
+
 TEST(RunJson, EveryContractField) {
   RunConfig cfg;
   cfg.cases.push_back({{Op::allreduce}, {}, Settings{}, "command line"});
