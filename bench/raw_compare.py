@@ -135,7 +135,7 @@ class Runner:
         return checked_results(recs, shown)
 
     def raw(self, args, label, key):
-        shown, recs = self._exec([self.o.raw] + args, label)
+        shown, recs = self._exec([self.o.raw] + args + (["--dup-comm"] if self.o.raw_dup_comm else []), label)
         self.commands.setdefault(key, shown)
         res = [r for r in recs if r.get("type") == "raw"]
         if not res:
@@ -248,6 +248,8 @@ def main():
                     help="raw batch samples per point: 'match' (as many as collbench's batch took, default) or N")
     ap.add_argument("--raw-bcast-copy", action="store_true",
                     help="raw broadcast copies send->recv at the root first, as collbench's library broadcast does")
+    ap.add_argument("--raw-dup-comm", action="store_true",
+                    help="raw makes one MPI_Comm_dup first, as collbench does (Open MPI 4.1's libnbc progress tax)")
     ap.add_argument("--quick", action="store_true", help="smoke run: 1 repetition, 8 B and 64 KiB, few iterations")
     ap.add_argument("--keep", help="keep every JSON Lines file in this directory")
     ap.add_argument("--json-out", help="also write the rows as JSON to this file")
