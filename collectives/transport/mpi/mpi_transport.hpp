@@ -11,6 +11,7 @@
 // which therefore must be destroyed before MPI_Finalize).
 #include <mpi.h>
 
+#include <climits>
 #include <cstdint>
 #include <cstring>
 #include <memory>
@@ -31,7 +32,7 @@ class MpiTransport final : public Transport {
   std::string_view backend() const override { return "mpi"; }
   MemorySpace& memory() override { return *memory_; }
   // Inline, so a caller holding the MpiTransport (final) posts a message for the cost of the
-  // MPI call itself plus two compares (bench/bench_overhead.cpp: transport_window vs raw_window).
+  // MPI call itself plus a few compares (bench/bench_overhead.cpp: transport_window vs raw_window).
   Request isend(const void* buf, std::size_t bytes, int peer, int tag) override {
     if (!plain_message(bytes, peer, tag)) [[unlikely]]
       return post_checked(const_cast<void*>(buf), bytes, peer, tag, true);
@@ -85,7 +86,7 @@ class MpiTransport final : public Transport {
   // Out of line: the checks that throw, and messages over INT_MAX bytes (a derived type).
   Request post_checked(void* buf, std::size_t bytes, int peer, int tag, bool is_send);
   [[noreturn]] void post_failed(int code, std::size_t bytes, int peer, int tag, bool is_send) const;
-  static constexpr std::size_t kMaxPlainBytes = 2147483647;  // INT_MAX
+  static constexpr std::size_t kMaxPlainBytes = INT_MAX;
   void wait_all_watched(std::span<Request> rs);
   void wait_all_polled(std::span<Request> rs);
   MPI_Comm comm_;
