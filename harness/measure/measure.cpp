@@ -107,10 +107,12 @@ void warm_up(Transport& t, Workload& w, int count) {
   w.set_warmup_mean_us(micros(Clock::now() - t0) / count);
 }
 
-bool keep_going(const std::vector<Timing>& timings, const TimingSpec& spec, long done, long cap, int ops_per_sample) {
+bool keep_going(const std::vector<Timing>& timings, const TimingSpec& spec, long done, long cap, int ops_per_sample,
+                double wall_s_each) {
   if (!spec.adaptive || done >= cap) return false;
   for (const auto& t : timings) {
-    const double spent_s = std::accumulate(t.samples_us.begin(), t.samples_us.end(), 0.0) * ops_per_sample * 1e-6;
+    const double op_s = std::accumulate(t.samples_us.begin(), t.samples_us.end(), 0.0) * ops_per_sample * 1e-6;
+    const double spent_s = std::max(op_s, wall_s_each);
     if (spent_s < spec.min_time_s) return true;
     if (spec.max_noise > 0 && relative_ci95(t.samples_us) > spec.max_noise) return true;
   }
@@ -375,6 +377,7 @@ std::vector<Timing> time_workloads(Transport& t, Control& control, std::span<Wor
   std::size_t current = 0;
   long done = 0;
   Sampler sampler(t, control, ws, calls, out, current, r.ops_per_sample, spec.max_window_factor);
+  const auto began = Clock::now();
   try {
     control.clock().refresh(kRefreshClockS);  // start skews are on rank 0's clock, whatever the sync
     ClockSync& clk = control.clock();
@@ -398,7 +401,10 @@ std::vector<Timing> time_workloads(Transport& t, Control& control, std::span<Wor
         continue;
       }
       done += round;
-      const int more = control.broadcast(control.rank() == 0 && keep_going(out, spec, done, r.cap, r.ops_per_sample));
+      const double wall_s_each =
+          std::chrono::duration<double>(Clock::now() - began).count() / static_cast<double>(ws.size());
+      const int more =
+          control.broadcast(control.rank() == 0 && keep_going(out, spec, done, r.cap, r.ops_per_sample, wall_s_each));
       if (!more) break;
       round = std::min(done, r.cap - done);  // double the samples each round
     }

@@ -115,8 +115,11 @@ std::vector<Timing> time_workloads(Transport& t, Control& control, std::span<Wor
 struct Calibration;
 Calibration calibrate(Transport& t, Control& control);
 
-// Rank 0's decision after a round: another round? (pure; exposed for tests)
+// Rank 0's decision after a round: another round? A workload has spent the larger of its
+// samples' op time and `wall_s_each`, rank 0's wall time of the point so far shared among the
+// interleaved workloads (a clock-started sample occupies its whole start window, which for small
+// ops is many times the op). (pure; exposed for tests)
 bool keep_going(const std::vector<Timing>& timings, const TimingSpec& spec, long samples_done, long sample_cap,
-                int ops_per_sample);
+                int ops_per_sample, double wall_s_each = 0);
 
 }  // namespace collbench

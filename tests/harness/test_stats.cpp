@@ -67,6 +67,8 @@ TEST(KeepGoing, AdaptiveStopsOnTimeNoiseAndCap) {
   EXPECT_TRUE(keep_going(t, spec, 20, 1000, 1)) << "needs 10 ms";
   EXPECT_FALSE(keep_going(t, spec, 20, 20, 1)) << "cap reached";
   EXPECT_FALSE(keep_going(t, spec, 20, 1000, 10)) << "batches of 10 ops: 20 ms spent";
+  EXPECT_FALSE(keep_going(t, spec, 20, 1000, 1, 0.01)) << "10 ms of wall time each (clock-started windows)";
+  EXPECT_TRUE(keep_going(t, spec, 20, 1000, 1, 0.005)) << "op time 2 ms, wall 5 ms: neither is 10 ms";
   spec.min_time_s = 0;
   spec.max_noise = 0.01;
   t[0].samples_us = {50, 150, 50, 150};
