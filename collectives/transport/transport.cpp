@@ -12,8 +12,17 @@ Transport::Transport(std::shared_ptr<CallScope> scope) : scope_(std::move(scope)
 Transport::~Transport() { release_splits(); }
 
 void Transport::release_splits() noexcept {
+  peer_memory_.reset();
   // Newest first: a later split may have been made over an earlier one's ranks.
   while (!splits_.empty()) splits_.pop_back();
+}
+
+PeerMemory* Transport::peer_memory() {
+  if (!peer_memory_made_) {
+    peer_memory_ = make_peer_memory();
+    peer_memory_made_ = true;
+  }
+  return peer_memory_.get();
 }
 
 Transport* Transport::split(std::string_view name, int color, int key) {

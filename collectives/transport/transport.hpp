@@ -17,6 +17,7 @@
 #include "collectives/core/error.hpp"
 #include "collectives/core/memory.hpp"
 #include "collectives/transport/call_scope.hpp"
+#include "collectives/transport/peer_memory.hpp"
 
 namespace collbench {
 
@@ -78,6 +79,11 @@ class Transport {
   // Send to `to` and receive from `from` at once (both directions in flight).
   void sendrecv(const void* sbuf, std::size_t sbytes, int to, void* rbuf, std::size_t rbytes, int from, int tag);
 
+  // Memory every rank of this transport can load from and store to (peer_memory.hpp), or
+  // nullptr when the ranks do not all share a node or the backend has none. Collective on the
+  // first call (cached after): call it first outside timed calls, as split().
+  virtual PeerMemory* peer_memory();
+
   CallScope& scope() const { return *scope_; }
   const std::shared_ptr<CallScope>& shared_scope() const { return scope_; }
 
@@ -88,7 +94,9 @@ class Transport {
  protected:
   // The uncached split behind split(): collective, called once per name.
   virtual std::unique_ptr<Transport> make_split(std::string_view name, int color, int key) = 0;
-  // Destroys the cached sub-transports now. A transport whose sub-transports use its own
+  // The uncached peer memory behind peer_memory(): collective, called once; nullptr: none.
+  virtual std::unique_ptr<PeerMemory> make_peer_memory() { return nullptr; }
+  // Destroys the cached sub-transports and peer memory now. A transport whose sub-transports use its own
   // members (a staging pool, a communicator) calls this first in its destructor, because the
   // cache, held here in the base, would otherwise outlive them.
   void release_splits() noexcept;
@@ -105,6 +113,8 @@ class Transport {
   };
   std::shared_ptr<CallScope> scope_;
   std::vector<CachedSplit> splits_;
+  std::unique_ptr<PeerMemory> peer_memory_;
+  bool peer_memory_made_ = false;
 };
 
 // The members of one group of a split, from every rank's (color, key) in rank order: the ranks

@@ -84,7 +84,7 @@ Outcome run_in_place(MemorySpace& m, const Case& c, void* send_buf, void* recv_b
 }
 
 Outcome run_checked(Transport& t, const AlgoEntry& entry, const Case& c, std::size_t segment_bytes,
-                    const ReduceOp* reduce_override) {
+                    const ReduceOp* reduce_override, MemorySpace* buffers) {
   CollArgs args;
   args.count = c.count;
   args.dtype = c.dtype;
@@ -95,8 +95,9 @@ Outcome run_checked(Transport& t, const AlgoEntry& entry, const Case& c, std::si
     if (auto why = entry.supports(c.world, args)) return {true, *why, {}};
 
   MemorySpace& m = t.memory();
+  MemorySpace& bm = buffers ? *buffers : m;
   const std::size_t es = dtype_size(c.dtype);
-  Buffer send(m, send_elems(c.op, c.count, c.world) * es), recv(m, recv_elems(c.op, c.count, c.world) * es);
+  Buffer send(bm, send_elems(c.op, c.count, c.world) * es), recv(bm, recv_elems(c.op, c.count, c.world) * es);
   Workspace ws(m);
   args.workspace = &ws;
   const Pointers p = arrange(c, send.data(), recv.data());

@@ -37,9 +37,10 @@ struct Outcome {
 // memory.
 Outcome run_in_place(MemorySpace& m, const Case& c, void* send_buf, void* recv_buf, const std::function<void()>& run);
 
-// Runs `entry` once on fresh buffers in t.memory() and checks this rank's result (the
-// tests). c.rank/c.world must match the transport.
+// Runs `entry` once on fresh buffers in t.memory() (or in `buffers`, e.g. registered peer
+// memory: a space of the same kind) and checks this rank's result (the tests). c.rank/c.world
+// must match the transport.
 Outcome run_checked(Transport& t, const AlgoEntry& entry, const Case& c, std::size_t segment_bytes = 0,
-                    const ReduceOp* reduce_override = nullptr);
+                    const ReduceOp* reduce_override = nullptr, MemorySpace* buffers = nullptr);
 
 }  // namespace collbench::verify

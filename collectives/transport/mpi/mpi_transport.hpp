@@ -67,6 +67,9 @@ class MpiTransport final : public Transport {
 
  protected:
   std::unique_ptr<Transport> make_split(std::string_view name, int color, int key) override;
+  // MPI-3 shared windows (mpi_peer_memory.cpp), when every rank is in this rank's
+  // MPI_COMM_TYPE_SHARED group.
+  std::unique_ptr<PeerMemory> make_peer_memory() override;
 
  private:
   MpiTransport(MPI_Comm owned, const MpiTransport& parent, std::string name);

@@ -139,6 +139,44 @@ ThreadTransport::ThreadTransport(ThreadWorld& world, std::shared_ptr<ThreadGroup
 
 ThreadTransport::~ThreadTransport() { release_splits(); }  // they use this rank's memory
 
+namespace {
+
+// Each rank allocates its own segment and tells every peer where it is, by message.
+class ThreadPeerMemory final : public PeerMemory {
+ public:
+  explicit ThreadPeerMemory(ThreadTransport& t) : PeerMemory(t), t_(t) {}
+  ~ThreadPeerMemory() override { release(); }
+
+ protected:
+  Mapping map(std::size_t bytes) override {
+    Mapping m;
+    m.base.assign(static_cast<std::size_t>(size()), nullptr);
+    auto* mine = static_cast<std::byte*>(host_.allocate(bytes));
+    m.base[static_cast<std::size_t>(rank())] = mine;
+    const int n = size();
+    for (int k = 1; k < n; ++k) {  // everyone's pointer to everyone (tag: any; a fresh call)
+      const int to = (rank() + k) % n, from = (rank() - k + n) % n;
+      t_.sendrecv(&mine, sizeof mine, to, &m.base[static_cast<std::size_t>(from)], sizeof(std::byte*), from, 0);
+    }
+    return m;
+  }
+  void unmap(Mapping& m) noexcept override {
+    try {
+      t_.barrier();  // no peer reads the segment any more
+    } catch (...) {  // a failed world: nobody reads it either
+    }
+    host_.deallocate(m.base[static_cast<std::size_t>(rank())]);
+  }
+
+ private:
+  ThreadTransport& t_;
+  HostMemory host_;
+};
+
+}  // namespace
+
+std::unique_ptr<PeerMemory> ThreadTransport::make_peer_memory() { return std::make_unique<ThreadPeerMemory>(*this); }
+
 int ThreadTransport::size() const { return group_->size(); }
 
 int ThreadTransport::world_rank(int rank) const { return group_->world_ranks[static_cast<std::size_t>(rank)]; }

@@ -42,6 +42,8 @@ class ThreadTransport final : public Transport {
 
  protected:
   std::unique_ptr<Transport> make_split(std::string_view name, int color, int key) override;
+  // Plain memory: the ranks share one address space (every world and sub-world has one).
+  std::unique_ptr<PeerMemory> make_peer_memory() override;
 
  private:
   ThreadTransport(ThreadWorld& world, std::shared_ptr<ThreadGroup> group, int rank, std::shared_ptr<CallScope> scope,

@@ -1,0 +1,90 @@
+// Zero-copy allreduce in one node's peer memory (Li, Hoefler, Hu, Snir 2014; NCCL's
+// intra-node kernels): no messages. Each rank r reduces slice r of the message straight from
+// every rank's input into a result every peer can read, raises its flag, and copies the other
+// slices from their owners' results. Inputs are the user's buffers when they are registered
+// (allocated in peer memory, --buffers registered), else a staging copy in peer memory.
+// Memory traffic per rank for M bytes on n ranks (bench/README.md has the bound):
+//   registered: reduce reads M, writes M/n; copy reads and writes (n-1)M/n  ->  (3n-1)M/n + ...
+//   staged: + copy-in of (n-1)M/n, and the own slice copied out of peer memory.
+// Below schedules::peer::kSmallBytes every rank reduces the whole message itself: one flag
+// round. Flags: transport/peer_memory.hpp.
+#include <vector>
+
+#include "collectives/patterns/chunks.hpp"
+#include "collectives/registry.hpp"
+#include "collectives/schedules/peer.hpp"
+
+namespace collbench {
+namespace {
+
+constexpr std::uint64_t kInputsReady = 1, kSliceReduced = 2;
+
+void run(Transport& t, const CollArgs& a) {
+  const int n = t.size(), r = t.rank();
+  const std::size_t bytes = a.bytes(a.count);
+  MemorySpace& m = t.memory();
+  if (n == 1) {
+    m.copy(a.recv, a.send, bytes);
+    return;
+  }
+  PeerMemory& pm = schedules::peer::memory_for(t, "allreduce/shm");
+  const std::pair<const void*, std::size_t> bufs[] = {{a.send, bytes}, {a.recv, bytes}};
+  const bool small = bytes < schedules::peer::kSmallBytes;
+  // In place, the small path writes recv = send while peers still read it: stage it instead.
+  const bool reg = schedules::peer::registered(pm, bufs) && !(small && a.send == a.recv);
+  // Staged: the input copy (whole) and, for the sliced path, the reduced slices.
+  std::byte* stage = reg ? nullptr : static_cast<std::byte*>(pm.scratch("allreduce/shm", small ? bytes : 2 * bytes));
+  const std::uint64_t base = pm.begin_call();
+  const void* in = a.send;
+  if (!reg) {
+    // Peers read every slice but their own from here (the small path: all of it).
+    if (small) {
+      m.copy(stage, a.send, bytes);
+    } else {
+      const patterns::Range mine = patterns::chunk(a.count, n, r);
+      m.copy(stage, a.send, a.bytes(mine.offset));
+      m.copy(stage + a.bytes(mine.end()), elem_ptr(a.send, mine.end(), a.dtype), bytes - a.bytes(mine.end()));
+    }
+    in = stage;
+  }
+  pm.raise(base + kInputsReady);
+  std::vector<const void*> inputs(static_cast<std::size_t>(n));
+  for (int k = 0; k < n; ++k) {
+    if (k != r) pm.wait(k, base + kInputsReady);
+    inputs[static_cast<std::size_t>(k)] = k == r ? in : pm.peer(in, k);
+  }
+  if (small) {
+    // Own input first: in place, recv is send and must be read before it is written.
+    if (!reg) inputs[static_cast<std::size_t>(r)] = a.send;
+    std::swap(inputs[0], inputs[static_cast<std::size_t>(r)]);
+    schedules::peer::reduce_inputs(m, a, a.recv, inputs, a.count);
+    pm.end_call(base, reg);
+    return;
+  }
+  // Slice r, reduced where peers can read it: the registered recv, else the stage's second half.
+  const patterns::Range mine = patterns::chunk(a.count, n, r);
+  std::byte* result = reg ? static_cast<std::byte*>(a.recv) : stage + bytes;
+  inputs[static_cast<std::size_t>(r)] = a.send;  // the own slice is read from the user's buffer
+  std::swap(inputs[0], inputs[static_cast<std::size_t>(r)]);
+  for (auto& p : inputs) p = elem_ptr(p, mine.offset, a.dtype);
+  schedules::peer::reduce_inputs(m, a, result + a.bytes(mine.offset), inputs, mine.count);
+  pm.raise(base + kSliceReduced);
+  if (!reg) m.copy(elem_ptr(a.recv, mine.offset, a.dtype), result + a.bytes(mine.offset), a.bytes(mine.count));
+  for (int k = 1; k < n; ++k) {  // staggered: rank r starts with r + 1, so owners are read evenly
+    const int q = (r + k) % n;
+    const patterns::Range s = patterns::chunk(a.count, n, q);
+    pm.wait(q, base + kSliceReduced);
+    m.copy(elem_ptr(a.recv, s.offset, a.dtype), pm.peer(result + a.bytes(s.offset), q), a.bytes(s.count));
+  }
+  // Registered: peers read this rank's send and recv, which the caller owns once this returns.
+  pm.end_call(base, reg);
+}
+
+COLLBENCH_REGISTER({Op::allreduce, "shm", "any",
+                    "zero-copy in node peer memory: each rank reduces its slice straight from all inputs, flags not "
+                    "messages",
+                    "ranks on one node, host memory; registered buffers (--buffers registered) skip the staging copy",
+                    &run});
+
+}  // namespace
+}  // namespace collbench

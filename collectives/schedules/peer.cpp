@@ -1,0 +1,38 @@
+#include "collectives/schedules/peer.hpp"
+
+#include <algorithm>
+
+#include "collectives/schedules/defaults.hpp"
+
+namespace collbench::schedules::peer {
+
+PeerMemory& memory_for(Transport& t, std::string_view algo) {
+  if (t.memory().kind() != MemoryKind::host)
+    throw NotSupported(std::string(algo) + ": peer memory is host memory; device buffers would need CUDA IPC");
+  PeerMemory* pm = t.peer_memory();
+  if (!pm)
+    throw NotSupported(std::string(algo) + ": needs every rank on one node (peer memory; " + std::string(t.backend()) +
+                       " found ranks on other nodes)");
+  return *pm;
+}
+
+bool registered(const PeerMemory& pm, std::span<const std::pair<const void*, std::size_t>> bufs) {
+  return std::all_of(bufs.begin(), bufs.end(), [&](const auto& b) { return pm.owns(b.first, b.second); });
+}
+
+void reduce_inputs(MemorySpace& m, const CollArgs& a, void* out, std::span<const void* const> inputs,
+                   std::size_t count) {
+  if (inputs.size() == 1) {
+    m.copy(out, inputs[0], a.bytes(count));
+    return;
+  }
+  const std::size_t seg = segment_elems(a, kReduceSegmentBytes);
+  for (std::size_t off = 0; off < count; off += seg) {
+    const std::size_t k = std::min(seg, count - off);
+    void* o = elem_ptr(out, off, a.dtype);
+    m.reduce(a.op, o, elem_ptr(inputs[0], off, a.dtype), elem_ptr(inputs[1], off, a.dtype), k);
+    for (std::size_t i = 2; i < inputs.size(); ++i) m.reduce(a.op, o, o, elem_ptr(inputs[i], off, a.dtype), k);
+  }
+}
+
+}  // namespace collbench::schedules::peer

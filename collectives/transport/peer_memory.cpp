@@ -1,0 +1,168 @@
+#include "collectives/transport/peer_memory.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <thread>
+
+#include "collectives/transport/transport.hpp"
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#endif
+
+namespace collbench {
+namespace {
+
+constexpr std::size_t kAlign = 64;
+constexpr std::size_t kFlagBytes = 64;  // one cache line per rank: a flag shares it with nothing
+// Polls spent spinning before a waiter starts yielding: ~a few microseconds, longer than a
+// peer on its own core takes to raise a flag, short enough that an oversubscribed rank hands
+// its core to the peer it waits for.
+constexpr int kSpinPolls = 2000;
+
+void cpu_relax() {
+#if defined(__x86_64__) || defined(__i386__)
+  _mm_pause();
+#endif
+}
+
+}  // namespace
+
+PeerMemory::PeerMemory(Transport& t) : t_(t), rank_(t.rank()), size_(t.size()) {}
+
+PeerMemory::~PeerMemory() = default;
+
+void PeerMemory::release() noexcept {
+  // Newest first, as allocated; scratch blocks are among them.
+  while (!blocks_.empty()) {
+    unmap(blocks_.back().m);
+    blocks_.pop_back();
+  }
+  scratch_.clear();
+  flags_ = nullptr;
+}
+
+void* PeerMemory::allocate(std::size_t bytes) {
+  const std::size_t rounded = std::max(kAlign, (bytes + kAlign - 1) / kAlign * kAlign);
+  Mapping m = map(rounded);
+  if (static_cast<int>(m.base.size()) != size_)
+    throw Error("peer memory: the mapping has " + std::to_string(m.base.size()) + " segments for " +
+                    std::to_string(size_) + " ranks",
+                t_.error_context());
+  blocks_.push_back({std::move(m), rounded});
+  return blocks_.back().m.base[static_cast<std::size_t>(rank_)];
+}
+
+void PeerMemory::deallocate(void* p) {
+  const auto it = std::find_if(blocks_.begin(), blocks_.end(),
+                               [&](const Block& b) { return b.m.base[static_cast<std::size_t>(rank_)] == p; });
+  if (it == blocks_.end()) throw Error("peer memory: deallocate of a pointer it did not allocate", t_.error_context());
+  unmap(it->m);
+  blocks_.erase(it);
+}
+
+const PeerMemory::Block* PeerMemory::block_of(const void* p, std::size_t bytes) const {
+  const auto* q = static_cast<const std::byte*>(p);
+  for (const Block& b : blocks_) {
+    const std::byte* base = b.m.base[static_cast<std::size_t>(rank_)];
+    if (q >= base && q <= base + b.bytes && bytes <= static_cast<std::size_t>(base + b.bytes - q)) return &b;
+  }
+  return nullptr;
+}
+
+bool PeerMemory::owns(const void* p, std::size_t bytes) const { return p && block_of(p, bytes); }
+
+void* PeerMemory::peer(const void* local, int r) const {
+  const Block* b = block_of(local, 0);
+  if (!b || r < 0 || r >= size_)
+    throw Error("peer memory: rank " + std::to_string(r) + "'s address of a pointer outside peer memory",
+                t_.error_context());
+  const std::byte* base = b->m.base[static_cast<std::size_t>(rank_)];
+  return b->m.base[static_cast<std::size_t>(r)] + (static_cast<const std::byte*>(local) - base);
+}
+
+void* PeerMemory::scratch(std::string_view name, std::size_t bytes) {
+  auto it = std::find_if(scratch_.begin(), scratch_.end(), [&](const Scratch& s) { return s.name == name; });
+  if (it != scratch_.end() && it->bytes >= bytes) return it->p;
+  // Grow: every rank gets here in the same call (same name, same bytes), so the collective
+  // free and allocation match. Peers may still read the old block from the previous call.
+  if (unsettled_) wait_all(unsettled_);
+  if (it != scratch_.end()) {
+    deallocate(it->p);
+    scratch_.erase(it);
+  }
+  const std::size_t grown = std::max(bytes, std::size_t{4096});
+  scratch_.push_back({std::string(name), allocate(grown), grown});
+  return scratch_.back().p;
+}
+
+std::atomic<std::uint64_t>& PeerMemory::flag(int r) const {
+  static_assert(std::atomic<std::uint64_t>::is_always_lock_free, "flags in shared memory must be lock-free");
+  return *reinterpret_cast<std::atomic<std::uint64_t>*>(peer(flags_, r));
+}
+
+std::uint64_t PeerMemory::begin_call() {
+  if (!flags_) {
+    flags_ = static_cast<std::byte*>(allocate(kFlagBytes));
+    new (flags_) std::atomic<std::uint64_t>(0);
+    t_.barrier();  // every rank's flag initialised before any peer reads it
+  }
+  if (unsettled_) {
+    wait_all(unsettled_);
+    unsettled_ = 0;
+  }
+  return ++calls_ * kStepsPerCall;
+}
+
+void PeerMemory::raise(std::uint64_t value) { flag(rank_).store(value, std::memory_order_release); }
+
+void PeerMemory::wait(int peer, std::uint64_t value) {
+  std::atomic<std::uint64_t>& f = flag(peer);
+  if (f.load(std::memory_order_acquire) >= value) return;
+  Deadline deadline(t_.scope(), Deadline::kClockEvery, &t_, "waiting for a peer's flag in peer memory");
+  for (int polls = 0;; ++polls) {
+    if (f.load(std::memory_order_acquire) >= value) return;
+    if (polls < kSpinPolls)
+      cpu_relax();
+    else
+      std::this_thread::yield();
+    if (deadline.expired()) {
+      Request r;
+      r.peer = peer;
+      const std::uint64_t seen = f.load(std::memory_order_acquire);
+      throw TimeoutError(timeout_message(deadline.timeout(), -1, false,
+                                         "waiting for peer " + std::to_string(peer) + " to raise its flag to step " +
+                                             std::to_string(value % kStepsPerCall) + " of call " +
+                                             std::to_string(value / kStepsPerCall) + " (it is at step " +
+                                             std::to_string(seen % kStepsPerCall) + " of call " +
+                                             std::to_string(seen / kStepsPerCall) + ")"),
+                         t_.error_context(&r));
+    }
+  }
+}
+
+void PeerMemory::wait_all(std::uint64_t value) {
+  for (int k = 1; k < size_; ++k) wait((rank_ + k) % size_, value);
+}
+
+void PeerMemory::end_call(std::uint64_t base, bool settle) {
+  raise(base + kDone);
+  if (settle) {
+    wait_all(base + kDone);
+    unsettled_ = 0;
+  } else {
+    unsettled_ = base + kDone;
+  }
+}
+
+void PeerMemorySpace::deallocate(void* p) noexcept {
+  try {
+    pm_.deallocate(p);
+  } catch (const std::exception& e) {  // a pointer it never allocated: a bug, not a run-time condition
+    std::fprintf(stderr, "collbench: %s\n", e.what());
+    std::abort();
+  }
+}
+
+}  // namespace collbench

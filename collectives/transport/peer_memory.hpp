@@ -1,0 +1,127 @@
+#pragma once
+// Peer memory: host memory every rank of a transport can load from and store to, when the
+// ranks share a node (MPI-3 shared windows for MPI, plain memory for threads). It is a
+// symmetric heap, as in OpenSHMEM or NVSHMEM: every allocation is collective and made with the
+// same size on every rank, so a block sits at the same offset in every rank's segment and
+// peer(p, r) translates an address of this rank's block into rank r's. Algorithms use it to
+// read peers' buffers directly (zero-copy) and synchronise through flags, without messages.
+//
+// Flags: each rank owns one monotone 64-bit counter in peer memory. A call takes a fresh
+// sequence base (every rank counts the same calls), raises its counter to base + step with a
+// release store, and waits for peers' counters with acquire loads, spinning briefly and then
+// yielding (4 ranks on 2 cores still progress); a wait past the scope's timeout throws
+// TimeoutError naming the peer that never raised its flag.
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "collectives/core/memory.hpp"
+
+namespace collbench {
+
+class Transport;
+
+class PeerMemory {
+ public:
+  explicit PeerMemory(Transport& t);
+  virtual ~PeerMemory();
+  PeerMemory(const PeerMemory&) = delete;
+  PeerMemory& operator=(const PeerMemory&) = delete;
+
+  int rank() const { return rank_; }
+  int size() const { return size_; }
+  // Peer memory is host memory (CUDA IPC for device buffers is not implemented).
+  MemoryKind kind() const { return MemoryKind::host; }
+
+  // Collective, with the same `bytes` on every rank: a 64-byte aligned block at the same
+  // offset of every rank's segment (one shared window per block).
+  void* allocate(std::size_t bytes);
+  // Collective: frees a block from allocate(), after every rank has stopped reading it.
+  void deallocate(void* p);
+  // Rank r's address of the byte at `local` in this rank's block; `local` must be inside one.
+  void* peer(const void* local, int r) const;
+  template <class T>
+  T* peer(T* local, int r) const {
+    return static_cast<T*>(peer(static_cast<const void*>(local), r));
+  }
+  // Whether [p, p + bytes) lies inside one of this rank's blocks.
+  bool owns(const void* p, std::size_t bytes) const;
+  // A named scratch block of at least `bytes`, grown collectively (every rank asks with the
+  // same bytes in the same calls). Kept until the peer memory goes.
+  void* scratch(std::string_view name, std::size_t bytes);
+
+  // --- flags ---
+  // Starts a call: waits until every peer has finished the previous call that left its
+  // buffers unsettled (see end_call), then returns the call's sequence base.
+  std::uint64_t begin_call();
+  void raise(std::uint64_t value);  // this rank's flag := value (release)
+  // Until rank `peer`'s flag reaches `value`; throws TimeoutError naming it after the timeout.
+  void wait(int peer, std::uint64_t value);
+  void wait_all(std::uint64_t value);  // every other rank
+  // Ends a call begun at `base`: raises the flag to base + kDone. settle: also waits for every
+  // peer to get there (peers read this rank's user buffers, which the caller may overwrite
+  // once the call returns); otherwise the next begin_call waits (only peer memory was read).
+  void end_call(std::uint64_t base, bool settle);
+  static constexpr std::uint64_t kDone = 15;          // steps of a call are 1..kDone
+  static constexpr std::uint64_t kStepsPerCall = 16;  // sequence bases are multiples of this
+
+ protected:
+  // One collective shared allocation: every rank's segment base, mapped in this process, in
+  // rank order, and a handle the implementation frees it by.
+  struct Mapping {
+    std::vector<std::byte*> base;
+    std::uintptr_t handle = 0;
+  };
+  virtual Mapping map(std::size_t bytes) = 0;   // collective
+  virtual void unmap(Mapping& m) noexcept = 0;  // collective
+  // Unmaps every block; implementations call it first in their destructor (map/unmap are
+  // theirs).
+  void release() noexcept;
+
+ private:
+  struct Block {
+    Mapping m;
+    std::size_t bytes;
+  };
+  const Block* block_of(const void* p, std::size_t bytes) const;
+  std::atomic<std::uint64_t>& flag(int r) const;
+
+  Transport& t_;
+  int rank_, size_;
+  std::vector<Block> blocks_;
+  struct Scratch {
+    std::string name;
+    void* p;
+    std::size_t bytes;
+  };
+  std::vector<Scratch> scratch_;
+  std::byte* flags_ = nullptr;  // this rank's flag line (a block of kFlagBytes)
+  std::uint64_t calls_ = 0;
+  std::uint64_t unsettled_ = 0;  // the done value of a previous call not yet waited for; 0: none
+};
+
+// Registered buffers (--buffers registered, nccl-tests -R): host memory whose allocations
+// are peer memory blocks, so zero-copy algorithms read them in place. Allocation and
+// deallocation are collective: every rank allocates the same sizes in the same order.
+class PeerMemorySpace final : public MemorySpace {
+ public:
+  explicit PeerMemorySpace(PeerMemory& pm) : pm_(pm) {}
+  MemoryKind kind() const override { return pm_.kind(); }
+  void* allocate(std::size_t bytes) override { return pm_.allocate(bytes); }
+  void deallocate(void* p) noexcept override;
+  void copy(void* dst, const void* src, std::size_t bytes) override { host_.copy(dst, src, bytes); }
+  void reduce(const ReduceOp& op, void* out, const void* a, const void* b, std::size_t count) override {
+    host_.reduce(op, out, a, b, count);
+  }
+  void upload(void* dst, const void* src, std::size_t bytes) override { host_.copy(dst, src, bytes); }
+  void download(void* dst, const void* src, std::size_t bytes) override { host_.copy(dst, src, bytes); }
+
+ private:
+  PeerMemory& pm_;
+  HostMemory host_;
+};
+
+}  // namespace collbench

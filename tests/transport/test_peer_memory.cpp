@@ -1,0 +1,140 @@
+// Peer memory on the thread transport: the symmetric heap, flags, a stalled peer's timeout,
+// and every zero-copy algorithm on registered buffers (the staged path runs in the registry
+// suites with the other algorithms).
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstring>
+
+#include "collectives/transport/peer_memory.hpp"
+#include "collectives/transport/thread/thread_transport.hpp"
+#include "common/cases.hpp"
+
+namespace collbench {
+namespace {
+
+using namespace std::chrono_literals;
+
+TEST(PeerMemory, SymmetricBlocksAreReadableByEveryPeer) {
+  for (int n : {1, 2, 3, 5}) {
+    ThreadWorld w(n);
+    w.run([&](ThreadTransport& t) {
+      PeerMemory* pm = t.peer_memory();
+      ASSERT_NE(pm, nullptr);
+      auto* a = static_cast<int*>(pm->allocate(100));
+      auto* b = static_cast<int*>(pm->allocate(8));
+      EXPECT_TRUE(pm->owns(a, 100));
+      EXPECT_TRUE(pm->owns(a + 10, 4));
+      EXPECT_FALSE(pm->owns(a, 1 << 20));
+      int local = 0;
+      EXPECT_FALSE(pm->owns(&local, 4));
+      EXPECT_EQ(pm->peer(a, t.rank()), a);
+      a[3] = 100 + t.rank();
+      b[1] = 200 + t.rank();
+      t.barrier();
+      for (int r = 0; r < n; ++r) {
+        EXPECT_EQ(pm->peer(a, r)[3], 100 + r);
+        EXPECT_EQ(pm->peer(b + 1, r)[0], 200 + r);
+      }
+      t.barrier();
+      pm->deallocate(a);
+      EXPECT_FALSE(pm->owns(b - 100, 4));
+      EXPECT_EQ(pm->peer(b, 0)[1], 200);
+      EXPECT_THROW(pm->peer(&local, 0), Error);
+    });
+  }
+}
+
+TEST(PeerMemory, ScratchGrowsAndKeepsItsName) {
+  ThreadWorld w(3);
+  w.run([](ThreadTransport& t) {
+    PeerMemory& pm = *t.peer_memory();
+    void* s1 = pm.scratch("x", 10);
+    EXPECT_EQ(pm.scratch("x", 4096), s1) << "at least 4 KiB from the start: no regrowth";
+    void* s2 = pm.scratch("x", 1 << 20);
+    EXPECT_TRUE(pm.owns(s2, 1 << 20));
+    EXPECT_NE(pm.scratch("y", 16), s2);
+  });
+}
+
+// Flags order each call's steps: a value written before a raise is seen after the wait,
+// across many back-to-back calls (sequence bases never confuse one call with the next).
+TEST(PeerMemory, FlagsOrderStepsAcrossBackToBackCalls) {
+  ThreadWorld w(4);
+  w.run([](ThreadTransport& t) {
+    PeerMemory& pm = *t.peer_memory();
+    auto* v = static_cast<long*>(pm.allocate(sizeof(long)));
+    for (long call = 0; call < 2000; ++call) {
+      const std::uint64_t base = pm.begin_call();
+      *v = call * 10 + t.rank();
+      pm.raise(base + 1);
+      for (int r = 0; r < t.size(); ++r) {
+        if (r == t.rank()) continue;
+        pm.wait(r, base + 1);
+        ASSERT_EQ(*pm.peer(v, r), call * 10 + r) << "call " << call;
+      }
+      pm.end_call(base, /*settle=*/call % 2 == 0);  // both ways of ending
+    }
+  });
+}
+
+TEST(PeerMemory, AStalledPeerEndsTheWaitNamingIt) {
+  ThreadWorld w(3);
+  std::atomic<int> timeouts{0};
+  w.run([&](ThreadTransport& t) {
+    t.scope().set_timeout(300ms);
+    PeerMemory& pm = *t.peer_memory();
+    const std::uint64_t base = pm.begin_call();
+    if (t.rank() != 2) pm.raise(base + 1);  // rank 2 stalls: never raises its flag
+    if (t.rank() == 0) {
+      const auto t0 = std::chrono::steady_clock::now();
+      try {
+        pm.wait_all(base + 1);
+        ADD_FAILURE() << "the wait returned although rank 2 never raised its flag";
+      } catch (const TimeoutError& e) {
+        ++timeouts;
+        const std::string what = e.what();
+        EXPECT_NE(what.find("peer 2 to raise its flag"), std::string::npos) << what;
+        EXPECT_NE(what.find("peer=2"), std::string::npos) << what;
+        EXPECT_LT(std::chrono::steady_clock::now() - t0, 5s);
+      }
+    }
+    t.scope().set_timeout(10s);  // the others wait here while rank 0 times out
+    t.barrier();
+  });
+  EXPECT_EQ(timeouts.load(), 1);
+}
+
+// Every zero-copy ("shm") algorithm with its buffers in peer memory (the registered path).
+class Registered : public ::testing::TestWithParam<testing::AlgoAtWorld> {};
+
+TEST_P(Registered, ExactOnEveryCase) {
+  const auto [entry, n] = GetParam();
+  ThreadWorld w(n);
+  w.run([&](ThreadTransport& t) {
+    PeerMemorySpace space(*t.peer_memory());
+    testing::CaseSpace cs;
+    cs.counts = testing::small_counts(n);
+    cs.counts.push_back(40000);  // past the small-message path: the sliced one
+    cs.dtypes = {DType::float32, DType::int8, DType::float64};
+    cs.redops = {RedOp::sum, RedOp::max, RedOp::prod, RedOp::min};
+    for (const verify::Case& c : testing::expand(entry->op, n, t.rank(), cs)) {
+      const verify::Outcome o = verify::run_checked(t, *entry, c, 0, nullptr, &space);
+      ASSERT_FALSE(o.skipped) << testing::describe(c) << ": " << o.skip_reason;
+      ASSERT_EQ(o.check.wrong, 0u) << testing::describe(c) << " first wrong at " << o.check.first_index << " expected "
+                                   << o.check.expected << " got " << o.check.got;
+    }
+  });
+}
+
+std::vector<testing::AlgoAtWorld> shm_algorithms() {
+  std::vector<testing::AlgoAtWorld> out;
+  for (const auto& p : testing::host_algorithms_at({1, 2, 3, 4, 7}))
+    if (p.entry->algo == "shm") out.push_back(p);
+  return out;
+}
+INSTANTIATE_TEST_SUITE_P(Shm, Registered, ::testing::ValuesIn(shm_algorithms()), testing::algo_at_world_name);
+
+}  // namespace
+}  // namespace collbench
