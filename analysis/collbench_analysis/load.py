@@ -111,6 +111,7 @@ class Point:
     redop: str | None = None
     root: int | None = None
     in_place: bool = False
+    buffers: str = "plain"
     count: int | None = None
     iters: int | None = None
     warmup: int | None = None
@@ -258,6 +259,7 @@ def _parse_result(rec: Mapping[str, Any], where: str) -> Point:
         algbw=None if rec["algbw_GBps"] is None else float(rec["algbw_GBps"]),
         busbw=None if rec["busbw_GBps"] is None else float(rec["busbw_GBps"]),
         samples=tuple(float(v) for v in rec["samples_us"]) if rec.get("samples_us") else None,
+        buffers=rec.get("buffers", "plain"),
     )
 
 
@@ -403,7 +405,7 @@ def layout_sort_key(layout: str) -> tuple[int, int]:
     return (n * r, n)
 
 
-VARIANT_FIELDS: tuple[str, ...] = ("device", "dtype", "redop", "in_place", "mode")
+VARIANT_FIELDS: tuple[str, ...] = ("device", "dtype", "redop", "in_place", "mode", "buffers")
 
 
 def varying_fields(points: Iterable[Point], fields: Sequence[str] = VARIANT_FIELDS) -> list[str]:

@@ -77,16 +77,29 @@ void record_timing(PointResult& r, const Timing& t, Op op) {
 // The memory every algorithm of one size shares: send and recv, filled in place with the
 // verification inputs (realistic data, never denormals) and refilled by each checking run,
 // and the algorithms' scratch. A point holds these and nothing of the message's size else.
+// Registered (--buffers registered): send and recv are blocks of the node's peer memory, as
+// nccl-tests -R registers them, so the shm algorithms read them in place.
 struct PointBuffers {
-  PointBuffers(MemorySpace& m, const verify::Case& c)
-      : send(m, send_elems(c.op, c.count, c.world) * dtype_size(c.dtype)),
-        recv(m, recv_elems(c.op, c.count, c.world) * dtype_size(c.dtype)),
+  PointBuffers(MemorySpace& m, const verify::Case& c, PeerMemory* registered)
+      : space(registered ? std::optional<PeerMemorySpace>(std::in_place, *registered) : std::nullopt),
+        send(space ? *space : m, send_elems(c.op, c.count, c.world) * dtype_size(c.dtype)),
+        recv(space ? *space : m, recv_elems(c.op, c.count, c.world) * dtype_size(c.dtype)),
         scratch(m) {
     verify::fill(m, c, send.data(), recv.data());
   }
+  std::optional<PeerMemorySpace> space;  // before the buffers: they are freed into it
   Buffer send, recv;
   Workspace scratch;
 };
+
+// The peer memory registered buffers live in, or why there is none (the same on every rank).
+std::optional<std::string> registered_memory(Transport& t, PeerMemory*& pm) {
+  if (t.memory().kind() != MemoryKind::host)
+    return "--buffers registered: peer memory is host memory (device buffers would need CUDA IPC)";
+  pm = t.peer_memory();
+  if (!pm) return "--buffers registered: the ranks are not all on one node (no peer memory)";
+  return std::nullopt;
+}
 
 // Refills the timed run's buffers, runs the algorithm once more with the same arguments and
 // counts wrong elements over all ranks.
@@ -187,6 +200,7 @@ PointResult base_result(const PointEnv& env, const CollectiveBlock& b, const Alg
   if (b.redop) r.redop = std::string(redop_name(*b.redop));
   r.root = b.root;
   r.in_place = b.in_place;
+  r.registered_buffers = b.settings.registered_buffers;
   r.sync = b.settings.mode() == TimingMode::batch ? SyncMethod::barrier : b.settings.sync;  // until measured
   return r;
 }
@@ -240,9 +254,14 @@ std::vector<PointResult> measure_size(PointEnv& env, const CollectiveBlock& b, c
   if (auto why = env.control.agree_error(shortfall))
     for (auto& r : results)
       if (!r.skipped) skip(r, *why);
+  PeerMemory* registered = nullptr;
+  if (b.settings.registered_buffers)
+    if (auto why = env.control.agree_error(registered_memory(t, registered)))
+      for (auto& r : results)
+        if (!r.skipped) skip(r, *why);
   if (std::all_of(results.begin(), results.end(), [](const PointResult& r) { return r.skipped; })) return results;
 
-  PointBuffers buffers(t.memory(), c);
+  PointBuffers buffers(t.memory(), c, registered);
   args.workspace = &buffers.scratch;
   const verify::Pointers p = verify::arrange(c, buffers.send.data(), buffers.recv.data());
   args.send = p.send;

@@ -7,10 +7,11 @@
 #include <thread>
 #include <tuple>
 
-#include "harness/run/control.hpp"
 #include "harness/measure/stats.hpp"
-#include "harness/run/clock_sync.hpp"
 #include "harness/report/result.hpp"
+#include "harness/run/clock_sync.hpp"
+#include "harness/run/control.hpp"
+#include "harness/run/control_call.hpp"
 
 namespace collbench {
 namespace {
@@ -344,7 +345,11 @@ Calibration calibrate(Transport& t, Control& control) {
   c.timer_read_ns = std::chrono::duration<double, std::nano>(prev - first).count() / kReads;
   c.timer_resolution_ns = step == Clock::duration::max() ? 0 : std::chrono::duration<double, std::nano>(step).count();
   // Empty barrier of the measured transport (what --sync barrier waits in before each sample).
+  // Not a measured op: bounded like the control plane, so a --timeout meant for the data path
+  // (1 ms under oversubscription, as in the timeout test) does not fire here first.
   CallScope& scope = t.scope();
+  const auto data_timeout = scope.timeout();
+  scope.set_timeout(ControlCall::timeout_for(data_timeout, control.rank()));
   scope.set_call({"barrier", "calibration", 0, -1, "calibration"});
   std::vector<double> us(kBarrierReps);
   t.barrier();
@@ -354,6 +359,7 @@ Calibration calibrate(Transport& t, Control& control) {
     t.barrier();
     us[static_cast<std::size_t>(i)] = micros(Clock::now() - t0);
   }
+  scope.set_timeout(data_timeout);
   std::vector<double> med{summarize(us).p50};
   control.max_in_place(med);
   c.barrier_us = med.front();

@@ -45,6 +45,7 @@ struct Settings {
   std::uint64_t segment_bytes = 0;  // CollArgs::segment_bytes; 0 = algorithm default
   PairSpec pairs;                   // pingpong: which rank pairs (--pairs)
   SyncMethod sync = SyncMethod::clock;  // per-iteration start: clock (default) or barrier
+  bool registered_buffers = false;      // --buffers registered: send/recv in the node's peer memory
 
   bool adaptive() const { return min_time_s > 0 || max_noise > 0; }
   TimingMode mode() const {

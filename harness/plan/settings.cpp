@@ -145,14 +145,14 @@ constexpr SettingOption kOptions[] = {
        s.step_factor = static_cast<std::uint64_t>(parse_int(v, 2, 1 << 30, "an integer >= 2"));
        s.step_bytes = 0;
      }},
-    {"step_bytes", "-i", "SIZE", "add SIZE between points instead (linear steps, like nccl-tests -i)",
-     "a size > 0", false,
+    {"step_bytes", "-i", "SIZE", "add SIZE between points instead (linear steps, like nccl-tests -i)", "a size > 0",
+     false,
      [](Settings& s, std::string_view v) {
        s.step_bytes = parse_size(v);
        if (s.step_bytes == 0) throw UsageError("step must be > 0; accepted: a size > 0, e.g. 1M");
      }},
-    {"segment", "", "SIZE", "pipelining segment for chunked algorithms (default 0: the algorithm's own)",
-     "a size", false, [](Settings& s, std::string_view v) { s.segment_bytes = parse_size(v); }},
+    {"segment", "", "SIZE", "pipelining segment for chunked algorithms (default 0: the algorithm's own)", "a size",
+     false, [](Settings& s, std::string_view v) { s.segment_bytes = parse_size(v); }},
 
     {"check", "-c", "0|1", "verify every point after timing (default 1)", "0, 1", false,
      [](Settings& s, std::string_view v) { s.check = parse_bool(v); }},
@@ -169,19 +169,35 @@ constexpr SettingOption kOptions[] = {
     {"iters", "-n", "N", "timed iterations per point (default 20; the first round when adaptive)", kCountAccepted,
      false, [](Settings& s, std::string_view v) { s.iters = parse_count(v); }},
     {"warmup", "-w", "N", "untimed warm-up iterations per point (default 5)", "an integer >= 0", false,
-     [](Settings& s, std::string_view v) { s.warmup = static_cast<int>(parse_int(v, 0, 1'000'000'000, "an integer >= 0")); }},
+     [](Settings& s, std::string_view v) {
+       s.warmup = static_cast<int>(parse_int(v, 0, 1'000'000'000, "an integer >= 0"));
+     }},
     {"batch", "", "", "time -n back-to-back ops as one sample and report the mean per op (nccl-tests style)", "0, 1",
      false, [](Settings& s, std::string_view v) { s.batch = parse_bool(v); }},
-    {"interleave", "", "",
-     "at each size run the algorithms' iterations round-robin (A B A B ...) for fair comparisons", "0, 1", false,
-     [](Settings& s, std::string_view v) { s.interleave = parse_bool(v); }},
+    {"interleave", "", "", "at each size run the algorithms' iterations round-robin (A B A B ...) for fair comparisons",
+     "0, 1", false, [](Settings& s, std::string_view v) { s.interleave = parse_bool(v); }},
     {"sync", "", "clock|barrier",
      "per-iteration start: clock (default; agreed start time on offset-corrected clocks, as ReproMPI) or barrier",
      "clock, barrier", false,
      [](Settings& s, std::string_view v) {
-       if (v == "clock") s.sync = SyncMethod::clock;
-       else if (v == "barrier") s.sync = SyncMethod::barrier;
-       else throw UsageError("bad value '" + std::string(v) + "'; accepted: clock, barrier");
+       if (v == "clock")
+         s.sync = SyncMethod::clock;
+       else if (v == "barrier")
+         s.sync = SyncMethod::barrier;
+       else
+         throw UsageError("bad value '" + std::string(v) + "'; accepted: clock, barrier");
+     }},
+    {"buffers", "", "plain|registered",
+     "where send/recv live: plain (default) or registered in the node's peer memory, read in place by the shm "
+     "algorithms (nccl-tests -R)",
+     "plain, registered", false,
+     [](Settings& s, std::string_view v) {
+       if (v == "plain")
+         s.registered_buffers = false;
+       else if (v == "registered")
+         s.registered_buffers = true;
+       else
+         throw UsageError("bad value '" + std::string(v) + "'; accepted: plain, registered");
      }},
     {"timeout", "-T", "SECONDS", "a wait longer than this aborts the run naming the peer (default 60)",
      "a number of seconds > 0", false,
@@ -192,15 +208,14 @@ constexpr SettingOption kOptions[] = {
     {"max_noise", "", "FRACTION",
      "adaptive: iterate until the 95% CI half-width of the mean is below FRACTION of it (e.g. 0.01)",
      "a fraction in [0, 1)", false,
-     [](Settings& s, std::string_view v) {
-       s.max_noise = parse_number(v, 0, 0.999999, "a fraction in [0, 1)");
-     }},
+     [](Settings& s, std::string_view v) { s.max_noise = parse_number(v, 0, 0.999999, "a fraction in [0, 1)"); }},
     {"max_iters", "", "N", "adaptive: at most N timed iterations per point (default 1000)", kCountAccepted, false,
      [](Settings& s, std::string_view v) { s.max_iters = parse_count(v); }},
     {"pairs", "", "auto|all|S-D,...",
      "pingpong: rank pairs to measure; auto (default) = one intra-node and one inter-node pair, all = every i<j",
      "auto, all, or rank pairs SRC-DST, e.g. 0-1,0-4", true,
-     [](Settings& s, std::string_view v) { s.pairs = parse_pairs(v); }},};
+     [](Settings& s, std::string_view v) { s.pairs = parse_pairs(v); }},
+};
 
 std::string normalised(std::string_view key) {
   std::string k(key);

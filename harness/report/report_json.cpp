@@ -35,14 +35,28 @@ json settings_json(const Settings& s) {
   for (DType t : s.dtypes) dtypes.push_back(dtype_name(t));
   for (RedOp r : s.redops) redops.push_back(redop_name(r));
   const char* inplace = s.placements.size() > 1 ? "both" : s.placements.front() ? "1" : "0";
-  return {{"min_bytes", s.min_bytes},   {"max_bytes", s.max_bytes}, {"step_factor", s.step_factor},
-          {"step_bytes", s.step_bytes}, {"iters", s.iters},         {"warmup", s.warmup},
-          {"check", s.check},           {"dtype", dtypes},          {"redop", redops},
-          {"root", s.root},             {"inplace", inplace},       {"batch", s.batch},
-          {"interleave", s.interleave}, {"timeout", s.timeout_s},   {"min_time", s.min_time_s},
-          {"max_noise", s.max_noise},   {"max_iters", s.max_iters}, {"segment", s.segment_bytes},
-          {"mode", timing_mode_name(s.mode())},  {"pairs", pairs_text(s.pairs)},
-          {"sync", sync_method_name(s.sync)}};
+  return {{"min_bytes", s.min_bytes},
+          {"max_bytes", s.max_bytes},
+          {"step_factor", s.step_factor},
+          {"step_bytes", s.step_bytes},
+          {"iters", s.iters},
+          {"warmup", s.warmup},
+          {"check", s.check},
+          {"dtype", dtypes},
+          {"redop", redops},
+          {"root", s.root},
+          {"inplace", inplace},
+          {"batch", s.batch},
+          {"interleave", s.interleave},
+          {"timeout", s.timeout_s},
+          {"min_time", s.min_time_s},
+          {"max_noise", s.max_noise},
+          {"max_iters", s.max_iters},
+          {"segment", s.segment_bytes},
+          {"mode", timing_mode_name(s.mode())},
+          {"pairs", pairs_text(s.pairs)},
+          {"sync", sync_method_name(s.sync)},
+          {"buffers", s.registered_buffers ? "registered" : "plain"}};
 }
 
 json calibration_json(const Calibration& c) {
@@ -148,6 +162,7 @@ json result_json(const PointResult& r, const std::string& run_id, long keep_samp
           {"window_us", opt(r.window_us)},
           {"osu_avg_us", opt(r.osu_avg_us)},
           {"nccl_avg_us", opt(r.nccl_avg_us)}};
+  if (r.registered_buffers) j["buffers"] = "registered";  // absent: plain (as in older records)
   if (r.link) {  // point-to-point records only
     j["src"] = opt(r.src);
     j["dst"] = opt(r.dst);

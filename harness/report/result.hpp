@@ -16,6 +16,7 @@ struct PointResult {
   std::optional<std::string> redop;  // reducing ops only
   std::optional<int> root;           // rooted ops only
   bool in_place = false;
+  bool registered_buffers = false;  // JSON "buffers": "registered" (absent when plain)
   std::uint64_t bytes = 0;
   std::uint64_t count = 0;  // bytes / dtype size
   int world_size = 1, nodes = 1, ranks_per_node = 1;

@@ -2,6 +2,7 @@
 on purpose into real collbench runs under mpirun. Stdlib + the project's schema checker.
 
     faults.py stall_library COLLBENCH MPIEXEC WORKDIR  kill -STOP a rank inside MPI_Allreduce (--algo library)
+    faults.py stall_shm     COLLBENCH MPIEXEC WORKDIR  kill -STOP a rank inside allreduce/shm (a flag never raised)
     faults.py stall_control COLLBENCH MPIEXEC WORKDIR  a rank SIGSTOPs itself between points (control plane)
     faults.py disk_full     COLLBENCH MPIEXEC WORKDIR  --json on a 64 KiB tmpfs; then --resume with room again
     faults.py corrupt       COLLBENCH MPIEXEC WORKDIR  a results file corrupt in the middle / not ours: refused
@@ -83,12 +84,13 @@ def expect_timeout_exit(p: subprocess.CompletedProcess, secs: float, bound: floa
     return errors[0]
 
 
-def test_stall_library(collbench: str, mpiexec: str, workdir: str) -> None:
-    """The issue's case: a rank stopped inside a library collective ends the job in bounded time."""
+def stall_run(collbench: str, mpiexec: str, workdir: str, algo_args: list[str], expect: list[str],
+              what: str) -> str:
+    """kill -STOP rank 1 inside a 1 MiB allreduce: the job ends in bounded time, one line naming it."""
     d = fresh_dir(workdir)
     out = d / "stall.jsonl"
     timeout = 3
-    cmd = [mpiexec, "-np", "2", collbench, "--op", "allreduce", "--algo", "library", "-b", "1M", "-e", "1M",
+    cmd = [mpiexec, "-np", "2", collbench, "--op", "allreduce", *algo_args, "-b", "1M", "-e", "1M",
            "-n", "100000", "--timeout", str(timeout), "--json", str(out), "--quiet"]
     print("+", " ".join(cmd), flush=True)
     mp = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -107,14 +109,28 @@ def test_stall_library(collbench: str, mpiexec: str, workdir: str) -> None:
     print(stderr[-3000:], file=sys.stderr)
     p = subprocess.CompletedProcess(cmd, mp.returncode, stdout, stderr)
     line = expect_timeout_exit(p, secs, timeout + 5, ["rank 0", f"timed out after {timeout * 1000} ms",
-                                                      "MPI_Allreduce", "op=allreduce", "algo=library",
-                                                      "size=1048576", "phase=timed", "iteration="])
+                                                      "op=allreduce", "size=1048576", "phase=timed", "iteration=",
+                                                      *expect])
     recs = valid_lines(out)
     if [r["type"] for r in recs] != ["run", "end"] or recs[-1]["exit_status"] != 3 or recs[-1]["points"] != 0:
         fail(f"want the run record and an end record with exit_status 3, got {recs}")
-    print(f"FIGURE: kill -STOP rank 1 inside MPI_Allreduce (library, 1 MiB, --timeout {timeout}) | exit 3, "
+    print(f"FIGURE: kill -STOP rank 1 inside {what} (1 MiB, --timeout {timeout}) | exit 3, "
           f"one line | {secs:.1f} s | run + end(3), 0 of 0 points (the point in progress is not a record)")
+    return line
+
+
+def test_stall_library(collbench: str, mpiexec: str, workdir: str) -> None:
+    """The issue's case: a rank stopped inside a library collective ends the job in bounded time."""
+    line = stall_run(collbench, mpiexec, workdir, ["--algo", "library"], ["MPI_Allreduce", "algo=library"],
+                     "MPI_Allreduce (library)")
     print(f"stall_library: OK: {line}")
+
+
+def test_stall_shm(collbench: str, mpiexec: str, workdir: str) -> None:
+    """A peer that never raises its flag in peer memory (zero-copy allreduce, registered buffers)."""
+    line = stall_run(collbench, mpiexec, workdir, ["--algo", "shm", "--buffers", "registered"],
+                     ["peer 1 to raise its flag", "algo=shm", "peer=1"], "allreduce/shm (registered)")
+    print(f"stall_shm: OK: {line}")
 
 
 def test_stall_control(collbench: str, mpiexec: str, workdir: str) -> None:
@@ -310,7 +326,7 @@ def test_signals(collbench: str, mpiexec: str, workdir: str, rounds: int = 12, s
 
 
 def main(argv: list[str]) -> None:
-    tests = {"stall_library": test_stall_library, "stall_control": test_stall_control, "disk_full": test_disk_full,
+    tests = {"stall_library": test_stall_library, "stall_shm": test_stall_shm, "stall_control": test_stall_control, "disk_full": test_disk_full,
              "corrupt": test_corrupt, "signals": test_signals}
     if len(argv) != 4 or argv[0] not in tests:
         print(__doc__, file=sys.stderr)

@@ -4,6 +4,8 @@
 // nodes (emulated nodes with their own hostnames are separate nodes). The windows stay in a
 // passive-target epoch (MPI_Win_lock_all with MPI_MODE_NOCHECK) for their whole life, the
 // usual form for direct load/store; ordering between ranks is the flags' acquire/release.
+#include <exception>
+
 #include "collectives/transport/mpi/mpi_transport.hpp"
 
 namespace collbench {
@@ -48,7 +50,9 @@ class MpiPeerMemory final : public PeerMemory {
   void unmap(Mapping& m) noexcept override {
     int finalized = 0;
     MPI_Finalized(&finalized);
-    if (finalized) return;
+    // Unwinding an error (a peer that never raised its flag): a collective free would wait for
+    // that peer and hide the error behind its own timeout. The process is ending: leave it.
+    if (finalized || std::uncaught_exceptions() > 0) return;
     MPI_Win win = MPI_Win_f2c(static_cast<MPI_Fint>(m.handle));
     MPI_Win_unlock_all(win);
     const BlockingCall blocking(t_.scope(), &t_, "in MPI_Win_free");
