@@ -117,6 +117,46 @@ class Target:
         return [self.name, f"{med:.2f} ({lo:.2f}-{hi:.2f})", f"{cmp_} {self.threshold:.2f}", verdict, self.command]
 
 
+def shm_ops(collbench):
+    """The ops with a zero-copy ("shm") algorithm in this build."""
+    out = subprocess.run([collbench, "--list"], stdout=subprocess.PIPE, text=True, check=True).stdout
+    return {line.split()[0] for line in out.splitlines() if len(line.split()) > 1 and line.split()[1] == "shm"}
+
+
+def zero_copy_targets(collbench, target, rep, workdir, bw_iters, lat_iters, common):
+    """Issue 18: the shm algorithms against the library in one interleaved run each, 2 ranks."""
+    sizes = [1 * MiB, 2 * MiB, 4 * MiB, 8 * MiB, 16 * MiB, 32 * MiB, 64 * MiB]
+    # 6. registered allreduce: >= 2.0x from 1 to 64 MiB, >= 2.5x at 16 MiB, >= 1.0x from 8 KiB.
+    cmd, recs = run(collbench, 2, ["--op", "allreduce", "--algo", "shm,library", "--interleave", "--buffers",
+                                   "registered", "-b", "8K", "-e", "64M", "-f", "2"] + bw_iters + common,
+                    workdir, f"zc_allreduce_registered_{rep}")
+    for b in [8 << 10, 64 << 10, 512 << 10] + sizes:
+        thr = 2.5 if b == 16 * MiB else 2.0 if b >= MiB else 1.0
+        target(f"6 {b}", f"6. allreduce shm / library busbw, registered, 2 ranks, {size_name(b)}", thr).add(
+            busbw_ratio(recs, "allreduce", "shm", b), cmd)
+    # 7. staged (plain buffers): >= 1.5x from 64 KiB to 4 MiB; above that, reported.
+    cmd, recs = run(collbench, 2, ["--op", "allreduce", "--algo", "shm,library", "--interleave", "-b", "64K",
+                                   "-e", "64M", "-f", "4"] + bw_iters + common, workdir, f"zc_allreduce_staged_{rep}")
+    for b in (64 << 10, 256 << 10, 1 * MiB, 4 * MiB, 16 * MiB, 64 * MiB):
+        target(f"7 {b}", f"7. allreduce shm / library busbw, staged, 2 ranks, {size_name(b)}", 1.5,
+               note=b > 4 * MiB).add(busbw_ratio(recs, "allreduce", "shm", b), cmd)
+    # 8. latency at 8 B: <= 0.7x MPI_Allreduce (time ratio).
+    cmd, recs = run(collbench, 2, ["--op", "allreduce", "--algo", "shm,library", "--interleave", "-b", "8", "-e",
+                                   "8"] + lat_iters + common, workdir, f"zc_latency_{rep}")
+    ratio = pick(recs, "allreduce", "shm", 8)["time_us"]["p50"] / pick(recs, "allreduce", "library", 8)["time_us"]["p50"]
+    target("8", "8. allreduce shm / library latency (p50), 2 ranks, 8 B", 0.7, higher_is_better=False).add(ratio, cmd)
+    # 9. broadcast, allgather, reduce_scatter, registered: >= 1.5x from 1 to 64 MiB.
+    for op in ("broadcast", "allgather", "reduce_scatter"):
+        if op not in shm_ops(collbench):
+            continue
+        cmd, recs = run(collbench, 2, ["--op", op, "--algo", "shm,library", "--interleave", "--buffers", "registered",
+                                       "-b", "1M", "-e", "64M", "-f", "4"] + bw_iters + common,
+                        workdir, f"zc_{op}_{rep}")
+        for b in (1 * MiB, 4 * MiB, 16 * MiB, 64 * MiB):
+            target(f"9 {op}{b}", f"9. {op} shm / library busbw, registered, 2 ranks, {size_name(b)}", 1.5).add(
+                busbw_ratio(recs, op, "shm", b), cmd)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--build", default="build", help="build directory holding the collbench executable (default build)")
@@ -124,6 +164,8 @@ def main():
     ap.add_argument("--quick", action="store_true", help="fewer iterations (a smoke run, not for reporting)")
     ap.add_argument("--keep", help="keep the JSON Lines files in this directory")
     ap.add_argument("--json-out", help="also write the table as JSON to this file")
+    ap.add_argument("--only", choices=["seed", "zero-copy"],
+                    help="only the seed algorithms' targets (issue 8) or only the zero-copy ones (issue 18)")
     o = ap.parse_args()
 
     collbench = os.path.join(o.build, "collbench")
@@ -171,6 +213,10 @@ def main():
     try:
         for rep in range(o.reps):
             print(f"repetition {rep + 1}/{o.reps} ...", file=sys.stderr, flush=True)
+            if o.only != "seed":
+                zero_copy_targets(collbench, target, rep, workdir, bw_iters, lat_iters, common)
+            if o.only == "zero-copy":
+                continue
             # 1. allreduce ring vs library, 2 ranks, 1-16 MiB; 4 ranks, 4-16 MiB.
             for np_, lo in ((2, 1 * MiB), (4, 4 * MiB)):
                 cmd, recs = run(collbench, np_, ["--op", "allreduce", "--algo", "ring,library", "--interleave",
