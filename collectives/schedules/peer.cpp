@@ -20,6 +20,22 @@ bool registered(const PeerMemory& pm, std::span<const std::pair<const void*, std
   return std::all_of(bufs.begin(), bufs.end(), [&](const auto& b) { return pm.owns(b.first, b.second); });
 }
 
+void stage_except(MemorySpace& m, void* stage, const void* src, std::size_t bytes, std::size_t skip_begin,
+                  std::size_t skip_end) {
+  m.copy(stage, src, skip_begin);
+  m.copy(static_cast<std::byte*>(stage) + skip_end, static_cast<const std::byte*>(src) + skip_end, bytes - skip_end);
+}
+
+void peer_inputs(PeerMemory& pm, const void* in, const void* own, std::uint64_t ready, int first,
+                 std::span<const void*> out) {
+  const int n = pm.size(), me = pm.rank();
+  for (int i = 0; i < n; ++i) {
+    const int k = (first + i) % n;
+    if (k != me) pm.wait(k, ready);
+    out[static_cast<std::size_t>(i)] = k == me ? own : pm.peer(in, k);
+  }
+}
+
 void reduce_inputs(MemorySpace& m, const CollArgs& a, void* out, std::span<const void* const> inputs,
                    std::size_t count) {
   if (inputs.size() == 1) {

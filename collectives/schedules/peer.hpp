@@ -5,6 +5,7 @@
 // staging copy in a scratch block), and the segmented n-way reduction straight from peers'
 // memory. Not an algorithm itself: it registers nothing. Flags: transport/peer_memory.hpp.
 #include <cstddef>
+#include <cstdint>
 #include <span>
 
 #include "collectives/collective.hpp"
@@ -27,6 +28,19 @@ PeerMemory& memory_for(Transport& t, std::string_view algo);
 // Whether every pointer (with its byte length) lies in peer memory: the registered path.
 // Every rank must agree (the harness registers all ranks' buffers or none).
 bool registered(const PeerMemory& pm, std::span<const std::pair<const void*, std::size_t>> bufs);
+
+// Stages this rank's input for peers: copies src[0, bytes) into `stage` (a scratch block of
+// peer memory) at the same offsets, except the bytes [skip_begin, skip_end) only this rank
+// reads, which it reads from its own buffer instead (its own slice or block).
+void stage_except(MemorySpace& m, void* stage, const void* src, std::size_t bytes, std::size_t skip_begin,
+                  std::size_t skip_end);
+
+// The inputs of an n-way reduction over peer memory, in rank order starting at `first`:
+// rank k's address of `in` (this rank's input block, staged or registered) once k's flag has
+// reached `ready`; this rank's own entry is `own` (its input in the user's buffer). Starting
+// at the rank whose input the output aliases keeps reduce_inputs' aliasing rule.
+void peer_inputs(PeerMemory& pm, const void* in, const void* own, std::uint64_t ready, int first,
+                 std::span<const void*> out);
 
 // out[0, count) = inputs[0] (op) inputs[1] (op) ... over `inputs`, in segments of
 // kReduceSegmentBytes (or CollArgs::segment_bytes); out may alias inputs[0].

@@ -1,0 +1,76 @@
+// Zero-copy broadcast in one node's peer memory: no messages. The root's buffer is readable by
+// every rank — the user's send when buffers are registered (allocated in peer memory), else a
+// staging copy in a scratch block — and every other rank copies it straight into its recv
+// once the root's flag says it is there. Staged, a large message is staged in up to
+// kMaxSegments segments, one flag step each, so the readers' copies overlap the root's
+// copy-in. Memory traffic: registered, each non-root reads and writes M; staged, the root
+// also copies M in. Flags: transport/peer_memory.hpp.
+#include <algorithm>
+
+#include "collectives/patterns/chunks.hpp"
+#include "collectives/registry.hpp"
+#include "collectives/schedules/defaults.hpp"
+#include "collectives/schedules/peer.hpp"
+
+namespace collbench {
+namespace {
+
+// Segment s is ready at step kFirstSegment + s; steps stop short of PeerMemory::kDone.
+constexpr std::uint64_t kFirstSegment = 1;
+constexpr int kMaxSegments = 8;
+static_assert(kFirstSegment + kMaxSegments <= PeerMemory::kDone, "a segment step would reach kDone");
+
+void run(Transport& t, const CollArgs& a) {
+  const int n = t.size(), r = t.rank();
+  const std::size_t bytes = a.bytes(a.count);
+  MemorySpace& m = t.memory();
+  if (n == 1) {
+    m.copy(a.recv, a.send, bytes);  // a no-op in place
+    return;
+  }
+  PeerMemory& pm = schedules::peer::memory_for(t, "broadcast/shm");
+  if (bytes == 0) return;  // every rank agrees
+  // Registered: the root's send is read in place, translated from this rank's own send (the
+  // heap is symmetric: every rank allocates its buffers in the same order).
+  const std::pair<const void*, std::size_t> bufs[] = {{a.send, bytes}, {a.recv, bytes}};
+  const bool reg = schedules::peer::registered(pm, bufs);
+  void* stage = reg ? nullptr : pm.scratch("broadcast/shm", bytes);  // collective: on every rank
+  const int segments =
+      reg ? 1
+          : static_cast<int>(std::clamp<std::size_t>(
+                (bytes + schedules::kPipelineSegmentBytes - 1) / schedules::kPipelineSegmentBytes, 1, kMaxSegments));
+  const std::uint64_t base = pm.begin_call();
+  if (r == a.root) {
+    if (reg) {
+      pm.raise(base + kFirstSegment);
+    } else {
+      for (int s = 0; s < segments; ++s) {
+        const patterns::Range seg = patterns::chunk(a.count, segments, s);
+        m.copy(elem_ptr(stage, seg.offset, a.dtype), elem_ptr(a.send, seg.offset, a.dtype), a.bytes(seg.count));
+        pm.raise(base + kFirstSegment + static_cast<std::uint64_t>(s));
+      }
+    }
+    m.copy(a.recv, a.send, bytes);  // a no-op in place
+    // Registered: the peers read the root's send, which the caller owns once this returns.
+    pm.end_call(base, reg);
+    return;
+  }
+  const void* src = reg ? pm.peer(a.send, a.root) : pm.peer(stage, a.root);
+  for (int s = 0; s < segments; ++s) {
+    const patterns::Range seg = patterns::chunk(a.count, segments, s);
+    pm.wait(a.root, base + kFirstSegment + static_cast<std::uint64_t>(s));
+    m.copy(elem_ptr(a.recv, seg.offset, a.dtype), elem_ptr(src, seg.offset, a.dtype), a.bytes(seg.count));
+  }
+  // Nobody reads a non-root's buffers: it need not wait for the others; its next call does.
+  pm.end_call(base, false);
+}
+
+COLLBENCH_REGISTER({Op::broadcast, "shm", "any",
+                    "zero-copy in node peer memory: every rank copies the root's buffer straight into its recv "
+                    "(staged: segment by segment as the root stages them)",
+                    "ranks on one node, host memory, any root; registered buffers (--buffers registered) skip the "
+                    "staging copy",
+                    &run});
+
+}  // namespace
+}  // namespace collbench

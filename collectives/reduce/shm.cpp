@@ -1,0 +1,96 @@
+// Zero-copy reduce in one node's peer memory: no messages. Every rank's input is readable by
+// its peers — the user's send when buffers are registered (allocated in peer memory), else a
+// staging copy in a scratch block. All ranks cooperate: rank r reduces slice r of the message
+// straight from every input, registered into the root's recv itself, staged into a result
+// area of its scratch that the root then copies from. Below schedules::peer::kSmallBytes the
+// root alone reduces everything: one flag round, and the others only publish their input.
+// Flags: transport/peer_memory.hpp.
+#include <vector>
+
+#include "collectives/patterns/chunks.hpp"
+#include "collectives/registry.hpp"
+#include "collectives/schedules/peer.hpp"
+
+namespace collbench {
+namespace {
+
+constexpr std::uint64_t kInputsReady = 1, kSliceReduced = 2;
+
+void run(Transport& t, const CollArgs& a) {
+  const int n = t.size(), r = t.rank();
+  const std::size_t bytes = a.bytes(a.count);
+  MemorySpace& m = t.memory();
+  if (n == 1) {
+    m.copy(a.recv, a.send, bytes);  // a no-op in place
+    return;
+  }
+  PeerMemory& pm = schedules::peer::memory_for(t, "reduce/shm");
+  if (bytes == 0) return;  // every rank agrees
+  // Registered needs the root's recv in peer memory too (ranks write their slices into it);
+  // the heap is symmetric, so each rank translates its own recv's address to the root's.
+  // A non-root's recv is unused: it is never written (in place it is that rank's input).
+  const std::pair<const void*, std::size_t> bufs[] = {{a.send, bytes}, {a.recv, bytes}};
+  const bool reg = schedules::peer::registered(pm, bufs);
+  const bool small = bytes < schedules::peer::kSmallBytes;
+  // Staged: the input copy and, for the sliced path, the reduced slice (at its own offset).
+  std::byte* stage = reg ? nullptr : static_cast<std::byte*>(pm.scratch("reduce/shm", small ? bytes : 2 * bytes));
+  const std::uint64_t base = pm.begin_call();
+  const patterns::Range mine = patterns::chunk(a.count, n, r);
+  const void* in = a.send;
+  if (!reg) {
+    // Small: the root reads every other input whole, and its own from its send. Sliced: peers
+    // read every slice but this rank's own.
+    if (small && r != a.root)
+      m.copy(stage, a.send, bytes);
+    else if (!small)
+      schedules::peer::stage_except(m, stage, a.send, bytes, a.bytes(mine.offset), a.bytes(mine.end()));
+    in = stage;
+  }
+  pm.raise(base + kInputsReady);
+  std::vector<const void*> inputs(static_cast<std::size_t>(n));
+  if (small) {
+    if (r == a.root) {
+      // Own input first: in place, recv is send and must be read before it is written.
+      schedules::peer::peer_inputs(pm, in, a.send, base + kInputsReady, r, inputs);
+      schedules::peer::reduce_inputs(m, a, a.recv, inputs, a.count);
+    }
+    // Registered: the root reads the others' sends, which their callers own once they return.
+    pm.end_call(base, reg);
+    return;
+  }
+  // The root's input first: in place (registered), the root's recv slice is its send slice and
+  // must be read before it is written. Nobody else reads or writes slice r of any buffer.
+  schedules::peer::peer_inputs(pm, in, a.send, base + kInputsReady, a.root, inputs);
+  for (auto& p : inputs) p = elem_ptr(p, mine.offset, a.dtype);
+  // The root's own slice goes straight into its recv (staged, peers read its stage, not its
+  // send, so in place is safe); the others' into the root's recv (registered) or their stage.
+  void* out = r == a.root ? a.recv : reg ? pm.peer(a.recv, a.root) : stage + bytes;
+  schedules::peer::reduce_inputs(m, a, elem_ptr(out, mine.offset, a.dtype), inputs, mine.count);
+  if (reg) {
+    // The root's settling end_call waits for every rank's kDone, raised after its slice is
+    // written: no separate step. Every rank's send is read by its peers: all settle.
+    pm.end_call(base, true);
+    return;
+  }
+  pm.raise(base + kSliceReduced);
+  if (r == a.root) {
+    for (int i = 1; i < n; ++i) {
+      const int q = (r + i) % n;
+      const patterns::Range s = patterns::chunk(a.count, n, q);
+      pm.wait(q, base + kSliceReduced);
+      m.copy(elem_ptr(a.recv, s.offset, a.dtype), pm.peer(stage + bytes + a.bytes(s.offset), q), a.bytes(s.count));
+    }
+  }
+  // Only peer memory was read (and the root's copies from it finish before its next call).
+  pm.end_call(base, false);
+}
+
+COLLBENCH_REGISTER({Op::reduce, "shm", "any",
+                    "zero-copy in node peer memory: each rank reduces its slice straight from all inputs, the root "
+                    "collects the slices (small messages: the root reduces all)",
+                    "ranks on one node, host memory, any root; registered buffers (--buffers registered) skip the "
+                    "staging copy and write slices straight into the root's recv",
+                    &run});
+
+}  // namespace
+}  // namespace collbench

@@ -1,0 +1,57 @@
+// Zero-copy reduce-scatter in one node's peer memory: no messages. Rank r reduces block r
+// straight from every rank's input into its own recv, which nobody else touches, so one flag
+// round suffices. Inputs are the user's send when it is registered (allocated in peer
+// memory), else a staging copy of the blocks peers need (all but the rank's own) in a scratch
+// block. Memory traffic per rank for M = n*count bytes of input on n ranks:
+//   registered: reads M/n from each of n inputs = M, writes M/n;  staged: + copy-in (n-1)M/n.
+// Flags: transport/peer_memory.hpp.
+#include <vector>
+
+#include "collectives/registry.hpp"
+#include "collectives/schedules/peer.hpp"
+
+namespace collbench {
+namespace {
+
+constexpr std::uint64_t kInputsReady = 1;
+
+void run(Transport& t, const CollArgs& a) {
+  const int n = t.size(), r = t.rank();
+  const std::size_t block = a.bytes(a.count), total = block * static_cast<std::size_t>(n);
+  MemorySpace& m = t.memory();
+  if (n == 1) {
+    m.copy(a.recv, a.send, block);  // a no-op in place
+    return;
+  }
+  PeerMemory& pm = schedules::peer::memory_for(t, "reduce_scatter/shm");
+  if (block == 0) return;  // every rank agrees
+  // Only send matters: recv is private. In place (recv = send + r*count) peers never read
+  // block r, the only one this rank writes, so the registered path is safe in place too.
+  const std::pair<const void*, std::size_t> bufs[] = {{a.send, total}};
+  const bool reg = schedules::peer::registered(pm, bufs);
+  void* stage = reg ? nullptr : pm.scratch("reduce_scatter/shm", total);
+  const std::uint64_t base = pm.begin_call();
+  const void* in = a.send;
+  if (!reg) {
+    schedules::peer::stage_except(m, stage, a.send, total, block * static_cast<std::size_t>(r),
+                                  block * static_cast<std::size_t>(r + 1));
+    in = stage;
+  }
+  pm.raise(base + kInputsReady);
+  // Own input first: in place, recv is the own block r and is read before it is written.
+  std::vector<const void*> inputs(static_cast<std::size_t>(n));
+  schedules::peer::peer_inputs(pm, in, a.send, base + kInputsReady, r, inputs);
+  for (auto& p : inputs) p = elem_ptr(p, static_cast<std::size_t>(r) * a.count, a.dtype);
+  schedules::peer::reduce_inputs(m, a, a.recv, inputs, a.count);
+  // Registered: peers read this rank's send, which the caller owns once this returns.
+  pm.end_call(base, reg);
+}
+
+COLLBENCH_REGISTER({Op::reduce_scatter, "shm", "any",
+                    "zero-copy in node peer memory: each rank reduces its block straight from all inputs, one flag "
+                    "round",
+                    "ranks on one node, host memory; registered buffers (--buffers registered) skip the staging copy",
+                    &run});
+
+}  // namespace
+}  // namespace collbench
