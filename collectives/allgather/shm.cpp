@@ -28,8 +28,7 @@ void run(Transport& t, const CollArgs& a) {
   // Rank k's block is then at recv + k*count in k's segment, not at this rank's send offset;
   // every rank calls in place or none (MPI_IN_PLACE's rule), so the translation is uniform.
   const bool in_place = a.send == recv_block(r);
-  const std::pair<const void*, std::size_t> bufs[] = {{a.send, block}, {a.recv, block * static_cast<std::size_t>(n)}};
-  const bool reg = schedules::peer::registered(pm, bufs);
+  const bool reg = schedules::peer::registered(pm, a, block, block * static_cast<std::size_t>(n));
   void* stage = reg ? nullptr : pm.scratch("allgather/shm", block);
   const std::uint64_t base = pm.begin_call();
   if (!reg) m.copy(stage, a.send, block);

@@ -28,10 +28,9 @@ void run(Transport& t, const CollArgs& a) {
     return;
   }
   PeerMemory& pm = schedules::peer::memory_for(t, "allreduce/shm");
-  const std::pair<const void*, std::size_t> bufs[] = {{a.send, bytes}, {a.recv, bytes}};
   const bool small = bytes < schedules::peer::kSmallBytes;
   // In place, the small path writes recv = send while peers still read it: stage it instead.
-  const bool reg = schedules::peer::registered(pm, bufs) && !(small && a.send == a.recv);
+  const bool reg = schedules::peer::registered(pm, a, bytes, bytes) && !(small && a.send == a.recv);
   // Staged: the input copy (whole) and, for the sliced path, the reduced slices.
   std::byte* stage = reg ? nullptr : static_cast<std::byte*>(pm.scratch("allreduce/shm", small ? bytes : 2 * bytes));
   const std::uint64_t base = pm.begin_call();

@@ -32,8 +32,7 @@ void run(Transport& t, const CollArgs& a) {
   if (bytes == 0) return;  // every rank agrees
   // Registered: the root's send is read in place, translated from this rank's own send (the
   // heap is symmetric: every rank allocates its buffers in the same order).
-  const std::pair<const void*, std::size_t> bufs[] = {{a.send, bytes}, {a.recv, bytes}};
-  const bool reg = schedules::peer::registered(pm, bufs);
+  const bool reg = schedules::peer::registered(pm, a, bytes, bytes);
   void* stage = reg ? nullptr : pm.scratch("broadcast/shm", bytes);  // collective: on every rank
   const int segments =
       reg ? 1

@@ -29,8 +29,7 @@ void run(Transport& t, const CollArgs& a) {
   // Registered needs the root's recv in peer memory too (ranks write their slices into it);
   // the heap is symmetric, so each rank translates its own recv's address to the root's.
   // A non-root's recv is unused: it is never written (in place it is that rank's input).
-  const std::pair<const void*, std::size_t> bufs[] = {{a.send, bytes}, {a.recv, bytes}};
-  const bool reg = schedules::peer::registered(pm, bufs);
+  const bool reg = schedules::peer::registered(pm, a, bytes, bytes);
   const bool small = bytes < schedules::peer::kSmallBytes;
   // Staged: the input copy and, for the sliced path, the reduced slice (at its own offset).
   std::byte* stage = reg ? nullptr : static_cast<std::byte*>(pm.scratch("reduce/shm", small ? bytes : 2 * bytes));

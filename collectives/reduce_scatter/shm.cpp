@@ -27,8 +27,7 @@ void run(Transport& t, const CollArgs& a) {
   if (block == 0) return;  // every rank agrees
   // Only send matters: recv is private. In place (recv = send + r*count) peers never read
   // block r, the only one this rank writes, so the registered path is safe in place too.
-  const std::pair<const void*, std::size_t> bufs[] = {{a.send, total}};
-  const bool reg = schedules::peer::registered(pm, bufs);
+  const bool reg = schedules::peer::registered(pm, a, total, 0);
   void* stage = reg ? nullptr : pm.scratch("reduce_scatter/shm", total);
   const std::uint64_t base = pm.begin_call();
   const void* in = a.send;

@@ -16,8 +16,8 @@ PeerMemory& memory_for(Transport& t, std::string_view algo) {
   return *pm;
 }
 
-bool registered(const PeerMemory& pm, std::span<const std::pair<const void*, std::size_t>> bufs) {
-  return std::all_of(bufs.begin(), bufs.end(), [&](const auto& b) { return pm.owns(b.first, b.second); });
+bool registered(const PeerMemory& pm, const CollArgs& a, std::size_t send_bytes, std::size_t recv_bytes) {
+  return pm.owns(a.send, send_bytes) && (recv_bytes == 0 || pm.owns(a.recv, recv_bytes));
 }
 
 void stage_except(MemorySpace& m, void* stage, const void* src, std::size_t bytes, std::size_t skip_begin,

@@ -25,9 +25,10 @@ inline constexpr std::size_t kReduceSegmentBytes = 32 << 10;
 // ranks do not share a node or the buffers are not host memory. The same on every rank.
 PeerMemory& memory_for(Transport& t, std::string_view algo);
 
-// Whether every pointer (with its byte length) lies in peer memory: the registered path.
-// Every rank must agree (the harness registers all ranks' buffers or none).
-bool registered(const PeerMemory& pm, std::span<const std::pair<const void*, std::size_t>> bufs);
+// Whether a.send (send_bytes) and, unless recv_bytes is 0, a.recv (recv_bytes) lie in peer
+// memory: the registered path. Every rank must agree (the harness registers all ranks'
+// buffers or none).
+bool registered(const PeerMemory& pm, const CollArgs& a, std::size_t send_bytes, std::size_t recv_bytes);
 
 // Stages this rank's input for peers: copies src[0, bytes) into `stage` (a scratch block of
 // peer memory) at the same offsets, except the bytes [skip_begin, skip_end) only this rank
