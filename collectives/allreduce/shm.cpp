@@ -19,20 +19,15 @@ namespace {
 
 constexpr std::uint64_t kInputsReady = 1, kSliceReduced = 2;
 
-void run(Transport& t, const CollArgs& a) {
+// One call over the whole message (registered) or one round of at most kStageBytes (staged).
+void round(Transport& t, PeerMemory& pm, const CollArgs& a, bool reg) {
   const int n = t.size(), r = t.rank();
   const std::size_t bytes = a.bytes(a.count);
   MemorySpace& m = t.memory();
-  if (n == 1) {
-    m.copy(a.recv, a.send, bytes);
-    return;
-  }
-  PeerMemory& pm = schedules::peer::memory_for(t, "allreduce/shm");
   const bool small = bytes < schedules::peer::kSmallBytes;
-  // In place, the small path writes recv = send while peers still read it: stage it instead.
-  const bool reg = schedules::peer::registered(pm, a, bytes, bytes) && !(small && a.send == a.recv);
-  // Staged: the input copy (whole) and, for the sliced path, the reduced slices.
-  std::byte* stage = reg ? nullptr : static_cast<std::byte*>(pm.scratch("allreduce/shm", small ? bytes : 2 * bytes));
+  // Staged: the input copy; peers read every slice but this rank's own, whose place in the
+  // stage holds the reduced slice instead (nobody else reads or writes it while reducing).
+  std::byte* stage = reg ? nullptr : static_cast<std::byte*>(pm.scratch("allreduce/shm", bytes));
   const std::uint64_t base = pm.begin_call();
   const void* in = a.send;
   if (!reg) {
@@ -60,9 +55,9 @@ void run(Transport& t, const CollArgs& a) {
     pm.end_call(base, reg);
     return;
   }
-  // Slice r, reduced where peers can read it: the registered recv, else the stage's second half.
+  // Slice r, reduced where peers can read it: the registered recv, else its place in the stage.
   const patterns::Range mine = patterns::chunk(a.count, n, r);
-  std::byte* result = reg ? static_cast<std::byte*>(a.recv) : stage + bytes;
+  std::byte* result = reg ? static_cast<std::byte*>(a.recv) : stage;
   inputs[static_cast<std::size_t>(r)] = a.send;  // the own slice is read from the user's buffer
   std::swap(inputs[0], inputs[static_cast<std::size_t>(r)]);
   for (auto& p : inputs) p = elem_ptr(p, mine.offset, a.dtype);
@@ -77,6 +72,19 @@ void run(Transport& t, const CollArgs& a) {
   }
   // Registered: peers read this rank's send and recv, which the caller owns once this returns.
   pm.end_call(base, reg);
+}
+
+void run(Transport& t, const CollArgs& a) {
+  const std::size_t bytes = a.bytes(a.count);
+  if (t.size() == 1) {
+    t.memory().copy(a.recv, a.send, bytes);
+    return;
+  }
+  PeerMemory& pm = schedules::peer::memory_for(t, "allreduce/shm");
+  // In place, the small path writes recv = send while peers still read it: stage it instead.
+  const bool small = bytes < schedules::peer::kSmallBytes;
+  if (schedules::peer::registered(pm, a, bytes, bytes) && !(small && a.send == a.recv)) return round(t, pm, a, true);
+  schedules::peer::in_rounds(a, [&](const CollArgs& part) { round(t, pm, part, false); });
 }
 
 COLLBENCH_REGISTER({Op::allreduce, "shm", "any",

@@ -20,19 +20,11 @@ constexpr std::uint64_t kFirstSegment = 1;
 constexpr int kMaxSegments = 8;
 static_assert(kFirstSegment + kMaxSegments <= PeerMemory::kDone, "a segment step would reach kDone");
 
-void run(Transport& t, const CollArgs& a) {
-  const int n = t.size(), r = t.rank();
+// One call over the whole message (registered) or one round of at most kStageBytes (staged).
+void round(Transport& t, PeerMemory& pm, const CollArgs& a, bool reg) {
+  const int r = t.rank();
   const std::size_t bytes = a.bytes(a.count);
   MemorySpace& m = t.memory();
-  if (n == 1) {
-    m.copy(a.recv, a.send, bytes);  // a no-op in place
-    return;
-  }
-  PeerMemory& pm = schedules::peer::memory_for(t, "broadcast/shm");
-  if (bytes == 0) return;  // every rank agrees
-  // Registered: the root's send is read in place, translated from this rank's own send (the
-  // heap is symmetric: every rank allocates its buffers in the same order).
-  const bool reg = schedules::peer::registered(pm, a, bytes, bytes);
   void* stage = reg ? nullptr : pm.scratch("broadcast/shm", bytes);  // collective: on every rank
   const int segments =
       reg ? 1
@@ -62,6 +54,20 @@ void run(Transport& t, const CollArgs& a) {
   }
   // Nobody reads a non-root's buffers: it need not wait for the others; its next call does.
   pm.end_call(base, false);
+}
+
+void run(Transport& t, const CollArgs& a) {
+  const std::size_t bytes = a.bytes(a.count);
+  if (t.size() == 1) {
+    t.memory().copy(a.recv, a.send, bytes);  // a no-op in place
+    return;
+  }
+  PeerMemory& pm = schedules::peer::memory_for(t, "broadcast/shm");
+  if (bytes == 0) return;  // every rank agrees
+  // Registered: the root's send is read in place, translated from this rank's own send (the
+  // heap is symmetric: every rank allocates its buffers in the same order).
+  if (schedules::peer::registered(pm, a, bytes, bytes)) return round(t, pm, a, true);
+  schedules::peer::in_rounds(a, [&](const CollArgs& part) { round(t, pm, part, false); });
 }
 
 COLLBENCH_REGISTER({Op::broadcast, "shm", "any",

@@ -16,23 +16,15 @@ namespace {
 
 constexpr std::uint64_t kInputsReady = 1, kSliceReduced = 2;
 
-void run(Transport& t, const CollArgs& a) {
+// One call over the whole message (registered) or one round of at most kStageBytes (staged).
+void round(Transport& t, PeerMemory& pm, const CollArgs& a, bool reg) {
   const int n = t.size(), r = t.rank();
   const std::size_t bytes = a.bytes(a.count);
   MemorySpace& m = t.memory();
-  if (n == 1) {
-    m.copy(a.recv, a.send, bytes);  // a no-op in place
-    return;
-  }
-  PeerMemory& pm = schedules::peer::memory_for(t, "reduce/shm");
-  if (bytes == 0) return;  // every rank agrees
-  // Registered needs the root's recv in peer memory too (ranks write their slices into it);
-  // the heap is symmetric, so each rank translates its own recv's address to the root's.
-  // A non-root's recv is unused: it is never written (in place it is that rank's input).
-  const bool reg = schedules::peer::registered(pm, a, bytes, bytes);
   const bool small = bytes < schedules::peer::kSmallBytes;
-  // Staged: the input copy and, for the sliced path, the reduced slice (at its own offset).
-  std::byte* stage = reg ? nullptr : static_cast<std::byte*>(pm.scratch("reduce/shm", small ? bytes : 2 * bytes));
+  // Staged: the input copy; for the sliced path a non-root's reduced slice goes in its own
+  // slice's place there, which it never stages (nobody else reads it while it reduces).
+  std::byte* stage = reg ? nullptr : static_cast<std::byte*>(pm.scratch("reduce/shm", bytes));
   const std::uint64_t base = pm.begin_call();
   const patterns::Range mine = patterns::chunk(a.count, n, r);
   const void* in = a.send;
@@ -63,7 +55,7 @@ void run(Transport& t, const CollArgs& a) {
   for (auto& p : inputs) p = elem_ptr(p, mine.offset, a.dtype);
   // The root's own slice goes straight into its recv (staged, peers read its stage, not its
   // send, so in place is safe); the others' into the root's recv (registered) or their stage.
-  void* out = r == a.root ? a.recv : reg ? pm.peer(a.recv, a.root) : stage + bytes;
+  void* out = r == a.root ? a.recv : reg ? pm.peer(a.recv, a.root) : stage;
   schedules::peer::reduce_inputs(m, a, elem_ptr(out, mine.offset, a.dtype), inputs, mine.count);
   if (reg) {
     // The root's settling end_call waits for every rank's kDone, raised after its slice is
@@ -77,11 +69,26 @@ void run(Transport& t, const CollArgs& a) {
       const int q = (r + i) % n;
       const patterns::Range s = patterns::chunk(a.count, n, q);
       pm.wait(q, base + kSliceReduced);
-      m.copy(elem_ptr(a.recv, s.offset, a.dtype), pm.peer(stage + bytes + a.bytes(s.offset), q), a.bytes(s.count));
+      m.copy(elem_ptr(a.recv, s.offset, a.dtype), pm.peer(stage + a.bytes(s.offset), q), a.bytes(s.count));
     }
   }
   // Only peer memory was read (and the root's copies from it finish before its next call).
   pm.end_call(base, false);
+}
+
+void run(Transport& t, const CollArgs& a) {
+  const std::size_t bytes = a.bytes(a.count);
+  if (t.size() == 1) {
+    t.memory().copy(a.recv, a.send, bytes);  // a no-op in place
+    return;
+  }
+  PeerMemory& pm = schedules::peer::memory_for(t, "reduce/shm");
+  if (bytes == 0) return;  // every rank agrees
+  // Registered needs the root's recv in peer memory too (ranks write their slices into it);
+  // the heap is symmetric, so each rank translates its own recv's address to the root's.
+  // A non-root's recv is unused: it is never written (in place it is that rank's input).
+  if (schedules::peer::registered(pm, a, bytes, bytes)) return round(t, pm, a, true);
+  schedules::peer::in_rounds(a, [&](const CollArgs& part) { round(t, pm, part, false); });
 }
 
 COLLBENCH_REGISTER({Op::reduce, "shm", "any",

@@ -3,8 +3,10 @@
 // round suffices. Inputs are the user's send when it is registered (allocated in peer
 // memory), else a staging copy of the blocks peers need (all but the rank's own) in a scratch
 // block. Memory traffic per rank for M = n*count bytes of input on n ranks:
-//   registered: reads M/n from each of n inputs = M, writes M/n;  staged: + copy-in (n-1)M/n.
+//   registered: reads M/n from each of n inputs = M, writes M/n;  staged: + copy-in (n-1)M/n,
+// in rounds of at most kStageBytes so the stage stays bounded.
 // Flags: transport/peer_memory.hpp.
+#include <algorithm>
 #include <vector>
 
 #include "collectives/registry.hpp"
@@ -14,6 +16,30 @@ namespace collbench {
 namespace {
 
 constexpr std::uint64_t kInputsReady = 1;
+
+// Staged: rounds over elements [off, off + k) of every block, at most kStageBytes in all, so
+// the stage stays bounded; block q's part sits at q*k in the stage.
+void staged(Transport& t, PeerMemory& pm, const CollArgs& a) {
+  const int n = t.size(), r = t.rank();
+  const auto un = static_cast<std::size_t>(n), ur = static_cast<std::size_t>(r);
+  MemorySpace& m = t.memory();
+  const std::size_t step = std::max<std::size_t>(1, schedules::peer::kStageBytes / a.elem_size() / un);
+  void* stage = pm.scratch("reduce_scatter/shm", a.bytes(std::min(step, a.count) * un));
+  std::vector<const void*> inputs(un);
+  for (std::size_t off = 0; off < a.count; off += step) {
+    const std::size_t k = std::min(step, a.count - off);
+    const std::uint64_t base = pm.begin_call();
+    for (std::size_t q = 0; q < un; ++q)  // block r is read only here, from send
+      if (q != ur) m.copy(elem_ptr(stage, q * k, a.dtype), elem_ptr(a.send, q * a.count + off, a.dtype), a.bytes(k));
+    pm.raise(base + kInputsReady);
+    // Own input first: in place, recv is the own block r and is read before it is written.
+    schedules::peer::peer_inputs(pm, stage, a.send, base + kInputsReady, r, inputs);
+    inputs[0] = elem_ptr(a.send, ur * a.count + off, a.dtype);
+    for (std::size_t i = 1; i < un; ++i) inputs[i] = elem_ptr(inputs[i], ur * k, a.dtype);
+    schedules::peer::reduce_inputs(m, a, elem_ptr(a.recv, off, a.dtype), inputs, k);
+    pm.end_call(base, false);  // only peer memory was read
+  }
+}
 
 void run(Transport& t, const CollArgs& a) {
   const int n = t.size(), r = t.rank();
@@ -27,23 +53,17 @@ void run(Transport& t, const CollArgs& a) {
   if (block == 0) return;  // every rank agrees
   // Only send matters: recv is private. In place (recv = send + r*count) peers never read
   // block r, the only one this rank writes, so the registered path is safe in place too.
-  const bool reg = schedules::peer::registered(pm, a, total, 0);
-  void* stage = reg ? nullptr : pm.scratch("reduce_scatter/shm", total);
+  if (!schedules::peer::registered(pm, a, total, 0)) return staged(t, pm, a);
   const std::uint64_t base = pm.begin_call();
   const void* in = a.send;
-  if (!reg) {
-    schedules::peer::stage_except(m, stage, a.send, total, block * static_cast<std::size_t>(r),
-                                  block * static_cast<std::size_t>(r + 1));
-    in = stage;
-  }
   pm.raise(base + kInputsReady);
   // Own input first: in place, recv is the own block r and is read before it is written.
   std::vector<const void*> inputs(static_cast<std::size_t>(n));
   schedules::peer::peer_inputs(pm, in, a.send, base + kInputsReady, r, inputs);
   for (auto& p : inputs) p = elem_ptr(p, static_cast<std::size_t>(r) * a.count, a.dtype);
   schedules::peer::reduce_inputs(m, a, a.recv, inputs, a.count);
-  // Registered: peers read this rank's send, which the caller owns once this returns.
-  pm.end_call(base, reg);
+  // Peers read this rank's send, which the caller owns once this returns.
+  pm.end_call(base, true);
 }
 
 COLLBENCH_REGISTER({Op::reduce_scatter, "shm", "any",

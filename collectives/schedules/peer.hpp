@@ -4,6 +4,7 @@
 // buffer when it is registered — allocated in peer memory, as nccl-tests -R does — else a
 // staging copy in a scratch block), and the segmented n-way reduction straight from peers'
 // memory. Not an algorithm itself: it registers nothing. Flags: transport/peer_memory.hpp.
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -20,6 +21,28 @@ inline constexpr std::size_t kSmallBytes = 16 << 10;
 // Elements reduced per segment of an n-way reduction: out stays in L1/L2 across the n-1
 // passes over the peers' inputs.
 inline constexpr std::size_t kReduceSegmentBytes = 32 << 10;
+
+// Staged paths move at most this much of a message per round, each round a call of its own
+// (begin_call .. end_call), so the stage in peer memory stays bounded whatever the message
+// (peers map it too: harness.memory holds peak memory to 3x the largest buffer).
+inline constexpr std::size_t kStageBytes = 1 << 20;
+
+// Calls round(part) for consecutive element ranges of at most kStageBytes (at least one, for
+// count 0): `part` is `a` with send and recv advanced to the range and count its length. For
+// ops whose elements are independent (allreduce, reduce, broadcast).
+template <class Round>
+void in_rounds(const CollArgs& a, Round&& round) {
+  const std::size_t step = std::max<std::size_t>(1, kStageBytes / a.elem_size());
+  std::size_t off = 0;
+  do {
+    CollArgs part = a;
+    part.count = std::min(step, a.count - off);
+    part.send = elem_ptr(a.send, off, a.dtype);
+    part.recv = elem_ptr(a.recv, off, a.dtype);
+    round(part);
+    off += part.count;
+  } while (off < a.count);
+}
 
 // The transport's peer memory for `algo` (op/algo, for the reason), or NotSupported when its
 // ranks do not share a node or the buffers are not host memory. The same on every rank.
