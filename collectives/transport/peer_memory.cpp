@@ -40,7 +40,7 @@ void PeerMemory::release() noexcept {
     blocks_.pop_back();
   }
   scratch_.clear();
-  flags_ = nullptr;
+  flags_.clear();
 }
 
 void* PeerMemory::allocate(std::size_t bytes) {
@@ -97,15 +97,12 @@ void* PeerMemory::scratch(std::string_view name, std::size_t bytes) {
   return scratch_.back().p;
 }
 
-std::atomic<std::uint64_t>& PeerMemory::flag(int r) const {
-  static_assert(std::atomic<std::uint64_t>::is_always_lock_free, "flags in shared memory must be lock-free");
-  return *reinterpret_cast<std::atomic<std::uint64_t>*>(peer(flags_, r));
-}
-
 std::uint64_t PeerMemory::begin_call() {
-  if (!flags_) {
-    flags_ = static_cast<std::byte*>(allocate(kFlagBytes));
-    new (flags_) std::atomic<std::uint64_t>(0);
+  if (flags_.empty()) {
+    static_assert(std::atomic<std::uint64_t>::is_always_lock_free, "flags in shared memory must be lock-free");
+    void* mine = allocate(kFlagBytes);
+    new (mine) std::atomic<std::uint64_t>(0);
+    for (int r = 0; r < size_; ++r) flags_.push_back(static_cast<std::atomic<std::uint64_t>*>(peer(mine, r)));
     t_.barrier();  // every rank's flag initialised before any peer reads it
   }
   if (unsettled_) {

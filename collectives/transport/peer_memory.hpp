@@ -87,7 +87,7 @@ class PeerMemory {
     std::size_t bytes;
   };
   const Block* block_of(const void* p, std::size_t bytes) const;
-  std::atomic<std::uint64_t>& flag(int r) const;
+  std::atomic<std::uint64_t>& flag(int r) const { return *flags_[static_cast<std::size_t>(r)]; }
 
   Transport& t_;
   int rank_, size_;
@@ -98,7 +98,9 @@ class PeerMemory {
     std::size_t bytes;
   };
   std::vector<Scratch> scratch_;
-  std::byte* flags_ = nullptr;  // this rank's flag line (a block of kFlagBytes)
+  // Every rank's flag (a kFlagBytes block each), translated once: waits and raises are on the
+  // small-message path.
+  std::vector<std::atomic<std::uint64_t>*> flags_;
   std::uint64_t calls_ = 0;
   std::uint64_t unsettled_ = 0;  // the done value of a previous call not yet waited for; 0: none
 };
