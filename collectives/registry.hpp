@@ -16,6 +16,10 @@ using CollFn = void (*)(Transport&, const CollArgs&);
 // Returns a reason when the algorithm cannot run this case (world size, count...), checked
 // before any communication so every rank skips consistently.
 using SupportFn = std::optional<std::string> (*)(int world_size, const CollArgs&);
+// The memory traffic (bytes loaded + stored) one rank's call needs at least, for algorithms
+// bound by memory rather than links (the zero-copy ones); `registered`: the buffers are in
+// peer memory. The harness turns it into a result's `efficiency`.
+using TrafficFn = double (*)(int world_size, const CollArgs&, bool registered);
 
 struct AlgoEntry {
   Op op;
@@ -25,6 +29,7 @@ struct AlgoEntry {
   std::string requirements;  // one line for --list, e.g. "any world size, any count"
   CollFn run = nullptr;
   SupportFn supports = nullptr;  // null: supports every case
+  TrafficFn traffic = nullptr;   // null: no memory-traffic model (no efficiency reported)
 };
 
 class Registry {

@@ -87,11 +87,20 @@ void run(Transport& t, const CollArgs& a) {
   schedules::peer::in_rounds(a, [&](const CollArgs& part) { round(t, pm, part, false); });
 }
 
+// Bytes one rank loads + stores. Sliced: reduce its slice from n inputs (M read, M/n written),
+// copy the n-1 other slices (2(n-1)M/n); staged adds the copy-in of the n-1 slices peers read
+// and the own slice's copy out (2M). Small path: n inputs read, M written (+ copy-in 2M).
+double traffic(int n, const CollArgs& a, bool reg) {
+  const double m = static_cast<double>(a.bytes(a.count)), k = n;
+  const double base = a.bytes(a.count) < schedules::peer::kSmallBytes ? (k + 1) * m : m * (3 * k - 1) / k;
+  return reg ? base : base + 2 * m;
+}
+
 COLLBENCH_REGISTER({Op::allreduce, "shm", "any",
                     "zero-copy in node peer memory: each rank reduces its slice straight from all inputs, flags not "
                     "messages",
                     "ranks on one node, host memory; registered buffers (--buffers registered) skip the staging copy",
-                    &run});
+                    &run, nullptr, &traffic});
 
 }  // namespace
 }  // namespace collbench

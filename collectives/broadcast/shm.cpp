@@ -70,12 +70,19 @@ void run(Transport& t, const CollArgs& a) {
   schedules::peer::in_rounds(a, [&](const CollArgs& part) { round(t, pm, part, false); });
 }
 
+// Bytes the busiest rank (the root) loads + stores: its copy send -> recv (2M), and staged the
+// copy into the stage (2M); every other rank copies M once (2M).
+double traffic(int, const CollArgs& a, bool reg) {
+  const double m = static_cast<double>(a.bytes(a.count));
+  return reg ? 2 * m : 4 * m;
+}
+
 COLLBENCH_REGISTER({Op::broadcast, "shm", "any",
                     "zero-copy in node peer memory: every rank copies the root's buffer straight into its recv "
                     "(staged: segment by segment as the root stages them)",
                     "ranks on one node, host memory, any root; registered buffers (--buffers registered) skip the "
                     "staging copy",
-                    &run});
+                    &run, nullptr, &traffic});
 
 }  // namespace
 }  // namespace collbench

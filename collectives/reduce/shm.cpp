@@ -91,12 +91,21 @@ void run(Transport& t, const CollArgs& a) {
   schedules::peer::in_rounds(a, [&](const CollArgs& part) { round(t, pm, part, false); });
 }
 
+// Bytes the root loads + stores. Sliced: its slice from n inputs (M read, M/n written); staged
+// adds the copy-in of the slices peers read (2(n-1)M/n) and the collection of the others'
+// slices (2(n-1)M/n). Small path: n inputs read, M written.
+double traffic(int n, const CollArgs& a, bool reg) {
+  const double m = static_cast<double>(a.bytes(a.count)), k = n;
+  if (a.bytes(a.count) < schedules::peer::kSmallBytes) return (k + 1) * m;
+  return m + m / k + (reg ? 0 : 4 * (k - 1) * m / k);
+}
+
 COLLBENCH_REGISTER({Op::reduce, "shm", "any",
                     "zero-copy in node peer memory: each rank reduces its slice straight from all inputs, the root "
                     "collects the slices (small messages: the root reduces all)",
                     "ranks on one node, host memory, any root; registered buffers (--buffers registered) skip the "
                     "staging copy and write slices straight into the root's recv",
-                    &run});
+                    &run, nullptr, &traffic});
 
 }  // namespace
 }  // namespace collbench

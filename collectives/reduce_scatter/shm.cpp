@@ -66,11 +66,18 @@ void run(Transport& t, const CollArgs& a) {
   pm.end_call(base, true);
 }
 
+// Bytes one rank loads + stores (M = one block): its block from n inputs (nM read, M written);
+// staged adds the copy-in of the n-1 blocks peers read (2(n-1)M).
+double traffic(int n, const CollArgs& a, bool reg) {
+  const double m = static_cast<double>(a.bytes(a.count)), k = n;
+  return (k + 1) * m + (reg ? 0 : 2 * (k - 1) * m);
+}
+
 COLLBENCH_REGISTER({Op::reduce_scatter, "shm", "any",
                     "zero-copy in node peer memory: each rank reduces its block straight from all inputs, one flag "
                     "round",
                     "ranks on one node, host memory; registered buffers (--buffers registered) skip the staging copy",
-                    &run});
+                    &run, nullptr, &traffic});
 
 }  // namespace
 }  // namespace collbench

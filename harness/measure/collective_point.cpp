@@ -101,6 +101,39 @@ std::optional<std::string> registered_memory(Transport& t, PeerMemory*& pm) {
   return std::nullopt;
 }
 
+// The memcpy rate (bytes copied per second) memory-bound algorithms are judged against: every
+// rank copying send -> recv at once in this point's own buffers (verification refills them),
+// median of 5 after one untimed, averaged over ranks. Null in place (nothing to copy) or when
+// no algorithm of the point has a traffic model; collective.
+std::optional<double> point_copy_rate(PointEnv& env, const CollectiveBlock& b, const PointBuffers& buf,
+                                      const std::vector<PointResult>& results, const CollArgs& args) {
+  bool wanted = false;
+  for (std::size_t i = 0; i < b.algos.size(); ++i) wanted |= !results[i].skipped && b.algos[i]->traffic;
+  const std::size_t bytes = std::min(buf.send.size(), buf.recv.size());
+  MemorySpace& m = env.transport.memory();
+  if (!wanted || b.in_place || bytes == 0 || args.send == args.recv || m.kind() != MemoryKind::host)
+    return std::nullopt;
+  using Clock = std::chrono::steady_clock;
+  std::vector<double> s;
+  for (int k = 0; k < 6; ++k) {
+    env.control.barrier();
+    const auto t0 = Clock::now();
+    m.copy(buf.recv.data(), buf.send.data(), bytes);
+    if (k > 0) s.push_back(std::chrono::duration<double>(Clock::now() - t0).count());
+  }
+  std::nth_element(s.begin(), s.begin() + 2, s.end());
+  std::vector<double> rate{static_cast<double>(bytes) / s[2]};
+  env.control.sum_in_place(rate);
+  return rate.front() / env.control.size();
+}
+
+// efficiency = the algorithm's traffic at the memcpy rate (a copy of B bytes is 2B of traffic)
+// over the measured p50.
+void record_efficiency(PointResult& r, const AlgoEntry& e, int n, const CollArgs& a, double copy_rate) {
+  if (!e.traffic || !r.time_us || r.time_us->p50 <= 0) return;
+  r.efficiency = e.traffic(n, a, r.registered_buffers) / (2 * copy_rate) / (r.time_us->p50 * 1e-6);
+}
+
 // Refills the timed run's buffers, runs the algorithm once more with the same arguments and
 // counts wrong elements over all ranks.
 void verify_point(PointEnv& env, CollectiveWorkload& w, const verify::Case& c, PointBuffers& buf, PointResult& r) {
@@ -278,8 +311,12 @@ std::vector<PointResult> measure_size(PointEnv& env, const CollectiveBlock& b, c
     ws.push_back(owned.back().get());
     rs.push_back(&results[i]);
   }
+  const std::optional<double> copy_rate = point_copy_rate(env, b, buffers, results, args);
   if (b.settings.interleave && ws.size() > 1) run_interleaved(env, b, c, buffers, ws, rs);
   else run_sequential(env, b, c, buffers, ws, rs);
+  if (copy_rate)
+    for (std::size_t i = 0; i < b.algos.size(); ++i)
+      record_efficiency(results[i], *b.algos[i], t.size(), args, *copy_rate);
   return results;
 }
 

@@ -377,6 +377,12 @@ def test_registered(collbench: str, mpiexec: str, workdir: str) -> None:
     bad = [(r["op"], r["algo"], r["bytes"], r["in_place"], r["wrong"]) for r in res if r["wrong"] or r["skipped"]]
     if bad:
         fail(f"wrong or skipped points with registered buffers: {bad[:5]}")
+    # efficiency: a positive number for the memory-bound shm algorithms out of place, else null
+    for r in res:
+        e = r.get("efficiency")
+        want = r["algo"] == "shm" and not r["in_place"] and r["world_size"] > 1 and r["bytes"] > 0
+        if want != (e is not None) or (e is not None and not e > 0):
+            fail(f"efficiency {e!r} for {r['op']}/{r['algo']} {r['bytes']} B in_place={r['in_place']}")
     shm = {r["op"] for r in res if r["algo"] == "shm"}
     if "allreduce" not in shm:
         fail(f"no allreduce/shm point measured: {sorted(shm)}")
