@@ -19,7 +19,7 @@ constexpr std::size_t kFlagBytes = 64;  // one cache line per rank: a flag share
 // Polls spent spinning before a waiter starts yielding: ~a few microseconds, longer than a
 // peer on its own core takes to raise a flag, short enough that an oversubscribed rank hands
 // its core to the peer it waits for.
-constexpr int kSpinPolls = 2000;
+constexpr long kSpinPolls = 2000;
 
 void cpu_relax() {
 #if defined(__x86_64__) || defined(__i386__)
@@ -118,7 +118,7 @@ void PeerMemory::wait(int peer, std::uint64_t value) {
   std::atomic<std::uint64_t>& f = flag(peer);
   if (f.load(std::memory_order_acquire) >= value) return;
   Deadline deadline(t_.scope(), Deadline::kClockEvery, &t_, "waiting for a peer's flag in peer memory");
-  for (int polls = 0;; ++polls) {
+  for (long polls = 0;; ++polls) {  // long: an hour-long --timeout of yields overflows an int
     if (f.load(std::memory_order_acquire) >= value) return;
     if (polls < kSpinPolls)
       cpu_relax();
