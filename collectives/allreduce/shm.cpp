@@ -7,9 +7,7 @@
 //   registered: reduce reads M, writes M/n; copy reads and writes (n-1)M/n  ->  (3n-1)M/n + ...
 //   staged: + copy-in of (n-1)M/n, and the own slice copied out of peer memory.
 // Below schedules::peer::kSmallBytes every rank reduces the whole message itself: one flag
-// round. Flags: transport/peer_memory.hpp.
-#include <vector>
-
+// round, double-buffered. Flags: transport/peer_memory.hpp.
 #include "collectives/patterns/chunks.hpp"
 #include "collectives/registry.hpp"
 #include "collectives/schedules/peer.hpp"
@@ -19,48 +17,69 @@ namespace {
 
 constexpr std::uint64_t kInputsReady = 1, kSliceReduced = 2;
 
+// Below kSmallBytes every rank reduces the whole message itself, from every rank's input.
+// Staged: each rank copies its input into the alternate half of a double-buffered block, so
+// one flag round per call. Up to PeerMemory::kInlineBytes of host memory (registered too:
+// copying a few bytes costs less than settling) the stage is the rank's inline slot in its
+// flag line instead (NCCL's LL protocol): a peer's flag and input arrive in one cache miss.
+void small_staged(Transport& t, PeerMemory& pm, const CollArgs& a) {
+  constexpr std::size_t half = schedules::peer::kSmallBytes;
+  const std::size_t bytes = a.bytes(a.count);
+  const bool inline_data = bytes <= PeerMemory::kInlineBytes && pm.kind() == MemoryKind::host;
+  auto* halves = inline_data ? nullptr : static_cast<std::byte*>(pm.scratch("allreduce/shm/small", 2 * half));
+  const std::uint64_t base = pm.begin_call();
+  std::byte* stage = inline_data ? pm.inline_slot(t.rank(), base) : halves + PeerMemory::alternate(base) * half;
+  MemorySpace& m = t.memory();
+  m.copy(stage, a.send, bytes);
+  pm.raise(base + kInputsReady);
+  // Every input from the stages in rank order: every rank's sum in the same order, so the
+  // same bits, and in place recv (= send) is not read.
+  schedules::peer::RankPointers inputs(t.size());
+  if (inline_data) {
+    for (int k = 0; k < t.size(); ++k) {
+      if (k != t.rank()) pm.wait(k, base + kInputsReady);
+      inputs[static_cast<std::size_t>(k)] = pm.inline_slot(k, base);
+    }
+  } else {
+    schedules::peer::peer_inputs(pm, stage, stage, base + kInputsReady, 0, inputs);
+  }
+  schedules::peer::reduce_inputs(m, a, a.recv, inputs, a.count);
+  pm.end_alternating_call(base);
+}
+
+// Registered, out of place: straight from every rank's send; the peers read this rank's send,
+// which the caller owns once this returns, so the call settles (a second flag round).
+void small_registered(Transport& t, PeerMemory& pm, const CollArgs& a) {
+  const std::uint64_t base = pm.begin_call();
+  pm.raise(base + kInputsReady);
+  schedules::peer::RankPointers inputs(t.size());
+  schedules::peer::peer_inputs(pm, a.send, a.send, base + kInputsReady, 0, inputs);  // rank order: the same bits
+  schedules::peer::reduce_inputs(t.memory(), a, a.recv, inputs, a.count);
+  pm.end_call(base, true);
+}
+
 // One call over the whole message (registered) or one round of at most kStageBytes (staged).
 void round(Transport& t, PeerMemory& pm, const CollArgs& a, bool reg) {
   const int n = t.size(), r = t.rank();
   const std::size_t bytes = a.bytes(a.count);
   MemorySpace& m = t.memory();
-  const bool small = bytes < schedules::peer::kSmallBytes;
+  const patterns::Range mine = patterns::chunk(a.count, n, r);
   // Staged: the input copy; peers read every slice but this rank's own, whose place in the
   // stage holds the reduced slice instead (nobody else reads or writes it while reducing).
   std::byte* stage = reg ? nullptr : static_cast<std::byte*>(pm.scratch("allreduce/shm", bytes));
   const std::uint64_t base = pm.begin_call();
   const void* in = a.send;
   if (!reg) {
-    // Peers read every slice but their own from here (the small path: all of it).
-    if (small) {
-      m.copy(stage, a.send, bytes);
-    } else {
-      const patterns::Range mine = patterns::chunk(a.count, n, r);
-      m.copy(stage, a.send, a.bytes(mine.offset));
-      m.copy(stage + a.bytes(mine.end()), elem_ptr(a.send, mine.end(), a.dtype), bytes - a.bytes(mine.end()));
-    }
+    schedules::peer::stage_except(m, stage, a.send, bytes, a.bytes(mine.offset), a.bytes(mine.end()));
     in = stage;
   }
   pm.raise(base + kInputsReady);
-  std::vector<const void*> inputs(static_cast<std::size_t>(n));
-  for (int k = 0; k < n; ++k) {
-    if (k != r) pm.wait(k, base + kInputsReady);
-    inputs[static_cast<std::size_t>(k)] = k == r ? in : pm.peer(in, k);
-  }
-  if (small) {
-    // Own input first: in place, recv is send and must be read before it is written.
-    if (!reg) inputs[static_cast<std::size_t>(r)] = a.send;
-    std::swap(inputs[0], inputs[static_cast<std::size_t>(r)]);
-    schedules::peer::reduce_inputs(m, a, a.recv, inputs, a.count);
-    pm.end_call(base, reg);
-    return;
-  }
-  // Slice r, reduced where peers can read it: the registered recv, else its place in the stage.
-  const patterns::Range mine = patterns::chunk(a.count, n, r);
-  std::byte* result = reg ? static_cast<std::byte*>(a.recv) : stage;
-  inputs[static_cast<std::size_t>(r)] = a.send;  // the own slice is read from the user's buffer
-  std::swap(inputs[0], inputs[static_cast<std::size_t>(r)]);
+  // Slice r, reduced where peers can read it: the registered recv, else its place in the
+  // stage. The own slice is read from the user's buffer, first (reduce_inputs' aliasing rule).
+  schedules::peer::RankPointers inputs(n);
+  schedules::peer::peer_inputs(pm, in, a.send, base + kInputsReady, r, inputs);
   for (auto& p : inputs) p = elem_ptr(p, mine.offset, a.dtype);
+  std::byte* result = reg ? static_cast<std::byte*>(a.recv) : stage;
   schedules::peer::reduce_inputs(m, a, result + a.bytes(mine.offset), inputs, mine.count);
   pm.raise(base + kSliceReduced);
   if (!reg) m.copy(elem_ptr(a.recv, mine.offset, a.dtype), result + a.bytes(mine.offset), a.bytes(mine.count));
@@ -81,25 +100,33 @@ void run(Transport& t, const CollArgs& a) {
     return;
   }
   PeerMemory& pm = schedules::peer::memory_for(t, "allreduce/shm");
-  // In place, the small path writes recv = send while peers still read it: stage it instead.
-  const bool small = bytes < schedules::peer::kSmallBytes;
-  if (schedules::peer::registered(pm, a, bytes, bytes) && !(small && a.send == a.recv)) return round(t, pm, a, true);
+  const bool reg = schedules::peer::registered(pm, a, bytes, bytes);
+  if (bytes < schedules::peer::kSmallBytes) {
+    // In place, recv (= send) is written while peers still read it: staged.
+    if (reg && a.send != a.recv && bytes > PeerMemory::kInlineBytes) return small_registered(t, pm, a);
+    return small_staged(t, pm, a);
+  }
+  if (reg) return round(t, pm, a, true);
   schedules::peer::in_rounds(a, [&](const CollArgs& part) { round(t, pm, part, false); });
 }
 
 // Bytes one rank loads + stores. Sliced: reduce its slice from n inputs (M read, M/n written),
 // copy the n-1 other slices (2(n-1)M/n); staged adds the copy-in of the n-1 slices peers read
-// and the own slice's copy out (2M). Small path: n inputs read, M written (+ copy-in 2M).
+// and the own slice's copy out (2M). Small path: n inputs read, M written; staged (and
+// inline) adds the copy-in (2M).
 double traffic(int n, const CollArgs& a, bool reg) {
   const double m = static_cast<double>(a.bytes(a.count)), k = n;
-  const double base = a.bytes(a.count) < schedules::peer::kSmallBytes ? (k + 1) * m : m * (3 * k - 1) / k;
-  return reg ? base : base + 2 * m;
+  if (a.bytes(a.count) < schedules::peer::kSmallBytes)
+    return reg && a.bytes(a.count) > PeerMemory::kInlineBytes ? (k + 1) * m : (k + 3) * m;
+  const double sliced = m * (3 * k - 1) / k;
+  return reg ? sliced : sliced + 2 * m;
 }
 
 COLLBENCH_REGISTER({Op::allreduce, "shm", "any",
                     "zero-copy in node peer memory: each rank reduces its slice straight from all inputs, flags not "
                     "messages",
-                    "ranks on one node, host memory; registered buffers (--buffers registered) skip the staging copy",
+                    "ranks on one node; host, or device memory over CUDA IPC (--backend mpi); registered buffers "
+                    "(--buffers registered) skip the staging copy",
                     &run, nullptr, &traffic});
 
 }  // namespace

@@ -5,7 +5,6 @@
 // area of its scratch that the root then copies from. Below schedules::peer::kSmallBytes the
 // root alone reduces everything: one flag round, and the others only publish their input.
 // Flags: transport/peer_memory.hpp.
-#include <vector>
 
 #include "collectives/patterns/chunks.hpp"
 #include "collectives/registry.hpp"
@@ -38,7 +37,7 @@ void round(Transport& t, PeerMemory& pm, const CollArgs& a, bool reg) {
     in = stage;
   }
   pm.raise(base + kInputsReady);
-  std::vector<const void*> inputs(static_cast<std::size_t>(n));
+  schedules::peer::RankPointers inputs(n);
   if (small) {
     if (r == a.root) {
       // Own input first: in place, recv is send and must be read before it is written.
@@ -103,8 +102,8 @@ double traffic(int n, const CollArgs& a, bool reg) {
 COLLBENCH_REGISTER({Op::reduce, "shm", "any",
                     "zero-copy in node peer memory: each rank reduces its slice straight from all inputs, the root "
                     "collects the slices (small messages: the root reduces all)",
-                    "ranks on one node, host memory, any root; registered buffers (--buffers registered) skip the "
-                    "staging copy and write slices straight into the root's recv",
+                    "ranks on one node, any root; host, or device memory over CUDA IPC (--backend mpi); registered "
+                    "buffers (--buffers registered) skip the staging copy and write slices straight into the root's recv",
                     &run, nullptr, &traffic});
 
 }  // namespace

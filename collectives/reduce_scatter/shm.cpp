@@ -7,7 +7,6 @@
 // in rounds of at most kStageBytes so the stage stays bounded.
 // Flags: transport/peer_memory.hpp.
 #include <algorithm>
-#include <vector>
 
 #include "collectives/registry.hpp"
 #include "collectives/schedules/peer.hpp"
@@ -25,7 +24,7 @@ void staged(Transport& t, PeerMemory& pm, const CollArgs& a) {
   MemorySpace& m = t.memory();
   const std::size_t step = std::max<std::size_t>(1, schedules::peer::kStageBytes / a.elem_size() / un);
   void* stage = pm.scratch("reduce_scatter/shm", a.bytes(std::min(step, a.count) * un));
-  std::vector<const void*> inputs(un);
+  schedules::peer::RankPointers inputs(n);
   for (std::size_t off = 0; off < a.count; off += step) {
     const std::size_t k = std::min(step, a.count - off);
     const std::uint64_t base = pm.begin_call();
@@ -58,7 +57,7 @@ void run(Transport& t, const CollArgs& a) {
   const void* in = a.send;
   pm.raise(base + kInputsReady);
   // Own input first: in place, recv is the own block r and is read before it is written.
-  std::vector<const void*> inputs(static_cast<std::size_t>(n));
+  schedules::peer::RankPointers inputs(n);
   schedules::peer::peer_inputs(pm, in, a.send, base + kInputsReady, r, inputs);
   for (auto& p : inputs) p = elem_ptr(p, static_cast<std::size_t>(r) * a.count, a.dtype);
   schedules::peer::reduce_inputs(m, a, a.recv, inputs, a.count);
@@ -76,7 +75,8 @@ double traffic(int n, const CollArgs& a, bool reg) {
 COLLBENCH_REGISTER({Op::reduce_scatter, "shm", "any",
                     "zero-copy in node peer memory: each rank reduces its block straight from all inputs, one flag "
                     "round",
-                    "ranks on one node, host memory; registered buffers (--buffers registered) skip the staging copy",
+                    "ranks on one node; host, or device memory over CUDA IPC (--backend mpi); registered buffers "
+                    "(--buffers registered) skip the staging copy",
                     &run, nullptr, &traffic});
 
 }  // namespace

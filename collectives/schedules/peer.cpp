@@ -7,12 +7,15 @@
 namespace collbench::schedules::peer {
 
 PeerMemory& memory_for(Transport& t, std::string_view algo) {
-  if (t.memory().kind() != MemoryKind::host)
-    throw NotSupported(std::string(algo) + ": peer memory is host memory; device buffers would need CUDA IPC");
-  PeerMemory* pm = t.peer_memory();
+  const MemoryKind kind = t.memory().kind();
+  PeerMemory* pm = t.peer_memory();  // collective on the first call: before any refusal
   if (!pm)
     throw NotSupported(std::string(algo) + ": needs every rank on one node (peer memory; " + std::string(t.backend()) +
-                       " found ranks on other nodes)");
+                       (kind == MemoryKind::host ? " found ranks on other nodes)"
+                                                 : " has none for device buffers: CUDA IPC comes with --backend mpi)"));
+  if (pm->kind() != kind)
+    throw NotSupported(std::string(algo) + ": the peer memory is " + std::string(memory_kind_name(pm->kind())) +
+                       " memory, the buffers " + std::string(memory_kind_name(kind)));
   return *pm;
 }
 

@@ -5,9 +5,11 @@
 // staging copy in a scratch block), and the segmented n-way reduction straight from peers'
 // memory. Not an algorithm itself: it registers nothing. Flags: transport/peer_memory.hpp.
 #include <algorithm>
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <span>
+#include <vector>
 
 #include "collectives/collective.hpp"
 #include "collectives/transport/transport.hpp"
@@ -43,6 +45,26 @@ void in_rounds(const CollArgs& a, Round&& round) {
     off += part.count;
   } while (off < a.count);
 }
+
+// One pointer per rank (the inputs of an n-way reduction), held inline up to kInlineRanks
+// ranks so a small-message call allocates nothing.
+class RankPointers {
+ public:
+  static constexpr int kInlineRanks = 16;
+  explicit RankPointers(int n) : n_(static_cast<std::size_t>(n)) {
+    if (n > kInlineRanks) heap_.resize(n_);
+  }
+  const void** begin() { return heap_.empty() ? inline_.data() : heap_.data(); }
+  const void** end() { return begin() + n_; }
+  operator std::span<const void*>() { return {begin(), n_}; }
+  operator std::span<const void* const>() { return {begin(), n_}; }
+  const void*& operator[](std::size_t i) { return begin()[i]; }
+
+ private:
+  std::size_t n_;
+  std::array<const void*, kInlineRanks> inline_{};
+  std::vector<const void*> heap_;
+};
 
 // The transport's peer memory for `algo` (op/algo, for the reason), or NotSupported when its
 // ranks do not share a node or the buffers are not host memory. The same on every rank.

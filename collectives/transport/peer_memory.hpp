@@ -9,8 +9,8 @@
 // Flags: each rank owns one monotone 64-bit counter in peer memory. A call takes a fresh
 // sequence base (every rank counts the same calls), raises its counter to base + step with a
 // release store, and waits for peers' counters with acquire loads, spinning briefly and then
-// yielding (4 ranks on 2 cores still progress); a wait past the scope's timeout throws
-// TimeoutError naming the peer that never raised its flag.
+// yielding (at once with more ranks than cores, so 4 ranks on 2 cores still progress); a wait
+// past the scope's timeout throws TimeoutError naming the peer that never raised its flag.
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
@@ -33,8 +33,9 @@ class PeerMemory {
 
   int rank() const { return rank_; }
   int size() const { return size_; }
-  // Peer memory is host memory (CUDA IPC for device buffers is not implemented).
-  MemoryKind kind() const { return MemoryKind::host; }
+  // Where the blocks live: host memory, or device memory shared through IPC handles
+  // (device_peer_memory.hpp). Flags are always in host memory: the host polls them.
+  virtual MemoryKind kind() const { return MemoryKind::host; }
 
   // Collective, with the same `bytes` on every rank: a 64-byte aligned block at the same
   // offset of every rank's segment (one shared window per block).
@@ -65,6 +66,21 @@ class PeerMemory {
   // peer to get there (peers read this rank's user buffers, which the caller may overwrite
   // once the call returns); otherwise the next begin_call waits (only peer memory was read).
   void end_call(std::uint64_t base, bool settle);
+  // Double buffering, one flag round per call: a call whose peers read only this rank's
+  // alternate(base) half of a scratch block, and in which this rank waited for every peer's
+  // flag, ends without waiting. The half is written again two calls later, and by then every
+  // peer has raised a flag in the call between (or the next begin_call waited for it), which
+  // it does only after it finished reading.
+  void end_alternating_call(std::uint64_t) {}
+  static std::size_t alternate(std::uint64_t base) { return (base / kStepsPerCall) & 1; }
+  // A few bytes that ride in rank r's flag line, as NCCL's LL protocol carries data with its
+  // flag: a waiter that sees the flag finds them in the line it just loaded, one cache miss
+  // instead of two. Rank r's slot for the call at `base`, alternating as above (valid after
+  // begin_call; host memory always, whatever kind() is).
+  static constexpr std::size_t kInlineBytes = 24;
+  std::byte* inline_slot(int r, std::uint64_t base) const {
+    return reinterpret_cast<std::byte*>(&flag(r)) + sizeof(std::uint64_t) + alternate(base) * kInlineBytes;
+  }
   static constexpr std::uint64_t kDone = 15;          // steps of a call are 1..kDone
   static constexpr std::uint64_t kStepsPerCall = 16;  // sequence bases are multiples of this
 
@@ -77,6 +93,15 @@ class PeerMemory {
   };
   virtual Mapping map(std::size_t bytes) = 0;   // collective
   virtual void unmap(Mapping& m) noexcept = 0;  // collective
+  // Every rank's flag, zeroed, in host memory all ranks can poll: collective, called once.
+  // By default one kFlagBytes block of this peer memory; flags_in(other) puts them elsewhere.
+  virtual std::vector<std::atomic<std::uint64_t>*> make_flags() { return flags_in(*this); }
+  std::vector<std::atomic<std::uint64_t>*> flags_in(PeerMemory& host);
+  // Called before every raise: makes this rank's writes to its blocks visible to a peer that
+  // sees the flag. Host memory: nothing (the release store does it); device memory waits for
+  // the work it queued.
+  virtual void publish() {}
+  Transport& transport() const { return t_; }
   // Unmaps every block; implementations call it first in their destructor (map/unmap are
   // theirs).
   void release() noexcept;
@@ -101,6 +126,8 @@ class PeerMemory {
   // Every rank's flag (a kFlagBytes block each), translated once: waits and raises are on the
   // small-message path.
   std::vector<std::atomic<std::uint64_t>*> flags_;
+  // More ranks than the node has cores: waits yield almost at once (peer_memory.cpp).
+  bool oversubscribed_;
   std::uint64_t calls_ = 0;
   std::uint64_t unsettled_ = 0;  // the done value of a previous call not yet waited for; 0: none
 };
@@ -108,22 +135,25 @@ class PeerMemory {
 // Registered buffers (--buffers registered, nccl-tests -R): host memory whose allocations
 // are peer memory blocks, so zero-copy algorithms read them in place. Allocation and
 // deallocation are collective: every rank allocates the same sizes in the same order.
+// Everything but allocation goes to `ops`, the transport's memory of the same kind (host
+// memory, or the device memory whose stream orders the copies and kernels).
 class PeerMemorySpace final : public MemorySpace {
  public:
-  explicit PeerMemorySpace(PeerMemory& pm) : pm_(pm) {}
+  PeerMemorySpace(PeerMemory& pm, MemorySpace& ops) : pm_(pm), ops_(ops) {}
   MemoryKind kind() const override { return pm_.kind(); }
   void* allocate(std::size_t bytes) override { return pm_.allocate(bytes); }
   void deallocate(void* p) noexcept override;
-  void copy(void* dst, const void* src, std::size_t bytes) override { host_.copy(dst, src, bytes); }
+  void copy(void* dst, const void* src, std::size_t bytes) override { ops_.copy(dst, src, bytes); }
   void reduce(const ReduceOp& op, void* out, const void* a, const void* b, std::size_t count) override {
-    host_.reduce(op, out, a, b, count);
+    ops_.reduce(op, out, a, b, count);
   }
-  void upload(void* dst, const void* src, std::size_t bytes) override { host_.copy(dst, src, bytes); }
-  void download(void* dst, const void* src, std::size_t bytes) override { host_.copy(dst, src, bytes); }
+  void upload(void* dst, const void* src, std::size_t bytes) override { ops_.upload(dst, src, bytes); }
+  void download(void* dst, const void* src, std::size_t bytes) override { ops_.download(dst, src, bytes); }
+  void synchronize() override { ops_.synchronize(); }
 
  private:
   PeerMemory& pm_;
-  HostMemory host_;
+  MemorySpace& ops_;
 };
 
 }  // namespace collbench

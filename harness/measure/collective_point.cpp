@@ -81,7 +81,7 @@ void record_timing(PointResult& r, const Timing& t, Op op) {
 // nccl-tests -R registers them, so the shm algorithms read them in place.
 struct PointBuffers {
   PointBuffers(MemorySpace& m, const verify::Case& c, PeerMemory* registered)
-      : space(registered ? std::optional<PeerMemorySpace>(std::in_place, *registered) : std::nullopt),
+      : space(registered ? std::optional<PeerMemorySpace>(std::in_place, *registered, m) : std::nullopt),
         send(space ? *space : m, send_elems(c.op, c.count, c.world) * dtype_size(c.dtype)),
         recv(space ? *space : m, recv_elems(c.op, c.count, c.world) * dtype_size(c.dtype)),
         scratch(m) {
@@ -94,10 +94,13 @@ struct PointBuffers {
 
 // The peer memory registered buffers live in, or why there is none (the same on every rank).
 std::optional<std::string> registered_memory(Transport& t, PeerMemory*& pm) {
-  if (t.memory().kind() != MemoryKind::host)
-    return "--buffers registered: peer memory is host memory (device buffers would need CUDA IPC)";
-  pm = t.peer_memory();
-  if (!pm) return "--buffers registered: the ranks are not all on one node (no peer memory)";
+  pm = t.peer_memory();  // collective on the first call
+  if (!pm)
+    return t.memory().kind() == MemoryKind::host
+               ? "--buffers registered: the ranks are not all on one node (no peer memory)"
+               : "--buffers registered: no device peer memory on this transport (CUDA IPC comes with --backend mpi, "
+                 "ranks on one node)";
+  if (pm->kind() != t.memory().kind()) return "--buffers registered: the peer memory is not the buffers' kind";
   return std::nullopt;
 }
 

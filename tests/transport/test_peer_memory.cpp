@@ -113,7 +113,7 @@ TEST_P(Registered, ExactOnEveryCase) {
   const auto [entry, n] = GetParam();
   ThreadWorld w(n);
   w.run([&](ThreadTransport& t) {
-    PeerMemorySpace space(*t.peer_memory());
+    PeerMemorySpace space(*t.peer_memory(), t.memory());
     testing::CaseSpace cs;
     cs.counts = testing::small_counts(n);
     cs.counts.push_back(40000);  // past the small-message path: the sliced one
