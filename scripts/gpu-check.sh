@@ -23,6 +23,8 @@
 #                np1 nccl  1 rank, --backend nccl: NCCL's library and every custom algorithm over
 #                          the NCCL transport
 #                np2 mpi   2 ranks under mpirun sharing the GPU(s) (ranks_per_gpu in the run record)
+#                np2 registered  the shm algorithms and the library with --buffers registered: the
+#                          buffers in CUDA IPC peer memory, read by the peer in place
 #                np2 nccl  2 ranks when there are >= 2 GPUs; on one GPU NCCL refuses two ranks on
 #                          one device, and the step checks collbench says so in one line (exit 2)
 #   sweep      --backend nccl --algo library and the custom ring, 1 rank, device memory, size sweep
@@ -201,6 +203,10 @@ cb_step verify-np1-mpi "$cb" --device cuda --backend mpi "${verify[@]}" --json "
 cb_step verify-np1-nccl "$cb" --device cuda --backend nccl "${verify[@]}" --json "$out/verify.jsonl"
 if [[ -n $launcher || $dry == 1 ]]; then
   step verify-np2-mpi "${launcher:-mpirun}" -np 2 "$cb" --device cuda --backend mpi "${verify[@]}" --json "$out/verify.jsonl"
+  # The zero-copy algorithms read the peer's device buffers in place (CUDA IPC peer memory).
+  step verify-np2-registered "${launcher:-mpirun}" -np 2 "$cb" --device cuda --backend mpi --buffers registered \
+    --op allreduce,reduce_scatter,allgather,broadcast,reduce --algo shm,library "${verify_sizes[@]}" -n 3 -w 1 -c 1 \
+    --dtype float32 --quiet --json "$out/verify.jsonl"
   if [[ ${gpus:-0} -ge 2 ]]; then
     step verify-np2-nccl "${launcher:-mpirun}" -np 2 "$cb" --device cuda --backend nccl "${verify[@]}" --json "$out/verify.jsonl"
   else
@@ -210,6 +216,7 @@ if [[ -n $launcher || $dry == 1 ]]; then
   fi
 else
   skip verify-np2-mpi "no mpirun"
+  skip verify-np2-registered "no mpirun"
   skip verify-np2-nccl "no mpirun"
 fi
 

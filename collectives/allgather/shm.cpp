@@ -57,7 +57,8 @@ double traffic(int n, const CollArgs& a, bool reg) {
 COLLBENCH_REGISTER({Op::allgather, "shm", "any",
                     "zero-copy in node peer memory: each rank copies every peer's block straight into its recv, one "
                     "flag round",
-                    "ranks on one node, host memory; registered buffers (--buffers registered) skip the staging copy",
+                    "ranks on one node; host, or device memory over CUDA IPC (--backend mpi); registered buffers "
+                    "(--buffers registered) skip the staging copy",
                     &run, nullptr, &traffic});
 
 }  // namespace

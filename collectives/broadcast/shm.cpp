@@ -80,8 +80,8 @@ double traffic(int, const CollArgs& a, bool reg) {
 COLLBENCH_REGISTER({Op::broadcast, "shm", "any",
                     "zero-copy in node peer memory: every rank copies the root's buffer straight into its recv "
                     "(staged: segment by segment as the root stages them)",
-                    "ranks on one node, host memory, any root; registered buffers (--buffers registered) skip the "
-                    "staging copy",
+                    "ranks on one node, any root; host, or device memory over CUDA IPC (--backend mpi); registered "
+                    "buffers (--buffers registered) skip the staging copy",
                     &run, nullptr, &traffic});
 
 }  // namespace

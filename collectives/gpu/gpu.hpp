@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "collectives/core/memory.hpp"
+#include "collectives/transport/device_peer_memory.hpp"
 #include "collectives/transport/mpi/mpi_transport.hpp"
 #include "collectives/transport/transport.hpp"
 
@@ -77,14 +78,19 @@ std::unique_ptr<Transport> make_nccl_transport(MPI_Comm comm, MemorySpace& cuda_
                                                std::shared_ptr<CallScope> scope = nullptr);
 
 // Device buffers over a host-only transport (MPI that is not CUDA-aware, as Debian's):
-// every message is staged through reused pinned host buffers. `host_inner` and
+// every message is staged through reused pinned host buffers; peer memory through CUDA IPC. `host_inner` and
 // `device_mem` must outlive the result.
 std::unique_ptr<Transport> make_staging_transport(Transport& host_inner, MemorySpace& device_mem);
 
 // --backend mpi on device memory: when mpi_is_cuda_aware(), `mpi` itself moves the device
 // buffers (set_memory(device_mem)) behind a stream synchronisation before each send and receive;
-// otherwise the staging transport. `mpi` and `device_mem` must outlive the result.
+// otherwise the staging transport. Either way, with ranks on one node, CUDA IPC peer memory.
+// `mpi` and `device_mem` must outlive the result.
 std::unique_ptr<Transport> make_mpi_device_transport(MpiTransport& mpi, MemorySpace& device_mem);
+
+// How `device_mem` (from make_cuda_memory) shares its blocks with the node's other ranks:
+// CUDA IPC, the device peer memory behind the zero-copy (shm) algorithms on device buffers.
+std::shared_ptr<DeviceIpc> device_ipc(MemorySpace& device_mem);
 
 // True when the MPI library says it can move device buffers itself (MPIX_Query_cuda_support);
 // false when it cannot or cannot say.

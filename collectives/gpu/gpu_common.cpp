@@ -62,7 +62,7 @@ bool mpi_is_cuda_aware() {
 std::unique_ptr<Transport> make_mpi_device_transport(MpiTransport& mpi, MemorySpace& device_mem) {
   if (!mpi_is_cuda_aware()) return make_staging_transport(mpi, device_mem);
   mpi.set_memory(device_mem);
-  return std::make_unique<StreamOrderedTransport>(mpi, device_mem);
+  return std::make_unique<StreamOrderedTransport>(mpi, device_mem, device_ipc(device_mem));
 }
 
 }  // namespace collbench::gpu

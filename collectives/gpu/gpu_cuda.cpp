@@ -98,7 +98,8 @@ std::unique_ptr<Transport> make_nccl_transport(MPI_Comm comm, MemorySpace& cuda_
 }
 
 std::unique_ptr<Transport> make_staging_transport(Transport& host_inner, MemorySpace& device_mem) {
-  return std::make_unique<StagingTransport>(host_inner, device_mem, std::make_unique<PinnedHostMemory>());
+  return std::make_unique<StagingTransport>(host_inner, device_mem, std::make_unique<PinnedHostMemory>(),
+                                            device_ipc(device_mem));
 }
 
 Versions versions(int device) {

@@ -24,6 +24,7 @@ std::unique_ptr<Transport> make_nccl_transport(MPI_Comm, MemorySpace&, std::shar
   throw Error(kNoCuda);
 }
 std::unique_ptr<Transport> make_staging_transport(Transport&, MemorySpace&) { throw Error(kNoCuda); }
+std::shared_ptr<DeviceIpc> device_ipc(MemorySpace&) { throw Error(kNoCuda); }
 
 Versions versions(int) { return {}; }
 

@@ -4,17 +4,21 @@
 
 namespace collbench::gpu {
 
-StagingTransport::StagingTransport(Transport& inner, MemorySpace& device, MemorySpace& staging)
-    : ForwardingTransport(inner), device_(device), staging_(staging) {}
+StagingTransport::StagingTransport(Transport& inner, MemorySpace& device, MemorySpace& staging,
+                                   std::shared_ptr<DeviceIpc> ipc)
+    : DeviceTransport(inner, device, std::move(ipc)), staging_(staging) {}
 
-StagingTransport::StagingTransport(Transport& inner, MemorySpace& device, std::unique_ptr<MemorySpace> owned_staging)
-    : ForwardingTransport(inner), device_(device), owned_staging_(std::move(owned_staging)), staging_(*owned_staging_) {}
+StagingTransport::StagingTransport(Transport& inner, MemorySpace& device, std::unique_ptr<MemorySpace> owned_staging,
+                                   std::shared_ptr<DeviceIpc> ipc)
+    : DeviceTransport(inner, device, std::move(ipc)),
+      owned_staging_(std::move(owned_staging)),
+      staging_(*owned_staging_) {}
 
 // Sub-transports allocate from staging_, which may be owned here: they go first.
 StagingTransport::~StagingTransport() { release_splits(); }
 
 std::unique_ptr<Transport> StagingTransport::wrap(Transport& inner_sub) {
-  return std::make_unique<StagingTransport>(inner_sub, device_, staging_);
+  return std::make_unique<StagingTransport>(inner_sub, device(), staging_, ipc());
 }
 
 int StagingTransport::acquire(std::size_t bytes) {
@@ -81,7 +85,7 @@ Request StagingTransport::isend(const void* buf, std::size_t bytes, int peer, in
     if (bytes) {
       s.staged = acquire(bytes);
       host = staged_[s.staged].buf.data();
-      device_.download(host, buf, bytes);  // waits for the device work that produced `buf`
+      device().download(host, buf, bytes);  // waits for the device work that produced `buf`
     }
     s.inner = inner().isend(host, bytes, peer, tag);
   } catch (...) {
@@ -127,7 +131,7 @@ void StagingTransport::wait_all(std::span<Request> rs) {
   inner().wait_all(batch_);
   for (int i : batch_slots_) {
     Slot& s = slots_[i];
-    if (s.device && s.staged >= 0) device_.upload(s.device, staged_[s.staged].buf.data(), s.inner.bytes);
+    if (s.device && s.staged >= 0) device().upload(s.device, staged_[s.staged].buf.data(), s.inner.bytes);
     release(i);
   }
   for (Request& r : rs) r.active = false;

@@ -13,18 +13,20 @@
 #include <memory>
 #include <vector>
 
-#include "collectives/transport/forwarding_transport.hpp"
+#include "collectives/gpu/device_transport.hpp"
 
 namespace collbench::gpu {
 
-class StagingTransport final : public ForwardingTransport {
+class StagingTransport final : public DeviceTransport {
  public:
   // `staging` allocates the host buffers the inner transport sends from and receives into.
-  StagingTransport(Transport& inner, MemorySpace& device, MemorySpace& staging);
-  StagingTransport(Transport& inner, MemorySpace& device, std::unique_ptr<MemorySpace> owned_staging);
+  // `ipc`: device peer memory (device_transport.hpp), or none.
+  StagingTransport(Transport& inner, MemorySpace& device, MemorySpace& staging,
+                   std::shared_ptr<DeviceIpc> ipc = nullptr);
+  StagingTransport(Transport& inner, MemorySpace& device, std::unique_ptr<MemorySpace> owned_staging,
+                   std::shared_ptr<DeviceIpc> ipc = nullptr);
   ~StagingTransport() override;
 
-  MemorySpace& memory() override { return device_; }
   Request isend(const void* buf, std::size_t bytes, int peer, int tag) override;
   Request irecv(void* buf, std::size_t bytes, int peer, int tag) override;
   void wait(Request& r) override;
@@ -53,7 +55,6 @@ class StagingTransport final : public ForwardingTransport {
   Slot& slot_of(const Request& r);
   void release(int slot);
 
-  MemorySpace& device_;
   std::unique_ptr<MemorySpace> owned_staging_;
   MemorySpace& staging_;
   std::vector<Staged> staged_;

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "collectives/core/memory.hpp"
+#include "collectives/transport/device_peer_memory.hpp"
 
 namespace collbench::testing {
 
@@ -35,11 +36,9 @@ class FakeDeviceMemory final : public MemorySpace {
   MemoryKind kind() const override { return MemoryKind::cuda; }
 
   void* allocate(std::size_t bytes) override {
-    const std::size_t page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
-    const std::size_t len = ((bytes ? bytes : 1) + page - 1) / page * page;
-    void* fake = mmap(nullptr, len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    if (fake == MAP_FAILED) throw std::bad_alloc();
-    allocs_[reinterpret_cast<std::uintptr_t>(fake)] = {static_cast<std::byte*>(host_.allocate(bytes)), bytes, len};
+    void* fake = reserve(bytes);
+    allocs_[reinterpret_cast<std::uintptr_t>(fake)] = {static_cast<std::byte*>(host_.allocate(bytes)), bytes,
+                                                       reservation(bytes)};
     ++allocations_;
     return fake;
   }
@@ -84,6 +83,22 @@ class FakeDeviceMemory final : public MemorySpace {
   // itself (as CUDA-aware MPI does), bypassing the queue.
   void* host_view(const void* p, std::size_t bytes) const { return bytes ? at(p, bytes, "host_view") : nullptr; }
 
+  // Another fake memory's bytes [real, real + bytes) at a fresh fake address of this one, as
+  // cudaIpcOpenMemHandle maps a peer's allocation: this memory's copies and reductions reach
+  // them, and unmap_alias (before the owner frees them) drops the address, not the bytes.
+  void* map_alias(std::byte* real, std::size_t bytes) {
+    void* fake = reserve(bytes);
+    allocs_[reinterpret_cast<std::uintptr_t>(fake)] = {real, bytes, reservation(bytes), /*alias=*/true};
+    return fake;
+  }
+  void unmap_alias(void* p) noexcept {
+    auto it = allocs_.find(reinterpret_cast<std::uintptr_t>(p));
+    if (it == allocs_.end() || !it->second.alias) std::abort();  // not an alias of this memory
+    run_queue();  // queued work reading the owner's bytes runs before they may go
+    release(it->first, it->second);
+    allocs_.erase(it);
+  }
+
   std::size_t allocations() const { return allocations_; }
   std::size_t live() const { return allocs_.size(); }
   std::size_t syncs() const { return syncs_; }
@@ -93,11 +108,21 @@ class FakeDeviceMemory final : public MemorySpace {
   struct Alloc {
     std::byte* real;
     std::size_t bytes;
-    std::size_t len;  // of the PROT_NONE reservation
+    std::size_t len;     // of the PROT_NONE reservation
+    bool alias = false;  // another memory's bytes (map_alias): not freed here
   };
+  static std::size_t reservation(std::size_t bytes) {
+    const std::size_t page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
+    return ((bytes ? bytes : 1) + page - 1) / page * page;
+  }
+  static void* reserve(std::size_t bytes) {
+    void* fake = mmap(nullptr, reservation(bytes), PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (fake == MAP_FAILED) throw std::bad_alloc();
+    return fake;
+  }
   void release(std::uintptr_t base, const Alloc& a) noexcept {
     munmap(reinterpret_cast<void*>(base), a.len);
-    host_.deallocate(a.real);
+    if (!a.alias) host_.deallocate(a.real);
   }
   // The host address behind [p, p + bytes), which must lie inside one allocation.
   std::byte* at(const void* p, std::size_t bytes, const char* what) const {
@@ -132,6 +157,39 @@ class FakeDeviceMemory final : public MemorySpace {
   HostMemory host_;
   std::map<std::uintptr_t, Alloc> allocs_;  // by fake base address
   std::size_t allocations_ = 0;
+};
+
+// DeviceIpc between the rank threads of a test world, each with its own FakeDeviceMemory:
+// a handle carries the owner's host bytes (looked up by the owner, on its own thread), and
+// open() maps them at a fresh fake address of the opener's memory, as CUDA IPC does.
+class FakeIpc final : public DeviceIpc {
+ public:
+  explicit FakeIpc(FakeDeviceMemory& mine) : mine_(mine) {}
+  std::size_t handle_bytes() const override { return sizeof(Handle); }
+  void export_handle(const void* p, std::size_t bytes, std::byte* handle) override {
+    const Handle h{static_cast<std::byte*>(mine_.host_view(p, bytes)), bytes};
+    std::memcpy(handle, &h, sizeof h);
+  }
+  void* open(const std::byte* handle) override {
+    Handle h{};
+    std::memcpy(&h, handle, sizeof h);
+    ++opened_;
+    return mine_.map_alias(h.real, h.bytes);
+  }
+  void close(void* mapped) noexcept override {
+    ++closed_;
+    mine_.unmap_alias(mapped);
+  }
+  int opened() const { return opened_; }
+  int closed() const { return closed_; }
+
+ private:
+  struct Handle {
+    std::byte* real;
+    std::size_t bytes;
+  };
+  FakeDeviceMemory& mine_;
+  int opened_ = 0, closed_ = 0;
 };
 
 }  // namespace collbench::testing

@@ -30,7 +30,7 @@ for f in README.md steps.jsonl environment.txt logs/verify-np1-nccl.log logs/swe
 done
 grep -q '^Device: ' "$work/dry/README.md" || fail "README has no device line"
 grep -q '^\*\*Dry run\*\*' "$work/dry/README.md" || fail "README does not say dry run"
-for s in env build ctest verify-np1-mpi verify-np1-nccl sweep raw-nccl raw-compare kernels nsys-profile; do
+for s in env build ctest verify-np1-mpi verify-np1-nccl verify-np2-mpi verify-np2-registered sweep raw-nccl raw-compare kernels nsys-profile; do
   grep -q "\"step\":\"$s\"" "$work/dry/steps.jsonl" || fail "steps.jsonl lacks step $s"
 done
 /usr/bin/python3 -c 'import json, sys; [json.loads(l) for l in open(sys.argv[1])]' "$work/dry/steps.jsonl" ||

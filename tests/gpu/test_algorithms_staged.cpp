@@ -44,9 +44,11 @@ struct DeviceRank {
   DeviceRank(ThreadTransport& t, Stack s) {
     Transport* host = &t;
     if (s == Stack::nccl_model) host = &model.emplace(t);
-    staged.emplace(*host, device, staging);
+    // Device peer memory on the staging stack, as --backend mpi has CUDA IPC; NCCL has none.
+    staged.emplace(*host, device, staging, s == Stack::staging ? ipc : nullptr);
   }
   testing::FakeDeviceMemory device{/*asynchronous=*/true};  // copies and kernels queued like stream work
+  std::shared_ptr<testing::FakeIpc> ipc = std::make_shared<testing::FakeIpc>(device);
   HostMemory staging;
   std::optional<testing::NcclModelTransport> model;
   std::optional<gpu::StagingTransport> staged;
@@ -71,6 +73,10 @@ TEST_P(StagedAlgorithm, SmallCountsOnDeviceMemory) {
       // A segment of 64 bytes on half the cases: many pipeline steps through the staging pool.
       const std::size_t segment = (c.count % 2) ? 64 : 0;
       const verify::Outcome o = verify::run_checked(t, *e, c, segment);
+      if (o.skipped && e->algo == "shm" && stack == Stack::staging) {  // device peer memory is there
+        std::lock_guard lk(mu);
+        failures.push_back(testing::describe(c) + " skipped: " + o.skip_reason);
+      }
       if (o.check.wrong) {
         std::lock_guard lk(mu);
         failures.push_back(testing::describe(c) + " rank " + std::to_string(t.rank()) + ": " +
@@ -78,12 +84,55 @@ TEST_P(StagedAlgorithm, SmallCountsOnDeviceMemory) {
                            " expected " + std::to_string(o.check.expected) + " got " + std::to_string(o.check.got));
       }
     }
-    r.staged.reset();  // frees its scratch buffers
+    r.staged.reset();  // frees its scratch buffers and peer memory
     EXPECT_EQ(r.device.live(), 0u) << "device buffers leaked";
+    EXPECT_EQ(r.ipc->opened(), r.ipc->closed()) << "peer memory aliases left open";
   });
   for (std::size_t i = 0; i < failures.size() && i < 20; ++i) ADD_FAILURE() << failures[i];
   EXPECT_TRUE(failures.empty()) << failures.size() << " failing (case, rank) pairs";
 }
+
+// The zero-copy algorithms with their device buffers registered in device peer memory (what
+// --buffers registered does on --device cuda): peers' copies and reduce "kernels" read the
+// buffers in place through their aliases, and nothing is staged.
+class RegisteredOnDevice : public ::testing::TestWithParam<testing::AlgoAtWorld> {};
+
+TEST_P(RegisteredOnDevice, ExactOnEveryCase) {
+  const auto [e, n] = GetParam();
+  testing::CaseSpace cs;
+  cs.counts = testing::small_counts(n);
+  cs.counts.push_back(40000);  // past the small-message path: the sliced one
+  cs.dtypes = {DType::float32, DType::int8, DType::float64};
+  cs.redops = {RedOp::sum, RedOp::max, RedOp::prod, RedOp::min};
+  ThreadWorld w(n);
+  w.run([&](ThreadTransport& tt) {
+    DeviceRank r(tt, Stack::staging);
+    gpu::StagingTransport& t = *r.staged;
+    PeerMemory* pm = t.peer_memory();
+    ASSERT_NE(pm, nullptr);
+    EXPECT_EQ(pm->kind(), MemoryKind::cuda);
+    {
+      PeerMemorySpace space(*pm, t.memory());
+      for (const verify::Case& c : testing::expand(e->op, n, t.rank(), cs)) {
+        const verify::Outcome o = verify::run_checked(t, *e, c, 0, nullptr, &space);
+        ASSERT_FALSE(o.skipped) << testing::describe(c) << ": " << o.skip_reason;
+        ASSERT_EQ(o.check.wrong, 0u) << testing::describe(c) << " first wrong at " << o.check.first_index
+                                     << " expected " << o.check.expected << " got " << o.check.got;
+      }
+    }
+    r.staged.reset();
+    EXPECT_EQ(r.device.live(), 0u) << "device buffers leaked";
+    EXPECT_EQ(r.ipc->opened(), r.ipc->closed()) << "peer memory aliases left open";
+  });
+}
+
+std::vector<testing::AlgoAtWorld> shm_algorithms() {
+  std::vector<testing::AlgoAtWorld> out;
+  for (const auto& p : testing::host_algorithms_at({1, 2, 3, 4}))
+    if (p.entry->algo == "shm") out.push_back(p);
+  return out;
+}
+INSTANTIATE_TEST_SUITE_P(Shm, RegisteredOnDevice, ::testing::ValuesIn(shm_algorithms()), testing::algo_at_world_name);
 
 INSTANTIATE_TEST_SUITE_P(Registry, StagedAlgorithm, ::testing::ValuesIn(all_params()),
                          [](const ::testing::TestParamInfo<Param>& i) {
