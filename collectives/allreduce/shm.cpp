@@ -8,6 +8,8 @@
 //   staged: + copy-in of (n-1)M/n, and the own slice copied out of peer memory.
 // Below schedules::peer::kSmallBytes every rank reduces the whole message itself: one flag
 // round, double-buffered. Flags: transport/peer_memory.hpp.
+#include <cstring>
+
 #include "collectives/patterns/chunks.hpp"
 #include "collectives/registry.hpp"
 #include "collectives/schedules/peer.hpp"
@@ -21,11 +23,34 @@ constexpr std::uint64_t kInputsReady = 1, kSliceReduced = 2;
 // Staged: each rank copies its input into the alternate half of a double-buffered block, so
 // one flag round per call. Up to PeerMemory::kInlineBytes of host memory (registered too:
 // copying a few bytes costs less than settling) the stage is the rank's inline slot in its
-// flag line instead (NCCL's LL protocol): a peer's flag and input arrive in one cache miss.
+// flag line instead (NCCL's LL protocol): a peer's flag and input arrive in one cache line;
+// up to kWordBytes, in one 16-byte store.
+// Up to PeerMemory::kWordBytes, where the CPU has 16-byte atomics, each input travels with its
+// flag value in one store (PeerMemory::post_word).
+void small_words(Transport& t, PeerMemory& pm, const CollArgs& a) {
+  const int n = t.size(), r = t.rank();
+  const std::uint64_t base = pm.begin_call();
+  pm.post_word(base + kInputsReady, a.send, a.bytes(a.count));
+  schedules::peer::PerRank<std::uint64_t> words(n);
+  schedules::peer::RankPointers inputs(n);
+  for (int k = 0; k < n; ++k) {  // rank order: every rank's sum in the same order
+    const auto uk = static_cast<std::size_t>(k);
+    if (k == r)
+      std::memcpy(&words[uk], a.send, a.bytes(a.count));
+    else
+      pm.wait_word(k, base + kInputsReady, &words[uk]);
+    inputs[uk] = &words[uk];
+  }
+  schedules::peer::reduce_inputs(t.memory(), a, a.recv, inputs, a.count);
+  pm.end_alternating_call(base);
+}
+
 void small_staged(Transport& t, PeerMemory& pm, const CollArgs& a) {
   constexpr std::size_t half = schedules::peer::kSmallBytes;
   const std::size_t bytes = a.bytes(a.count);
-  const bool inline_data = bytes <= PeerMemory::kInlineBytes && pm.kind() == MemoryKind::host;
+  const bool host = pm.kind() == MemoryKind::host;
+  if (host && bytes <= PeerMemory::kWordBytes && pm.has_words()) return small_words(t, pm, a);
+  const bool inline_data = host && bytes <= PeerMemory::kInlineBytes;
   auto* halves = inline_data ? nullptr : static_cast<std::byte*>(pm.scratch("allreduce/shm/small", 2 * half));
   const std::uint64_t base = pm.begin_call();
   std::byte* stage = inline_data ? pm.inline_slot(t.rank(), base) : halves + PeerMemory::alternate(base) * half;

@@ -46,25 +46,27 @@ void in_rounds(const CollArgs& a, Round&& round) {
   } while (off < a.count);
 }
 
-// One pointer per rank (the inputs of an n-way reduction), held inline up to kInlineRanks
-// ranks so a small-message call allocates nothing.
-class RankPointers {
+// One value per rank (the inputs of an n-way reduction, or their words), held inline up to
+// kInlineRanks ranks so a small-message call allocates nothing.
+template <class T>
+class PerRank {
  public:
   static constexpr int kInlineRanks = 16;
-  explicit RankPointers(int n) : n_(static_cast<std::size_t>(n)) {
+  explicit PerRank(int n) : n_(static_cast<std::size_t>(n)) {
     if (n > kInlineRanks) heap_.resize(n_);
   }
-  const void** begin() { return heap_.empty() ? inline_.data() : heap_.data(); }
-  const void** end() { return begin() + n_; }
-  operator std::span<const void*>() { return {begin(), n_}; }
-  operator std::span<const void* const>() { return {begin(), n_}; }
-  const void*& operator[](std::size_t i) { return begin()[i]; }
+  T* begin() { return heap_.empty() ? inline_.data() : heap_.data(); }
+  T* end() { return begin() + n_; }
+  operator std::span<T>() { return {begin(), n_}; }
+  operator std::span<const T>() { return {begin(), n_}; }
+  T& operator[](std::size_t i) { return begin()[i]; }
 
  private:
   std::size_t n_;
-  std::array<const void*, kInlineRanks> inline_{};
-  std::vector<const void*> heap_;
+  std::array<T, kInlineRanks> inline_{};
+  std::vector<T> heap_;
 };
+using RankPointers = PerRank<const void*>;
 
 // The transport's peer memory for `algo` (op/algo, for the reason), or NotSupported when its
 // ranks do not share a node or the buffers are not host memory. The same on every rank.

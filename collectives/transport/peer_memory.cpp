@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <thread>
 
 #include "collectives/transport/transport.hpp"
@@ -15,8 +16,19 @@ namespace collbench {
 namespace {
 
 constexpr std::size_t kAlign = 64;
-constexpr std::size_t kFlagBytes = 64;  // one cache line per rank: a flag shares it with nothing
-static_assert(sizeof(std::uint64_t) + 2 * PeerMemory::kInlineBytes <= kFlagBytes, "inline slots outside the line");
+// Per rank: line 0 holds the flag and the inline slots, line 1 the two 16-byte words. Nothing
+// else shares either line.
+constexpr std::size_t kFlagBytes = 128;
+constexpr std::size_t kWordsOffset = 64;
+static_assert(sizeof(std::uint64_t) + 2 * PeerMemory::kInlineBytes <= kWordsOffset, "inline slots outside line 0");
+
+bool cpu_has_atomic16() {
+#if defined(__x86_64__)
+  return __builtin_cpu_supports("avx");
+#else
+  return false;
+#endif
+}
 // A wait polls in three phases. Quick polls, without a pause (on recent x86 a pause delays
 // noticing the flag by up to ~40 ns) and before the deadline starts (it reads the clock): a
 // peer on its own core raises a small call's flag within these. Then polls with a pause, ~36 us
@@ -39,7 +51,8 @@ PeerMemory::PeerMemory(Transport& t)
     : t_(t),
       rank_(t.rank()),
       size_(t.size()),
-      oversubscribed_(static_cast<unsigned>(size_) > std::max(1u, std::thread::hardware_concurrency())) {}
+      oversubscribed_(static_cast<unsigned>(size_) > std::max(1u, std::thread::hardware_concurrency())),
+      words_(cpu_has_atomic16()) {}
 
 PeerMemory::~PeerMemory() = default;
 
@@ -55,18 +68,22 @@ void PeerMemory::release() noexcept {
 
 void* PeerMemory::allocate(std::size_t bytes) {
   const std::size_t rounded = std::max(kAlign, (bytes + kAlign - 1) / kAlign * kAlign);
-  Mapping m = map(rounded);
+  // A segment may start anywhere (Open MPI's shared windows: 8 bytes past a page), so each is
+  // mapped kAlign longer and used from its first aligned byte: flags own their cache lines.
+  Mapping m = map(rounded + kAlign);
   if (static_cast<int>(m.base.size()) != size_)
     throw Error("peer memory: the mapping has " + std::to_string(m.base.size()) + " segments for " +
                     std::to_string(size_) + " ranks",
                 t_.error_context());
-  blocks_.push_back({std::move(m), rounded});
-  return blocks_.back().m.base[static_cast<std::size_t>(rank_)];
+  std::vector<std::byte*> at;
+  for (std::byte* b : m.base) at.push_back(b + (kAlign - reinterpret_cast<std::uintptr_t>(b) % kAlign) % kAlign);
+  blocks_.push_back({std::move(m), rounded, std::move(at)});
+  return blocks_.back().at[static_cast<std::size_t>(rank_)];
 }
 
 void PeerMemory::deallocate(void* p) {
   const auto it = std::find_if(blocks_.begin(), blocks_.end(),
-                               [&](const Block& b) { return b.m.base[static_cast<std::size_t>(rank_)] == p; });
+                               [&](const Block& b) { return b.at[static_cast<std::size_t>(rank_)] == p; });
   if (it == blocks_.end()) throw Error("peer memory: deallocate of a pointer it did not allocate", t_.error_context());
   unmap(it->m);
   blocks_.erase(it);
@@ -75,7 +92,7 @@ void PeerMemory::deallocate(void* p) {
 const PeerMemory::Block* PeerMemory::block_of(const void* p, std::size_t bytes) const {
   const auto* q = static_cast<const std::byte*>(p);
   for (const Block& b : blocks_) {
-    const std::byte* base = b.m.base[static_cast<std::size_t>(rank_)];
+    const std::byte* base = b.at[static_cast<std::size_t>(rank_)];
     if (q >= base && q <= base + b.bytes && bytes <= static_cast<std::size_t>(base + b.bytes - q)) return &b;
   }
   return nullptr;
@@ -88,8 +105,8 @@ void* PeerMemory::peer(const void* local, int r) const {
   if (!b || r < 0 || r >= size_)
     throw Error("peer memory: rank " + std::to_string(r) + "'s address of a pointer outside peer memory",
                 t_.error_context());
-  const std::byte* base = b->m.base[static_cast<std::size_t>(rank_)];
-  return b->m.base[static_cast<std::size_t>(r)] + (static_cast<const std::byte*>(local) - base);
+  const std::byte* base = b->at[static_cast<std::size_t>(rank_)];
+  return b->at[static_cast<std::size_t>(r)] + (static_cast<const std::byte*>(local) - base);
 }
 
 void* PeerMemory::scratch(std::string_view name, std::size_t bytes) {
@@ -119,6 +136,7 @@ std::uint64_t PeerMemory::begin_call() {
 std::vector<std::atomic<std::uint64_t>*> PeerMemory::flags_in(PeerMemory& host) {
   static_assert(std::atomic<std::uint64_t>::is_always_lock_free, "flags in shared memory must be lock-free");
   void* mine = host.allocate(kFlagBytes);
+  std::memset(mine, 0, kFlagBytes);  // the words' values too
   new (mine) std::atomic<std::uint64_t>(0);
   std::vector<std::atomic<std::uint64_t>*> flags;
   for (int r = 0; r < size_; ++r) flags.push_back(static_cast<std::atomic<std::uint64_t>*>(host.peer(mine, r)));
@@ -131,15 +149,15 @@ void PeerMemory::raise(std::uint64_t value) {
   flag(rank_).store(value, std::memory_order_release);
 }
 
-void PeerMemory::wait(int peer, std::uint64_t value) {
-  std::atomic<std::uint64_t>& f = flag(peer);
+template <class Load>
+void PeerMemory::poll(int peer, std::uint64_t value, Load&& load) {
   const int quick = oversubscribed_ ? kOversubscribedQuickPolls : kQuickPolls;
   for (int i = 0; i < quick; ++i)
-    if (f.load(std::memory_order_acquire) >= value) return;
+    if (load() >= value) return;
   const long spin = oversubscribed_ ? 0 : kSpinPolls;
   Deadline deadline(t_.scope(), Deadline::kClockEvery, &t_, "waiting for a peer's flag in peer memory");
   for (long polls = 0;; ++polls) {  // long: an hour-long --timeout of yields overflows an int
-    if (f.load(std::memory_order_acquire) >= value) return;
+    if (load() >= value) return;
     if (polls < spin)
       cpu_relax();
     else
@@ -147,7 +165,7 @@ void PeerMemory::wait(int peer, std::uint64_t value) {
     if (deadline.expired()) {
       Request r;
       r.peer = peer;
-      const std::uint64_t seen = f.load(std::memory_order_acquire);
+      const std::uint64_t seen = load();
       throw TimeoutError(timeout_message(deadline.timeout(), -1, false,
                                          "waiting for peer " + std::to_string(peer) + " to raise its flag to step " +
                                              std::to_string(value % kStepsPerCall) + " of call " +
@@ -158,6 +176,45 @@ void PeerMemory::wait(int peer, std::uint64_t value) {
     }
   }
 }
+
+void PeerMemory::wait(int peer, std::uint64_t value) {
+  std::atomic<std::uint64_t>& f = flag(peer);
+  poll(peer, value, [&f] { return f.load(std::memory_order_acquire); });
+}
+
+std::byte* PeerMemory::word(int r, std::uint64_t value) const {
+  return reinterpret_cast<std::byte*>(&flag(r)) + kWordsOffset + alternate(value) * 16;
+}
+
+#if defined(__x86_64__)
+// volatile: each poll is a real 16-byte load (movdqa), and the post one 16-byte store.
+void PeerMemory::post_word(std::uint64_t value, const void* data, std::size_t bytes) {
+  if (!words_ || bytes > kWordBytes) throw Error("peer memory: post_word without 16-byte atomics or over 8 bytes");
+  alignas(16) std::uint64_t w[2] = {value, 0};
+  std::memcpy(&w[1], data, bytes);
+  publish();
+  std::atomic_thread_fence(std::memory_order_release);  // this rank's earlier writes first
+  *reinterpret_cast<volatile __m128i*>(word(rank_, value)) = _mm_load_si128(reinterpret_cast<const __m128i*>(w));
+}
+
+void PeerMemory::wait_word(int r, std::uint64_t value, void* data) {
+  const auto* p = reinterpret_cast<const volatile __m128i*>(word(r, value));
+  alignas(16) std::uint64_t w[2];
+  poll(r, value, [&] {
+    _mm_store_si128(reinterpret_cast<__m128i*>(w), *p);
+    return w[0];
+  });
+  std::atomic_thread_fence(std::memory_order_acquire);
+  std::memcpy(data, &w[1], kWordBytes);
+}
+#else
+void PeerMemory::post_word(std::uint64_t, const void*, std::size_t) {
+  throw Error("peer memory: post_word needs 16-byte atomics (x86 with AVX)");
+}
+void PeerMemory::wait_word(int, std::uint64_t, void*) {
+  throw Error("peer memory: wait_word needs 16-byte atomics (x86 with AVX)");
+}
+#endif
 
 void PeerMemory::wait_all(std::uint64_t value) {
   for (int k = 1; k < size_; ++k) wait((rank_ + k) % size_, value);

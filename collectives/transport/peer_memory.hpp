@@ -81,6 +81,19 @@ class PeerMemory {
   std::byte* inline_slot(int r, std::uint64_t base) const {
     return reinterpret_cast<std::byte*>(&flag(r)) + sizeof(std::uint64_t) + alternate(base) * kInlineBytes;
   }
+  // Up to kWordBytes travel with their flag value in ONE 16-byte store, NCCL's LL protocol on a
+  // 16-byte unit: the waiter's load that sees the value holds the data. With the inline slot
+  // above, the payload store and the flag store are two stores to a line the peer polls, and
+  // the line can move twice (+60-80 ns per call here). Needs single-copy-atomic 16-byte vector
+  // loads and stores, which x86 CPUs with AVX guarantee (Intel SDM vol. 3A 9.1.1, AMD APM vol. 2
+  // 7.3.2): has_words(). Two words per rank, alternating by call as the inline slots. A call
+  // that posts a word waits for every peer's word and ends with end_alternating_call; it
+  // raises no flag.
+  static constexpr std::size_t kWordBytes = 8;
+  bool has_words() const { return words_; }
+  void post_word(std::uint64_t value, const void* data, std::size_t bytes);
+  // Until rank r's word for the call of `value` reaches it; its kWordBytes copied to `data`.
+  void wait_word(int r, std::uint64_t value, void* data);
   static constexpr std::uint64_t kDone = 15;          // steps of a call are 1..kDone
   static constexpr std::uint64_t kStepsPerCall = 16;  // sequence bases are multiples of this
 
@@ -110,8 +123,13 @@ class PeerMemory {
   struct Block {
     Mapping m;
     std::size_t bytes;
+    std::vector<std::byte*> at;  // every rank's first kAlign-aligned byte of its segment
   };
   const Block* block_of(const void* p, std::size_t bytes) const;
+  // Polls load() (rank `peer`'s current flag value) until it reaches `value`: the waits' one loop.
+  template <class Load>
+  void poll(int peer, std::uint64_t value, Load&& load);
+  std::byte* word(int r, std::uint64_t value) const;
   std::atomic<std::uint64_t>& flag(int r) const { return *flags_[static_cast<std::size_t>(r)]; }
 
   Transport& t_;
@@ -128,6 +146,7 @@ class PeerMemory {
   std::vector<std::atomic<std::uint64_t>*> flags_;
   // More ranks than the node has cores: waits yield almost at once (peer_memory.cpp).
   bool oversubscribed_;
+  bool words_;
   std::uint64_t calls_ = 0;
   std::uint64_t unsettled_ = 0;  // the done value of a previous call not yet waited for; 0: none
 };

@@ -79,6 +79,68 @@ TEST(PeerMemory, FlagsOrderStepsAcrossBackToBackCalls) {
   });
 }
 
+// Inline slots and 16-byte words alternate by call and nothing waits for a done flag: a
+// fast rank may post call c + 1 while a slow one still reads call c. Every value read must
+// be the one posted for that call, across back-to-back calls mixing both kinds and a
+// flag-ended call (whose next begin_call waits) in between.
+TEST(PeerMemory, InlineSlotsAndWordsCarryEachCallsValue) {
+  for (int n : {2, 3, 5}) {
+    ThreadWorld w(n);
+    w.run([](ThreadTransport& t) {
+      PeerMemory& pm = *t.peer_memory();
+      for (long call = 0; call < 3000; ++call) {
+        const std::uint64_t base = pm.begin_call();
+        const long mine = call * 100 + t.rank();
+        if (call % 3 == 0 && pm.has_words()) {
+          pm.post_word(base + 1, &mine, sizeof mine);
+          for (int r = 0; r < t.size(); ++r) {
+            if (r == t.rank()) continue;
+            long got = -1;
+            pm.wait_word(r, base + 1, &got);
+            ASSERT_EQ(got, call * 100 + r) << "word, call " << call;
+          }
+          pm.end_alternating_call(base);
+        } else {
+          std::memcpy(pm.inline_slot(t.rank(), base), &mine, sizeof mine);
+          pm.raise(base + 1);
+          for (int r = 0; r < t.size(); ++r) {
+            if (r == t.rank()) continue;
+            pm.wait(r, base + 1);
+            long got = -1;
+            std::memcpy(&got, pm.inline_slot(r, base), sizeof got);
+            ASSERT_EQ(got, call * 100 + r) << "inline slot, call " << call;
+          }
+          if (call % 7 == 0)
+            pm.end_call(base, false);
+          else
+            pm.end_alternating_call(base);
+        }
+      }
+    });
+  }
+}
+
+TEST(PeerMemory, AStalledPeerEndsAWordWaitNamingIt) {
+  ThreadWorld w(2);
+  w.run([&](ThreadTransport& t) {
+    PeerMemory& pm = *t.peer_memory();
+    if (!pm.has_words()) GTEST_SKIP() << "no 16-byte atomics on this CPU (x86 with AVX)";
+    t.scope().set_timeout(300ms);
+    const std::uint64_t base = pm.begin_call();
+    if (t.rank() == 0) {
+      long got = 0;
+      try {
+        pm.wait_word(1, base + 1, &got);  // rank 1 never posts
+        ADD_FAILURE() << "the wait returned although rank 1 never posted its word";
+      } catch (const TimeoutError& e) {
+        EXPECT_NE(std::string(e.what()).find("peer 1 to raise its flag"), std::string::npos) << e.what();
+      }
+    }
+    t.scope().set_timeout(10s);
+    t.barrier();
+  });
+}
+
 TEST(PeerMemory, AStalledPeerEndsTheWaitNamingIt) {
   ThreadWorld w(3);
   std::atomic<int> timeouts{0};
