@@ -19,12 +19,6 @@ namespace {
 
 constexpr std::uint64_t kInputsReady = 1, kSliceReduced = 2;
 
-// Below kSmallBytes every rank reduces the whole message itself, from every rank's input.
-// Staged: each rank copies its input into the alternate half of a double-buffered block, so
-// one flag round per call. Up to PeerMemory::kInlineBytes of host memory (registered too:
-// copying a few bytes costs less than settling) the stage is the rank's inline slot in its
-// flag line instead (NCCL's LL protocol): a peer's flag and input arrive in one cache line;
-// up to kWordBytes, in one 16-byte store.
 // Up to PeerMemory::kWordBytes, where the CPU has 16-byte atomics, each input travels with its
 // flag value in one store (PeerMemory::post_word).
 void small_words(Transport& t, PeerMemory& pm, const CollArgs& a) {
@@ -45,6 +39,12 @@ void small_words(Transport& t, PeerMemory& pm, const CollArgs& a) {
   pm.end_alternating_call(base);
 }
 
+// Below kSmallBytes every rank reduces the whole message itself, from every rank's input.
+// Staged: each rank copies its input into the alternate half of a double-buffered block, so
+// one flag round per call. Up to PeerMemory::kInlineBytes of host memory (registered too:
+// copying a few bytes costs less than settling) the stage is the rank's inline slot in its
+// flag line instead (NCCL's LL protocol): a peer's flag and input arrive in one cache line;
+// up to kWordBytes, in one 16-byte store.
 void small_staged(Transport& t, PeerMemory& pm, const CollArgs& a) {
   constexpr std::size_t half = schedules::peer::kSmallBytes;
   const std::size_t bytes = a.bytes(a.count);
