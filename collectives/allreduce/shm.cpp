@@ -29,10 +29,11 @@ void small_words(Transport& t, PeerMemory& pm, const CollArgs& a) {
   schedules::peer::RankPointers inputs(n);
   for (int k = 0; k < n; ++k) {  // rank order: every rank's sum in the same order
     const auto uk = static_cast<std::size_t>(k);
-    if (k == r)
-      std::memcpy(&words[uk], a.send, a.bytes(a.count));
-    else
+    if (k == r) {
+      if (a.count) std::memcpy(&words[uk], a.send, a.bytes(a.count));  // send may be null for count 0
+    } else {
       pm.wait_word(k, base + kInputsReady, &words[uk]);
+    }
     inputs[uk] = &words[uk];
   }
   schedules::peer::reduce_inputs(t.memory(), a, a.recv, inputs, a.count);

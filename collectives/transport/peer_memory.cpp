@@ -191,7 +191,7 @@ std::byte* PeerMemory::word(int r, std::uint64_t value) const {
 void PeerMemory::post_word(std::uint64_t value, const void* data, std::size_t bytes) {
   if (!words_ || bytes > kWordBytes) throw Error("peer memory: post_word without 16-byte atomics or over 8 bytes");
   alignas(16) std::uint64_t w[2] = {value, 0};
-  std::memcpy(&w[1], data, bytes);
+  if (bytes) std::memcpy(&w[1], data, bytes);  // data may be null for 0 bytes
   publish();
   std::atomic_thread_fence(std::memory_order_release);  // this rank's earlier writes first
   *reinterpret_cast<volatile __m128i*>(word(rank_, value)) = _mm_load_si128(reinterpret_cast<const __m128i*>(w));

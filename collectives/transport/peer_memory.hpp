@@ -85,10 +85,10 @@ class PeerMemory {
   // 16-byte unit: the waiter's load that sees the value holds the data. With the inline slot
   // above, the payload store and the flag store are two stores to a line the peer polls, and
   // the line can move twice (+60-80 ns per call here). Needs single-copy-atomic 16-byte vector
-  // loads and stores, which x86 CPUs with AVX guarantee (Intel SDM vol. 3A 9.1.1, AMD APM vol. 2
-  // 7.3.2): has_words(). Two words per rank, alternating by call as the inline slots. A call
-  // that posts a word waits for every peer's word and ends with end_alternating_call; it
-  // raises no flag.
+  // loads and stores, which x86 CPUs with AVX guarantee (Intel SDM vol. 3A "Guaranteed Atomic
+  // Operations", AMD APM vol. 2 "Access Atomicity"): has_words(). Two words per rank,
+  // alternating by call as the inline slots. A call that posts a word waits for every peer's
+  // word and ends with end_alternating_call; it raises no flag.
   static constexpr std::size_t kWordBytes = 8;
   bool has_words() const { return words_; }
   void post_word(std::uint64_t value, const void* data, std::size_t bytes);
