@@ -32,8 +32,8 @@ class ForwardingTransport : public Transport {
   void barrier() override { inner_.barrier(); }
   std::string_view split_name() const override { return inner_.split_name(); }
   int world_rank(int rank) const override { return inner_.world_rank(rank); }
-  // The inner's: a wrapper that changes memory() (device staging) keeps host peer memory, and
-  // algorithms check the kinds match.
+  // The inner's. The device wrappers (gpu::DeviceTransport) override it with device peer
+  // memory over the inner's; algorithms check that the kinds match.
   PeerMemory* peer_memory() override { return inner_.peer_memory(); }
 
   Transport& inner() const { return inner_; }
