@@ -78,8 +78,8 @@ std::unique_ptr<Transport> make_nccl_transport(MPI_Comm comm, MemorySpace& cuda_
                                                std::shared_ptr<CallScope> scope = nullptr);
 
 // Device buffers over a host-only transport (MPI that is not CUDA-aware, as Debian's):
-// every message is staged through reused pinned host buffers; peer memory through CUDA IPC. `host_inner` and
-// `device_mem` must outlive the result.
+// every message is staged through reused pinned host buffers; peer memory through CUDA IPC.
+// `host_inner` and `device_mem` must outlive the result.
 std::unique_ptr<Transport> make_staging_transport(Transport& host_inner, MemorySpace& device_mem);
 
 // --backend mpi on device memory: when mpi_is_cuda_aware(), `mpi` itself moves the device

@@ -69,7 +69,8 @@ class PerRank {
 using RankPointers = PerRank<const void*>;
 
 // The transport's peer memory for `algo` (op/algo, for the reason), or NotSupported when its
-// ranks do not share a node or the buffers are not host memory. The same on every rank.
+// ranks do not share a node, it has none, or it is not the buffers' kind (host or device).
+// The same on every rank; collective on the first call.
 PeerMemory& memory_for(Transport& t, std::string_view algo);
 
 // Whether a.send (send_bytes) and, unless recv_bytes is 0, a.recv (recv_bytes) lie in peer

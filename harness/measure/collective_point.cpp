@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <memory>
 
+#include "collectives/schedules/peer.hpp"
 #include "collectives/verify/check.hpp"
 #include "harness/measure/bandwidth.hpp"
 #include "harness/measure/measure.hpp"
@@ -92,16 +93,15 @@ struct PointBuffers {
   Workspace scratch;
 };
 
-// The peer memory registered buffers live in, or why there is none (the same on every rank).
+// The peer memory registered buffers live in, or why there is none (the same on every rank):
+// the zero-copy algorithms' own check (schedules/peer.hpp), so both refuse alike.
 std::optional<std::string> registered_memory(Transport& t, PeerMemory*& pm) {
-  pm = t.peer_memory();  // collective on the first call
-  if (!pm)
-    return t.memory().kind() == MemoryKind::host
-               ? "--buffers registered: the ranks are not all on one node (no peer memory)"
-               : "--buffers registered: no device peer memory on this transport (CUDA IPC comes with --backend mpi, "
-                 "ranks on one node)";
-  if (pm->kind() != t.memory().kind()) return "--buffers registered: the peer memory is not the buffers' kind";
-  return std::nullopt;
+  try {
+    pm = &schedules::peer::memory_for(t, "--buffers registered");
+    return std::nullopt;
+  } catch (const NotSupported& e) {
+    return e.message();
+  }
 }
 
 // The memcpy rate (bytes copied per second) memory-bound algorithms are judged against: every

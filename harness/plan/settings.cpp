@@ -188,9 +188,8 @@ constexpr SettingOption kOptions[] = {
          throw UsageError("bad value '" + std::string(v) + "'; accepted: clock, barrier");
      }},
     {"buffers", "", "plain|registered",
-     "where send/recv live: plain (default) or registered in the node's peer memory (device memory: CUDA IPC), read in "
-     "place by the shm "
-     "algorithms (nccl-tests -R)",
+     "where send/recv live: plain (default) or registered in the node's peer memory (device memory: CUDA IPC), "
+     "read in place by the shm algorithms (nccl-tests -R)",
      "plain, registered", false,
      [](Settings& s, std::string_view v) {
        if (v == "plain")

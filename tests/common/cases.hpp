@@ -1,10 +1,11 @@
 #pragma once
 // The cross product of cases every algorithm is checked on (thread and MPI suites share it).
+#include <gtest/gtest.h>
+
 #include <initializer_list>
 #include <string>
+#include <string_view>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 #include "collectives/registry.hpp"
 #include "collectives/verify/check.hpp"
@@ -17,10 +18,11 @@ struct AlgoAtWorld {
   const AlgoEntry* entry;
   int world;
 };
-inline std::vector<AlgoAtWorld> host_algorithms_at(std::initializer_list<int> worlds) {
+// Only the algorithms named `algo` when it is not empty (e.g. every op's "shm").
+inline std::vector<AlgoAtWorld> host_algorithms_at(std::initializer_list<int> worlds, std::string_view algo = {}) {
   std::vector<AlgoAtWorld> out;
   for (const AlgoEntry& e : Registry::get().all())
-    if (e.backend == "any")
+    if (e.backend == "any" && (algo.empty() || e.algo == algo))
       for (int n : worlds) out.push_back({&e, n});
   return out;
 }
@@ -43,6 +45,17 @@ inline std::vector<std::size_t> small_counts(int n) {
   std::vector<std::size_t> c = {0, 1, 1000, static_cast<std::size_t>(7 * n + 3)};
   if (n > 2) c.push_back(static_cast<std::size_t>(n - 1));
   return c;
+}
+
+// The zero-copy algorithms on registered buffers (host and device): the small counts, one past
+// the small-message path (the sliced one), three dtypes of different widths, every redop.
+inline CaseSpace registered_case_space(int n) {
+  CaseSpace cs;
+  cs.counts = small_counts(n);
+  cs.counts.push_back(40000);
+  cs.dtypes = {DType::float32, DType::int8, DType::float64};
+  cs.redops = {RedOp::sum, RedOp::max, RedOp::prod, RedOp::min};
+  return cs;
 }
 
 inline std::vector<verify::Case> expand(Op op, int world, int rank, const CaseSpace& s) {

@@ -99,11 +99,7 @@ class RegisteredOnDevice : public ::testing::TestWithParam<testing::AlgoAtWorld>
 
 TEST_P(RegisteredOnDevice, ExactOnEveryCase) {
   const auto [e, n] = GetParam();
-  testing::CaseSpace cs;
-  cs.counts = testing::small_counts(n);
-  cs.counts.push_back(40000);  // past the small-message path: the sliced one
-  cs.dtypes = {DType::float32, DType::int8, DType::float64};
-  cs.redops = {RedOp::sum, RedOp::max, RedOp::prod, RedOp::min};
+  const testing::CaseSpace cs = testing::registered_case_space(n);
   ThreadWorld w(n);
   w.run([&](ThreadTransport& tt) {
     DeviceRank r(tt, Stack::staging);
@@ -126,13 +122,8 @@ TEST_P(RegisteredOnDevice, ExactOnEveryCase) {
   });
 }
 
-std::vector<testing::AlgoAtWorld> shm_algorithms() {
-  std::vector<testing::AlgoAtWorld> out;
-  for (const auto& p : testing::host_algorithms_at({1, 2, 3, 4}))
-    if (p.entry->algo == "shm") out.push_back(p);
-  return out;
-}
-INSTANTIATE_TEST_SUITE_P(Shm, RegisteredOnDevice, ::testing::ValuesIn(shm_algorithms()), testing::algo_at_world_name);
+INSTANTIATE_TEST_SUITE_P(Shm, RegisteredOnDevice, ::testing::ValuesIn(testing::host_algorithms_at({1, 2, 3, 4}, "shm")),
+                         testing::algo_at_world_name);
 
 INSTANTIATE_TEST_SUITE_P(Registry, StagedAlgorithm, ::testing::ValuesIn(all_params()),
                          [](const ::testing::TestParamInfo<Param>& i) {

@@ -176,12 +176,7 @@ TEST_P(Registered, ExactOnEveryCase) {
   ThreadWorld w(n);
   w.run([&](ThreadTransport& t) {
     PeerMemorySpace space(*t.peer_memory(), t.memory());
-    testing::CaseSpace cs;
-    cs.counts = testing::small_counts(n);
-    cs.counts.push_back(40000);  // past the small-message path: the sliced one
-    cs.dtypes = {DType::float32, DType::int8, DType::float64};
-    cs.redops = {RedOp::sum, RedOp::max, RedOp::prod, RedOp::min};
-    for (const verify::Case& c : testing::expand(entry->op, n, t.rank(), cs)) {
+    for (const verify::Case& c : testing::expand(entry->op, n, t.rank(), testing::registered_case_space(n))) {
       const verify::Outcome o = verify::run_checked(t, *entry, c, 0, nullptr, &space);
       ASSERT_FALSE(o.skipped) << testing::describe(c) << ": " << o.skip_reason;
       ASSERT_EQ(o.check.wrong, 0u) << testing::describe(c) << " first wrong at " << o.check.first_index << " expected "
@@ -190,13 +185,8 @@ TEST_P(Registered, ExactOnEveryCase) {
   });
 }
 
-std::vector<testing::AlgoAtWorld> shm_algorithms() {
-  std::vector<testing::AlgoAtWorld> out;
-  for (const auto& p : testing::host_algorithms_at({1, 2, 3, 4, 7}))
-    if (p.entry->algo == "shm") out.push_back(p);
-  return out;
-}
-INSTANTIATE_TEST_SUITE_P(Shm, Registered, ::testing::ValuesIn(shm_algorithms()), testing::algo_at_world_name);
+INSTANTIATE_TEST_SUITE_P(Shm, Registered, ::testing::ValuesIn(testing::host_algorithms_at({1, 2, 3, 4, 7}, "shm")),
+                         testing::algo_at_world_name);
 
 }  // namespace
 }  // namespace collbench
