@@ -164,24 +164,32 @@ std::vector<double> time_pair(Transport& t, P2pWorkload& w, int iters, int messa
   return samples;
 }
 
-// The barrier in which the ranks outside the pair wait for it. They sleep between polls: on
-// oversubscribed cores (the emulated testbed: 4 ranks on 2 cores) a spinning waiter steals
-// the pair's CPU and multiplies the measured latency (seen: 0.4 us -> 2 us with one waiter).
+// Where the ranks outside the pair wait for it: a zero-byte "done" from the pair's source,
+// polled with sleeps. Sleeping matters on oversubscribed cores (the emulated testbed: 4 ranks on
+// 2 cores), where a spinning waiter steals the pair's CPU and multiplies the measured latency
+// (seen: 0.4 us -> 2 us with one waiter). Point-to-point, not MPI_Ibarrier: any non-blocking
+// collective leaves Open MPI's libnbc progress hook in every later MPI call on this process
+// (quiet_comm.hpp), the pair's timed loops included.
 //
-// Only the pair's ranks are bounded here: they arrive last, so a long wait means a rank that
-// stopped. The others wait through the pair's whole measurement, which no timeout bounds.
-void wait_for_pair(Control& control, bool in_pair) {
-  std::optional<ControlCall> call;
-  if (in_pair)
-    call.emplace(control.scope(), control.rank(),
-                 "in the harness's MPI_Ibarrier after a pair (control; some rank never arrived)");
+// Nothing bounds the others' wait: it lasts the pair's whole measurement, and a pair rank that
+// stops is named by its own watchdog.
+void wait_for_pair(Control& control, const RankPair& pair) {
+  constexpr int kPairDoneTag = 7102;  // the control communicator's only other tag: clock_sync.cpp's 7101
+  const int me = control.rank();
+  if (me == pair.dst) return;
+  if (me == pair.src) {
+    const ControlCall call(control.scope(), me, "in the harness's send of \"pair done\" (control)");
+    for (int r = 0; r < control.size(); ++r)
+      if (r != pair.src && r != pair.dst)
+        COLLBENCH_MPI_CHECK(MPI_Send(nullptr, 0, MPI_BYTE, r, kPairDoneTag, control.comm()), nullptr);
+    return;
+  }
   MPI_Request req;
-  COLLBENCH_MPI_CHECK(MPI_Ibarrier(control.comm(), &req), nullptr);
-  int done = 0;
-  while (true) {
+  COLLBENCH_MPI_CHECK(MPI_Irecv(nullptr, 0, MPI_BYTE, pair.src, kPairDoneTag, control.comm(), &req), nullptr);
+  for (int done = 0;;) {
     COLLBENCH_MPI_CHECK(MPI_Test(&req, &done, MPI_STATUS_IGNORE), nullptr);
     if (done) return;
-    if (!in_pair) std::this_thread::sleep_for(std::chrono::microseconds(50));
+    std::this_thread::sleep_for(std::chrono::microseconds(50));
   }
 }
 
@@ -223,7 +231,7 @@ PointResult measure_pair(PointEnv& env, const P2pBlock& b, const SizePoint& s, c
     warm_up(t, *w, b.settings.warmup);
     samples = time_pair(t, *w, b.settings.iters, p2p_messages_per_sample(m));
   }
-  wait_for_pair(env.control, in_pair);  // everyone else waits here while the pair communicates
+  wait_for_pair(env.control, p.ranks);  // everyone else waits here while the pair communicates
   env.control.max_in_place(samples);
   r.time_us = summarize(samples);
   r.iters = b.settings.iters;

@@ -7,6 +7,7 @@
 
 #include "collectives/gpu/gpu.hpp"
 #include "collectives/transport/mpi/mpi_transport.hpp"
+#include "collectives/transport/mpi/quiet_comm.hpp"
 
 namespace collbench {
 namespace {
@@ -19,7 +20,7 @@ namespace {
 class MpiBackend final : public Backend {
  public:
   MpiBackend(MPI_Comm world, std::shared_ptr<CallScope> scope) {
-    COLLBENCH_MPI_CHECK(MPI_Comm_dup(world, &comm_), nullptr);
+    COLLBENCH_MPI_CHECK(mpi::quiet_dup(world, &comm_), nullptr);
     transport_ = std::make_unique<MpiTransport>(comm_, std::move(scope));
   }
   ~MpiBackend() override {
@@ -72,9 +73,9 @@ std::string agree_message(MPI_Comm comm, const std::string& mine) {
 class DeviceBackend final : public Backend {
  public:
   DeviceBackend(const RunConfig& cfg, MPI_Comm world, std::shared_ptr<CallScope> scope) {
-    COLLBENCH_MPI_CHECK(MPI_Comm_dup(world, &comm_), nullptr);
+    COLLBENCH_MPI_CHECK(mpi::quiet_dup(world, &comm_), nullptr);
     MPI_Comm local;
-    COLLBENCH_MPI_CHECK(MPI_Comm_split_type(comm_, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &local), nullptr);
+    COLLBENCH_MPI_CHECK(mpi::quiet_split_shared(comm_, 0, &local), nullptr);
     int local_rank = 0, local_size = 1;
     MPI_Comm_rank(local, &local_rank);
     MPI_Comm_size(local, &local_size);

@@ -15,7 +15,7 @@
 namespace collbench {
 namespace {
 
-constexpr int kTag = 7101;        // the control communicator carries no other point-to-point traffic
+constexpr int kTag = 7101;         // the control communicator's only other point-to-point tag: p2p_point.cpp's 7102
 constexpr std::size_t kFits = 32;  // estimations kept for the drift fit
 constexpr double kMinDriftSpanUs = 50e3;  // fit a drift only over estimations this far apart
 

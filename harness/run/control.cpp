@@ -4,12 +4,13 @@
 #include <exception>
 
 #include "collectives/transport/mpi/mpi_transport.hpp"
+#include "collectives/transport/mpi/quiet_comm.hpp"
 #include "harness/run/control_call.hpp"
 
 namespace collbench {
 
 Control::Control(MPI_Comm parent, std::shared_ptr<CallScope> scope) : scope_(std::move(scope)) {
-  COLLBENCH_MPI_CHECK(MPI_Comm_dup(parent, &comm_), nullptr);
+  COLLBENCH_MPI_CHECK(mpi::quiet_dup(parent, &comm_), nullptr);
   COLLBENCH_MPI_CHECK(MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN), nullptr);
   MPI_Comm_rank(comm_, &rank_);
   MPI_Comm_size(comm_, &size_);

@@ -6,6 +6,7 @@
 #include "collbench_version.hpp"
 #include "collectives/core/error.hpp"
 #include "collectives/transport/mpi/mpi_transport.hpp"
+#include "collectives/transport/mpi/quiet_comm.hpp"
 #include "harness/run/control.hpp"
 #include "harness/run/control_call.hpp"
 
@@ -119,8 +120,7 @@ Topology discover_topology(Control& control) {
   MPI_Comm local;
   const ControlCall call(control.scope(), control.rank(),
                          "in the harness's MPI_Comm_split_type/MPI_Allgather (control; some rank never arrived)");
-  COLLBENCH_MPI_CHECK(MPI_Comm_split_type(control.comm(), MPI_COMM_TYPE_SHARED, control.rank(), MPI_INFO_NULL, &local),
-                      nullptr);
+  COLLBENCH_MPI_CHECK(mpi::quiet_split_shared(control.comm(), control.rank(), &local), nullptr);
   int leader = control.rank();
   COLLBENCH_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &leader, 1, MPI_INT, MPI_MIN, local), nullptr);
   MPI_Comm_free(&local);

@@ -7,6 +7,7 @@
 #include <exception>
 
 #include "collectives/transport/mpi/mpi_transport.hpp"
+#include "collectives/transport/mpi/quiet_comm.hpp"
 
 namespace collbench {
 namespace {
@@ -30,7 +31,9 @@ class MpiPeerMemory final : public PeerMemory {
     MPI_Win win = MPI_WIN_NULL;
     {
       const BlockingCall blocking(t_.scope(), &t_, "in MPI_Win_allocate_shared");
-      const int rc = MPI_Win_allocate_shared(static_cast<MPI_Aint>(bytes), 1, info, comm_, &mine, &win);
+      const int rc = mpi::on_quiet_copy(comm_, [&](MPI_Comm c) {  // the window copies its communicator
+        return MPI_Win_allocate_shared(static_cast<MPI_Aint>(bytes), 1, info, c, &mine, &win);
+      });
       MPI_Info_free(&info);
       COLLBENCH_MPI_CHECK(rc, &t_);
     }
@@ -70,7 +73,7 @@ std::unique_ptr<PeerMemory> MpiTransport::make_peer_memory() {
   MPI_Comm shared = MPI_COMM_NULL;
   {
     const BlockingCall blocking(scope(), this, "in MPI_Comm_split_type");
-    const int rc = MPI_Comm_split_type(comm_, MPI_COMM_TYPE_SHARED, rank_, MPI_INFO_NULL, &shared);
+    const int rc = mpi::quiet_split_shared(comm_, rank_, &shared);
     if (rc != MPI_SUCCESS) fail(rc, "MPI_Comm_split_type", nullptr);
   }
   int n = 0;

@@ -5,6 +5,8 @@
 #include <cstring>
 #include <vector>
 
+#include "collectives/transport/mpi/quiet_comm.hpp"
+
 namespace collbench {
 namespace {
 
@@ -109,7 +111,7 @@ std::unique_ptr<Transport> MpiTransport::make_split(std::string_view name, int c
   {
     // MPI_Comm_split cannot be polled; a watchdog still sees it running.
     const BlockingCall blocking(scope(), this, "in MPI_Comm_split");
-    const int rc = MPI_Comm_split(comm_, color < 0 ? MPI_UNDEFINED : color, key, &sub);
+    const int rc = mpi::quiet_split(comm_, color < 0 ? MPI_UNDEFINED : color, key, &sub);
     if (rc != MPI_SUCCESS) fail(rc, "MPI_Comm_split", nullptr);
   }
   if (sub == MPI_COMM_NULL) return nullptr;

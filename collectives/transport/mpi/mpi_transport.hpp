@@ -6,7 +6,7 @@
 //     watchdog names rank and peer and ends the process when a wait outlives the timeout.
 //   unwatched (library users, unit tests): poll MPI_Testall under a Deadline and throw
 //     TimeoutError naming the peer; the harness then aborts the job (a blocked MPI call cannot
-//     be cancelled portably). split() is MPI_Comm_split;
+//     be cancelled portably). split() is MPI_Comm_split (on a quiet copy: quiet_comm.hpp);
 // the sub-transport owns that communicator and frees it when destroyed (with its parent,
 // which therefore must be destroyed before MPI_Finalize).
 #include <mpi.h>

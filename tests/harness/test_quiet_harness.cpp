@@ -1,0 +1,46 @@
+// The harness's communicators (control, node discovery, the backend) and the waits of the ranks
+// outside a measured pair leave no libnbc progress hook behind (quiet_comm.hpp); every library
+// number measured after them would otherwise carry it. An executable of its own: the probe needs
+// a process where nothing registered the hook before.
+#include <gtest/gtest.h>
+#include <mpi.h>
+
+#include <chrono>
+#include <memory>
+
+#include "common/libnbc_probe.hpp"
+#include "harness/measure/collective_point.hpp"
+#include "harness/measure/p2p_point.hpp"
+#include "harness/plan/pairs.hpp"
+#include "harness/plan/run_config.hpp"
+#include "harness/run/backend.hpp"
+#include "harness/run/control.hpp"
+#include "harness/run/topology.hpp"
+
+namespace collbench {
+namespace {
+
+using namespace std::chrono_literals;
+
+TEST(QuietHarness, ControlBackendAndPairWaitsLeaveNoLibnbcHook) {
+  const auto before = testing::libnbc_progress_hook_registered();
+  if (!before) GTEST_SKIP() << testing::kNoLibnbcProbe;
+  ASSERT_FALSE(*before);
+  auto scope = std::make_shared<CallScope>();
+  scope->set_watched(true);  // as under the harness's watchdog: plain blocking waits
+  scope->set_timeout(60s);
+  Control control(MPI_COMM_WORLD, scope);
+  const Topology topo = discover_topology(control);
+  const auto backend = make_backend(RunConfig{}, MPI_COMM_WORLD, scope);
+  PointEnv env{backend->transport(), control, topo, "mpi", "cpu", true};
+  P2pBlock block;
+  block.settings.iters = 4;
+  block.settings.warmup = 1;
+  block.settings.pairs = parse_pairs("all");  // with 3 ranks, one waits outside each pair
+  const auto n = static_cast<std::size_t>(control.size());
+  EXPECT_EQ(measure_p2p_size(env, block, SizePoint{8, 8, 8}).size(), n * (n - 1) / 2);
+  EXPECT_EQ(testing::libnbc_progress_hook_registered(), false) << "the harness registered libnbc's progress hook";
+}
+
+}  // namespace
+}  // namespace collbench
