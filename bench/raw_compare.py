@@ -249,7 +249,7 @@ def main():
     ap.add_argument("--raw-bcast-copy", action="store_true",
                     help="raw broadcast copies send->recv at the root first, as collbench's library broadcast does")
     ap.add_argument("--raw-dup-comm", action="store_true",
-                    help="raw makes one MPI_Comm_dup first, as collbench does (Open MPI 4.1's libnbc progress tax)")
+                    help="raw makes one plain MPI_Comm_dup first (Open MPI 4.1's libnbc progress tax, which collbench avoids)")
     ap.add_argument("--quick", action="store_true", help="smoke run: 1 repetition, 8 B and 64 KiB, few iterations")
     ap.add_argument("--keep", help="keep every JSON Lines file in this directory")
     ap.add_argument("--json-out", help="also write the rows as JSON to this file")

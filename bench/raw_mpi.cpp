@@ -437,9 +437,9 @@ constexpr const char* kUsage =
     "  -n -w      calls per sample / timed iterations, warm-up calls per point (default 20, 5)\n"
     "  --samples  batch samples per point, p50 over them (default 1, as collbench --batch)\n"
     "  --bcast-copy  broadcast copies send->recv at the root before MPI_Bcast, as collbench's library\n"
-    "  --dup-comm    MPI_Comm_dup once before timing, as collbench (and any program that makes a\n"
-    "             communicator) does: Open MPI 4.1 then runs libnbc's progress callback in every\n"
-    "             progress loop for the rest of the process (bench/README.md); the calls stay on\n"
+    "  --dup-comm    MPI_Comm_dup once before timing, as most programs that make a communicator do:\n"
+    "             Open MPI 4.1 then runs libnbc's progress callback in every progress loop for the\n"
+    "             rest of the process (bench/README.md; collbench avoids it); the calls stay on\n"
     "             MPI_COMM_WORLD\n"
     "  --json     append the JSON lines to FILE instead of stdout\n"
     "  --table    also print one readable line per point on stderr\n";
