@@ -121,7 +121,9 @@ def collcompare_parser() -> argparse.ArgumentParser:
                     "AND larger than --threshold (on a low percentile of each point's samples, --quantile); the default verdict is control-normalised (each point divided "
                     "by its own run's library point at the same size), so a slower machine is reported as drift "
                     "of the controls, not as a regression of every algorithm. Give several runs per side (a "
-                    "folder, or one file holding several runs) to estimate the between-run variance from them. "
+                    "folder, or one file holding several runs; 6-8 alternating runs find a 20% change on a "
+                    "noisy machine): each point's between-run variance then comes from its own runs. One run per "
+                    "side calls only changes well beyond the machine's run-to-run noise. "
                     "Exit status: 0 no significant regression, 1 at least one, 2 bad input.", 100),
         epilog=textwrap.fill("verdicts: regressed, improved, unchanged, inconclusive (too few samples, no control), "
                              "control (a control point: measures the machine), added, removed, skipped.", 100) + "\n"

@@ -9,11 +9,12 @@ a verdict must allow for what changes *between* runs. Per point and side:
   ``normalised`` mode, absolute in ``raw`` mode; its sampling variance is bootstrapped from the
   samples (``samples_us``; from p5/p50/p95 and the sample count in older records);
 - the change is exp(mean log of AFTER's runs − mean log of BEFORE's) − 1;
-- its variance is the sampling variance plus the between-run variance, estimated per size band
-  from the spread of the runs of each side when both sides have ≥ 2 runs, else from the robust
-  spread (MAD) of the other algorithms' changes in the band (most points do not change) plus
-  the part of the control's move that normalising leaves;
-- z-test on the log change, p-values corrected across points (Benjamini–Hochberg or Holm).
+- its variance, when both sides have ≥ 2 runs: the spread of the point's own runs, moderated
+  towards its size band's typical spread (Smyth's moderated t); else the sampling variance
+  plus the robust spread (MAD) of the other algorithms' changes in the band (most points do not
+  change), scaled by each point's within-run spread, plus the part of the control's move that
+  normalising leaves;
+- t test on the log change, p-values corrected across points (Benjamini–Hochberg or Holm).
 
 ``regressed``/``improved`` need both a corrected p below alpha *and* a change beyond the
 threshold; ``inconclusive`` means too few samples or no control to normalise by. Control
@@ -44,6 +45,14 @@ MODES = ("auto", "normalised", "raw")
 # at p10 against 0.18 at p50; 95th percentile of |change| 0.17 against 2.5.
 DEFAULT_QUANTILE = 10.0
 CORRECTIONS = ("bh", "holm")
+# Degrees of freedom the band's pooled between-run variance counts for when replicate runs give a
+# point its own estimate (moderated t), and of the t distribution for one run per side, whose
+# between-run changes are heavier-tailed than a normal (A/A runs on this project's machine: 90th /
+# 50th percentile of |change| 2.5-4.4 within groups of equal spread; normal 2.4, t3 3.1). With 4,
+# none of 56 ordered A/A pairs of single runs flags a point; with 6 one pair does, with 10 three
+# (tests/analysis/fixtures, analysis/README.md).
+PRIOR_DF = 4
+SINGLE_RUN_DF = 4
 
 
 class Verdict(str, Enum):
@@ -70,6 +79,7 @@ class RunEstimate:
     log_m: float
     var: float
     n: int  # fewest samples behind it
+    spread: float = 0.0  # log(p50 / p10) of the samples: how unsettled the point was in its run
 
 
 @dataclass
@@ -86,12 +96,15 @@ class PointDiff:
     p_adj: float | None = None
     method: str = ""  # "normalised" or "raw"
     raw_change: float | None = None  # change of the compared percentile without normalising
+    times: tuple[float, float] | None = None  # the compared percentile, µs, geometric mean over each side's runs
     runs: tuple[int, int] = (0, 0)
     reason: str = ""
     # intermediate values of the test
     log_change: float = field(default=0.0, repr=False)
     var_within: float = field(default=0.0, repr=False)
     var_between: float = field(default=0.0, repr=False)
+    spread: float = field(default=0.0, repr=False)  # mean within-run log(p50/p10) over its runs
+    df: float = field(default=math.inf, repr=False)  # degrees of freedom of the test's t distribution
 
     @property
     def point(self) -> Point:
@@ -147,8 +160,12 @@ class Comparison:
                "raw": "raw (absolute times)",
                "auto": f"control-normalised (each point ÷ its run's own {ctl} point at the same size; raw where "
                        "there is none and both sides have replicate runs)"}[self.mode]
-        between = ("between-run variance from the replicate runs" if min(self.runs) >= 2
-                   else "between-run variance from the other algorithms' changes at those sizes (one run per side)")
+        between = ("between-run variance from each point's replicate runs, moderated towards its size band's "
+                   "(t test)" if min(self.runs) >= 2
+                   else "between-run variance from the other algorithms' changes at those sizes, scaled by each "
+                        "point's within-run spread (one run per side: t test with "
+                        f"{SINGLE_RUN_DF:g} df, only changes well beyond this machine's run-to-run noise can be "
+                        "called; give several runs per side)")
         corr = {"bh": "Benjamini–Hochberg", "holm": "Holm"}[self.correction]
         stat = "median" if self.quantile == 50 else f"{self.quantile:g}th percentile"
         return (f"verdict: {how}, on each point's {stat}; {self.runs[0]} vs {self.runs[1]} run(s), {between}; "
@@ -173,7 +190,9 @@ def run_estimate(p: Point, quantile: float = 50.0, seed: int = 0) -> RunEstimate
             return RunEstimate(math.log(v) if v > 0 else -math.inf, math.inf, n)
         rng = np.random.default_rng(seed)
         boot = np.percentile(x[rng.integers(0, n, size=(BOOTSTRAP, n))], quantile, axis=1)
-        return RunEstimate(math.log(v), float(np.var(np.log(np.maximum(boot, 1e-12)), ddof=1)), n)
+        lo, mid = np.percentile(x, [10, 50])
+        spread = math.log(mid / lo) if lo > 0 else 0.0
+        return RunEstimate(math.log(v), float(np.var(np.log(np.maximum(boot, 1e-12)), ddof=1)), n, spread)
     n = p.iters or 0
     t = p.time
     lo = t.p5 if t.p5 is not None else t.lo
@@ -182,7 +201,8 @@ def run_estimate(p: Point, quantile: float = 50.0, seed: int = 0) -> RunEstimate
         return RunEstimate(-math.inf, math.inf, n)
     sigma = (t.hi - t.lo) / 3.29
     se = 1.2533 * sigma / math.sqrt(max(n, 1)) / v
-    return RunEstimate(math.log(v), se * se, n)
+    spread = math.log(t.p50 / lo) * 5 / 6 if lo > 0 and t.p50 > lo else 0.0  # p5..p50 scaled to p10..p50
+    return RunEstimate(math.log(v), se * se, n, spread)
 
 
 def adjust(pvalues: Sequence[float], method: str = "bh") -> list[float]:
@@ -250,7 +270,7 @@ def _side(runs: dict[str, Point], table: dict[tuple[Any, ...], dict[str, Point]]
             if ctl is None:
                 return [], "no control point in the same run"
             c = run_estimate(ctl, quantile, seed=i + 1000)
-            est = RunEstimate(est.log_m - c.log_m, est.var + c.var, min(est.n, c.n))
+            est = RunEstimate(est.log_m - c.log_m, est.var + c.var, min(est.n, c.n), est.spread + c.spread)
         out.append(est)
     return out, ""
 
@@ -292,6 +312,8 @@ def compare(before: Iterable[Point], after: Iterable[Point], threshold: float = 
                   _side(a_runs, a_tab, key, controls, False, quantile))
         (mb, _), (ma, _) = _mean_log(rb[0]), _mean_log(ra[0])
         d.raw_change = math.expm1(ma - mb) if math.isfinite(ma - mb) else None
+        if math.isfinite(mb) and math.isfinite(ma):
+            d.times = (math.exp(mb), math.exp(ma))
         is_control = b.algo in controls
         normalise = mode == "normalised" or (mode == "auto" and not (replicated and not _has_control(key, b_tab, a_tab, controls)))
         if is_control and mode != "raw":
@@ -315,6 +337,7 @@ def compare(before: Iterable[Point], after: Iterable[Point], threshold: float = 
             d.verdict, d.reason = Verdict.INCONCLUSIVE, "zero or undefined times"
             continue
         d.log_change, d.var_within = ma - mb, vb + va
+        d.spread = statistics.mean(e.spread for e in eb + ea)
         d.change = math.expm1(d.log_change)
         pending.append((d, eb, ea))
 
@@ -323,7 +346,7 @@ def compare(before: Iterable[Point], after: Iterable[Point], threshold: float = 
         _moved_controls(pending, diffs, controls)
     for d, _, _ in pending:
         se = math.sqrt(d.var_within + d.var_between)
-        d.p = float(2 * stats.norm.sf(abs(d.log_change) / se)) if se > 0 else (0.0 if d.log_change else 1.0)
+        d.p = float(2 * stats.t.sf(abs(d.log_change) / se, d.df)) if se > 0 else (0.0 if d.log_change else 1.0)
         d.ci = (math.expm1(d.log_change - 1.96 * se), math.expm1(d.log_change + 1.96 * se))
     for (d, _, _), q in zip(pending, adjust([d.p for d, _, _ in pending], correction)):
         d.p_adj = q
@@ -344,31 +367,63 @@ def _has_control(key: tuple[Any, ...], b_tab: dict, a_tab: dict, controls: Seque
 
 def _between_run_variance(pending: list[tuple[PointDiff, list[RunEstimate], list[RunEstimate]]],
                           replicated: bool) -> None:
-    """Set each pending diff's var_between (variance of its log change that sampling does not explain).
+    """Set each pending diff's var_between (variance of its log change that sampling does not explain) and df.
 
-    With ≥ 2 runs on both sides: pooled over the band's points, the variance of the runs' log
-    medians minus their sampling variance, times (1/k_before + 1/k_after). Otherwise: the robust
-    variance of the log changes of the band's *other* algorithms minus their median sampling
-    variance — the empirical null, valid because most points of a comparison do not change; the
-    point's own algorithm is left out so that its change cannot hide itself.
+    With ≥ 2 runs on both sides: the point's own spread of its runs (pooled over the two sides,
+    k_before + k_after − 2 degrees of freedom), moderated towards its size band's pooled value as
+    if that were PRIOR_DF more degrees of freedom (Smyth's moderated t: a point whose runs happened
+    to agree is not trusted alone, one whose runs disagree keeps its own noise), times
+    (1/k_before + 1/k_after); t test with PRIOR_DF + own degrees of freedom.
+
+    One run per side: the empirical null of the band's *other* algorithms (most points of a
+    comparison do not change; the point's own algorithm is left out so that its change cannot hide
+    itself). Points that were unsettled within their runs also move more between runs, so each
+    change is scaled by (its within-run spread + the band's median spread) before the robust
+    variance (1.4826 · MAD)² is taken, and scaled back for the point judged. Between-run changes
+    have heavier tails than a normal, so the test uses a t distribution with SINGLE_RUN_DF.
     """
     bands = group_by(pending, lambda t: (t[0].method, size_band(t[0].point.bytes)))
     everything = group_by(pending, lambda t: t[0].method)
     for (method, _), members in bands.items():
         if replicated and all(len(eb) >= 2 and len(ea) >= 2 for _, eb, ea in members):
+            own = {id(d): _own_variance(eb, ea) for d, eb, ea in everything[method]}
             pool = members if len(members) >= 8 else everything[method]
-            excess = [statistics.variance([e.log_m for e in side]) - statistics.mean(e.var for e in side)
-                      for _, eb, ea in pool for side in (eb, ea)]
-            s2 = max(0.0, statistics.mean(excess))
+            prior = _typical_variance([own[id(d)] for d, _, _ in pool])
             for d, eb, ea in members:
-                d.var_between = s2 * (1 / len(eb) + 1 / len(ea))
+                s2, df = own[id(d)]
+                moderated = (PRIOR_DF * prior + df * s2) / (PRIOR_DF + df)
+                # The runs' spread already holds their sampling noise (the bootstrap's estimate of
+                # it from 50 samples overstates it), so it is the whole variance.
+                d.var_within, d.var_between = 0.0, moderated * (1 / len(eb) + 1 / len(ea))
+                d.df = PRIOR_DF + df
             continue
         for d, _, _ in members:
             pool = [t for t in members if t[0].point.algo != d.point.algo]
             if len(pool) < 8:
                 pool = [t for t in everything[method] if t[0].point.algo != d.point.algo] or everything[method]
-            d.var_between = max(0.0, robust_var([t[0].log_change for t in pool])
-                                - statistics.median(t[0].var_within for t in pool))
+            floor = statistics.median(t[0].spread for t in pool)
+            scale = robust_var([t[0].log_change / (t[0].spread + floor) for t in pool]) if floor > 0 else 0.0
+            if scale > 0:
+                d.var_between = max(0.0, scale * (d.spread + floor) ** 2 - d.var_within)
+            else:  # no spreads (records without samples): the plain empirical null
+                d.var_between = max(0.0, robust_var([t[0].log_change for t in pool])
+                                    - statistics.median(t[0].var_within for t in pool))
+            d.df = SINGLE_RUN_DF
+
+
+def _typical_variance(estimates: Sequence[tuple[float, int]]) -> float:
+    """The band's pooled between-run variance: the median of its points' own estimates, divided by
+    the median of χ²_df/df (a median of variances understates their mean). The median, not the mean:
+    a few points whose runs fell into different machine modes would otherwise set every point's prior."""
+    df = statistics.median(d for _, d in estimates)
+    return statistics.median(v for v, _ in estimates) / (stats.chi2.median(df) / df)
+
+
+def _own_variance(eb: Sequence[RunEstimate], ea: Sequence[RunEstimate]) -> tuple[float, int]:
+    """The variance of a point's runs around their side's mean (sides pooled), and its df."""
+    ss = sum((e.log_m - m) ** 2 for side in (eb, ea) for m in [statistics.mean(x.log_m for x in side)] for e in side)
+    df = len(eb) + len(ea) - 2
+    return ss / df, df
 
 
 def _moved_controls(pending: list[tuple[PointDiff, list[RunEstimate], list[RunEstimate]]],
@@ -444,12 +499,13 @@ def diff_table(cmp: Comparison, diffs: Sequence[PointDiff] | None = None) -> Tab
     t = Table("Changed points" if diffs is None else "All points",
               ["point", "size", f"before {q} (µs)", f"after {q} (µs)", "change", "95% CI", "p (adj.)", "raw change",
                "verdict", "note"], align="lrrrrrrrll",
-              note=cmp.method_sentence() + f". change = AFTER ÷ BEFORE − 1 of the (normalised) {q} time (> 0: slower).")
+              note=cmp.method_sentence() + f". before/after: the {q} time, geometric mean over each side's runs; "
+                   f"change = AFTER ÷ BEFORE − 1 of the (normalised) {q} time (> 0: slower).")
     last = None
     for d in rows:
         p = d.point
         where = _where(p)
-        bt, at = _shown(d.before, cmp.quantile), _shown(d.after, cmp.quantile)
+        bt, at = d.times or (_shown(d.before, cmp.quantile), _shown(d.after, cmp.quantile))
         ci = f"[{_pct(d.ci[0])}, {_pct(d.ci[1])}]" if d.ci else "—"
         t.rows.append([where if where != last else "", format_bytes(p.bytes), fmt_num(bt), fmt_num(at),
                        _pct(d.change), ci, fmt_num(d.p_adj, 2), _pct(d.raw_change), str(d.verdict), d.reason])

@@ -126,7 +126,7 @@ def test_replicate_runs_give_the_between_run_variance(tmp_path: Path) -> None:
     before = [synth_run(f"a{i}", 10 + i, run_jitter=0.15) for i in range(3)]
     after = [synth_run(f"b{i}", 20 + i, run_jitter=0.15, plant={("ring", 1 << 20): 1.6}) for i in range(3)]
     cmp = run_compare(tmp_path, before, after)
-    assert cmp.runs == (3, 3) and "from the replicate runs" in cmp.method_sentence()
+    assert cmp.runs == (3, 3) and "each point's replicate runs" in cmp.method_sentence()
     assert all(d.runs == (3, 3) for d in cmp.diffs if d.verdict is not Verdict.CONTROL)
     wrong = [d for d in flagged(cmp) if not (d.point.algo == "ring" and d.point.bytes >= 1 << 20)]
     assert len(wrong) <= 0.05 * 3 * len(SIZES)
