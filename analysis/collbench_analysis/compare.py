@@ -347,7 +347,8 @@ def compare(before: Iterable[Point], after: Iterable[Point], threshold: float = 
     for d, _, _ in pending:
         se = math.sqrt(d.var_within + d.var_between)
         d.p = float(2 * stats.t.sf(abs(d.log_change) / se, d.df)) if se > 0 else (0.0 if d.log_change else 1.0)
-        d.ci = (math.expm1(d.log_change - 1.96 * se), math.expm1(d.log_change + 1.96 * se))
+        half = float(stats.t.ppf(0.975, d.df)) * se  # the same t distribution as p: 1.96 se for df = inf
+        d.ci = (math.expm1(d.log_change - half), math.expm1(d.log_change + half))
     for (d, _, _), q in zip(pending, adjust([d.p for d, _, _ in pending], correction)):
         d.p_adj = q
         big = d.change is not None and abs(d.change) > threshold
@@ -367,7 +368,7 @@ def _has_control(key: tuple[Any, ...], b_tab: dict, a_tab: dict, controls: Seque
 
 def _between_run_variance(pending: list[tuple[PointDiff, list[RunEstimate], list[RunEstimate]]],
                           replicated: bool) -> None:
-    """Set each pending diff's var_between (variance of its log change that sampling does not explain) and df.
+    """Set each pending diff's var_between and df: with var_within, the variance of its log change.
 
     With ≥ 2 runs on both sides: the point's own spread of its runs (pooled over the two sides,
     k_before + k_after − 2 degrees of freedom), moderated towards its size band's pooled value as
