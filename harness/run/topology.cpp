@@ -5,6 +5,7 @@
 
 #include "collbench_version.hpp"
 #include "collectives/core/error.hpp"
+#include "collectives/patterns/node_layout.hpp"
 #include "collectives/transport/mpi/mpi_transport.hpp"
 #include "collectives/transport/mpi/quiet_comm.hpp"
 #include "harness/run/control.hpp"
@@ -94,23 +95,17 @@ std::optional<std::map<std::string, std::string>> slurm_info(const GetEnv& geten
 }
 
 Topology topology_from(const std::vector<int>& leader_of_rank, const std::vector<std::string>& host_of_rank, int my_rank) {
+  const patterns::NodeLayout layout(leader_of_rank);  // the leader's rank labels its node
   Topology t;
-  t.world_size = static_cast<int>(leader_of_rank.size());
+  t.world_size = layout.world_size();
   t.host_of_rank = host_of_rank;
-  std::vector<int> leaders;  // node id = position of the leader in rank order
-  for (int leader : leader_of_rank) {
-    auto it = std::find(leaders.begin(), leaders.end(), leader);
-    t.node_of_rank.push_back(static_cast<int>(it - leaders.begin()));
-    if (it == leaders.end()) leaders.push_back(leader);
-  }
-  t.nodes = static_cast<int>(leaders.size());
-  std::vector<int> count(leaders.size(), 0);
-  for (int n : t.node_of_rank) ++count[n];
-  t.ranks_per_node = *std::max_element(count.begin(), count.end());
-  t.uneven = *std::min_element(count.begin(), count.end()) != t.ranks_per_node;
-  t.ranks_on_my_node = count[t.node_of_rank[my_rank]];
-  for (int leader : leaders) {
-    const std::string& h = host_of_rank[leader];
+  for (int r = 0; r < t.world_size; ++r) t.node_of_rank.push_back(layout.node_of(r));
+  t.nodes = layout.nodes();
+  t.ranks_per_node = layout.max_local_size();
+  t.uneven = layout.uneven();
+  t.ranks_on_my_node = layout.local_size(layout.node_of(my_rank));
+  for (int node = 0; node < t.nodes; ++node) {
+    const std::string& h = host_of_rank[static_cast<std::size_t>(layout.leader(node))];
     if (std::find(t.hosts.begin(), t.hosts.end(), h) == t.hosts.end()) t.hosts.push_back(h);
   }
   return t;
