@@ -385,11 +385,11 @@ def _between_run_variance(pending: list[tuple[PointDiff, list[RunEstimate], list
     """
     bands = group_by(pending, lambda t: (t[0].method, size_band(t[0].point.bytes)))
     everything = group_by(pending, lambda t: t[0].method)
+    own = {id(d): _own_variance(eb, ea) for d, eb, ea in pending if len(eb) >= 2 and len(ea) >= 2}
     for (method, _), members in bands.items():
         if replicated and all(len(eb) >= 2 and len(ea) >= 2 for _, eb, ea in members):
-            own = {id(d): _own_variance(eb, ea) for d, eb, ea in everything[method]}
             pool = members if len(members) >= 8 else everything[method]
-            prior = _typical_variance([own[id(d)] for d, _, _ in pool])
+            prior = _typical_variance([own[id(d)] for d, _, _ in pool if id(d) in own])
             for d, eb, ea in members:
                 s2, df = own[id(d)]
                 moderated = (PRIOR_DF * prior + df * s2) / (PRIOR_DF + df)

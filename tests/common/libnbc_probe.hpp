@@ -7,6 +7,7 @@
 // runs in an executable of its own. nullopt when this is not an Open MPI with libnbc as a loaded
 // plugin (the tests then skip, saying so).
 #include <dlfcn.h>
+#include <gtest/gtest.h>
 #include <link.h>
 
 #include <cstring>
@@ -47,3 +48,12 @@ inline const char* kNoLibnbcProbe =
     "not Open MPI with libnbc as a plugin (opal_progress_unregister / mca_coll_libnbc.so not found)";
 
 }  // namespace collbench::testing
+
+// In a test body: skips without the probe, fails when the hook is already there (something
+// earlier in the process left it).
+#define COLLBENCH_EXPECT_LIBNBC_HOOK_ABSENT_BEFORE()                                         \
+  do {                                                                                       \
+    const auto before = ::collbench::testing::libnbc_progress_hook_registered();             \
+    if (!before) GTEST_SKIP() << ::collbench::testing::kNoLibnbcProbe;                       \
+    ASSERT_FALSE(*before) << "libnbc's progress hook was registered before this test began"; \
+  } while (0)

@@ -23,9 +23,7 @@ namespace {
 using namespace std::chrono_literals;
 
 TEST(QuietHarness, ControlBackendAndPairWaitsLeaveNoLibnbcHook) {
-  const auto before = testing::libnbc_progress_hook_registered();
-  if (!before) GTEST_SKIP() << testing::kNoLibnbcProbe;
-  ASSERT_FALSE(*before);
+  COLLBENCH_EXPECT_LIBNBC_HOOK_ABSENT_BEFORE();
   auto scope = std::make_shared<CallScope>();
   scope->set_watched(true);  // as under the harness's watchdog: plain blocking waits
   scope->set_timeout(60s);

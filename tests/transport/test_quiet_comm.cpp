@@ -16,14 +16,6 @@ namespace {
 
 using testing::libnbc_progress_hook_registered;
 
-// Skips without the probe; fails when the hook is already there (a test before this one left it).
-#define EXPECT_HOOK_ABSENT_BEFORE()                                                          \
-  do {                                                                                       \
-    const auto before = libnbc_progress_hook_registered();                                   \
-    if (!before) GTEST_SKIP() << testing::kNoLibnbcProbe;                                    \
-    ASSERT_FALSE(*before) << "libnbc's progress hook was registered before this test began"; \
-  } while (0)
-
 int size_of(MPI_Comm c) {
   int n = 0;
   MPI_Comm_size(c, &n);
@@ -31,7 +23,7 @@ int size_of(MPI_Comm c) {
 }
 
 TEST(QuietComm, MakesCommunicatorsAndWindowsWithoutTheLibnbcHook) {
-  EXPECT_HOOK_ABSENT_BEFORE();
+  COLLBENCH_EXPECT_LIBNBC_HOOK_ABSENT_BEFORE();
   MPI_Comm dup = MPI_COMM_NULL, half = MPI_COMM_NULL, shared = MPI_COMM_NULL;
   ASSERT_EQ(mpi::quiet_dup(MPI_COMM_WORLD, &dup), MPI_SUCCESS);
   int rank = 0;
@@ -58,7 +50,7 @@ TEST(QuietComm, MakesCommunicatorsAndWindowsWithoutTheLibnbcHook) {
 }
 
 TEST(QuietComm, TheTransportsSplitsAndPeerMemoryAreQuiet) {
-  EXPECT_HOOK_ABSENT_BEFORE();
+  COLLBENCH_EXPECT_LIBNBC_HOOK_ABSENT_BEFORE();
   MPI_Comm comm = MPI_COMM_NULL;
   ASSERT_EQ(mpi::quiet_dup(MPI_COMM_WORLD, &comm), MPI_SUCCESS);
   {
@@ -76,7 +68,7 @@ TEST(QuietComm, TheTransportsSplitsAndPeerMemoryAreQuiet) {
 }
 
 TEST(QuietComm, TheProbeSeesAPlainDup) {
-  EXPECT_HOOK_ABSENT_BEFORE();
+  COLLBENCH_EXPECT_LIBNBC_HOOK_ABSENT_BEFORE();
   MPI_Comm plain = MPI_COMM_NULL;
   ASSERT_EQ(MPI_Comm_dup(MPI_COMM_WORLD, &plain), MPI_SUCCESS);
   EXPECT_EQ(libnbc_progress_hook_registered(), true) << "the probe does not see a plain MPI_Comm_dup's hook";
