@@ -86,8 +86,11 @@ class ReduceScatterUnits {
     const std::size_t es = ring.a.elem_size();
     slots_ = ring.a.scratch(ring.seg.depth * ring.seg.max_elems * es, 0);
     // The partial of step s goes to half s % 2: it is sent at step s + 1 and dead after that.
-    // With 2 ranks the only step's partial is final and goes straight to `owned`.
-    if (!partials_ && ring.n > 2) pingpong_ = ring.a.scratch(2 * ring.map.largest() * es, 1);
+    // With 2 ranks the only step's partial is final and goes straight to `owned`. Segment k
+    // has its own place in a half (k · max_elems): with chunks of different lengths, segment k
+    // of one chunk and k + 1 of another overlap by an element, and k + 1's send may still read.
+    half_elems_ = static_cast<std::size_t>(ring.seg.nseg) * ring.seg.max_elems;
+    if (!partials_ && ring.n > 2) pingpong_ = ring.a.scratch(2 * half_elems_ * es, 1);
   }
   RecvMsg recv(long u) const {
     const patterns::Range r = r_.range(patterns::rs_recv_chunk(r_.me, r_.step(u), r_.n), u);
@@ -97,24 +100,25 @@ class ReduceScatterUnits {
     const int s = r_.step(u), c = patterns::rs_send_chunk(r_.me, s, r_.n);
     const patterns::Range r = r_.range(c, u);
     // Step 0 sends this rank's own contribution straight from the input: no copy.
-    return {s == 0 ? elem_ptr(in_, r.offset, r_.a.dtype) : partial(s - 1, c, r), r_.a.bytes(r.count),
+    return {s == 0 ? elem_ptr(in_, r.offset, r_.a.dtype) : partial(s - 1, c, r, u), r_.a.bytes(r.count),
             tag::reduce_scatter};
   }
   void arrived(long u) const {
     const int s = r_.step(u), c = patterns::rs_recv_chunk(r_.me, s, r_.n);
     const patterns::Range r = r_.range(c, u);
-    if (r.count) r_.t.memory().reduce(r_.a.op, partial(s, c, r), elem_ptr(in_, r.offset, r_.a.dtype), slot(u), r.count);
+    if (r.count)
+      r_.t.memory().reduce(r_.a.op, partial(s, c, r, u), elem_ptr(in_, r.offset, r_.a.dtype), slot(u), r.count);
   }
 
  private:
   // Unit u + depth reuses u's slot: stream() posts its receive only after u has arrived.
   void* slot(long u) const { return elem_ptr(slots_, (u % r_.seg.depth) * r_.seg.max_elems, r_.a.dtype); }
-  // Where step s puts its partial of segment r (buffer elements) of chunk c.
-  void* partial(int s, int c, patterns::Range r) const {
-    const std::size_t within = r.offset - r_.map(c).offset;
-    if (s == r_.n - 2) return elem_ptr(owned_, within, r_.a.dtype);
+  // Where step s puts its partial of segment r (buffer elements) of chunk c, unit u's segment.
+  void* partial(int s, int c, patterns::Range r, long u) const {
+    if (s == r_.n - 2) return elem_ptr(owned_, r.offset - r_.map(c).offset, r_.a.dtype);
     if (partials_) return elem_ptr(partials_, r.offset, r_.a.dtype);
-    return elem_ptr(pingpong_, (s % 2) * r_.map.largest() + within, r_.a.dtype);
+    const auto k = static_cast<std::size_t>(u % r_.seg.nseg);
+    return elem_ptr(pingpong_, (s % 2) * half_elems_ + k * r_.seg.max_elems, r_.a.dtype);
   }
 
   const Ring& r_;
@@ -123,6 +127,7 @@ class ReduceScatterUnits {
   void* owned_;
   void* slots_ = nullptr;
   void* pingpong_ = nullptr;
+  std::size_t half_elems_ = 0;  // one ping-pong half: every segment's place
 };
 
 // Allgather units: a segment arrives straight in its final place and is forwarded from there.
@@ -227,10 +232,10 @@ void stream(Transport& t, const Units& units, long total, long nseg, Reuse reuse
 
 }  // namespace
 
-void reduce_scatter(Transport& t, const CollArgs& a, const ChunkMap& map, const void* in, void* owned) {
+void reduce_scatter(Transport& t, const CollArgs& a, const ChunkMap& map, const void* in, void* owned, void* partials) {
   if (t.size() == 1 || map.count == 0) return;
   const Ring ring(t, a, map);
-  const ReduceScatterUnits rs(ring, in, nullptr, owned);
+  const ReduceScatterUnits rs(ring, in, partials, owned);
   // A ping-pong half is rewritten two steps after it was written, once its send is done.
   stream(t, rs, ring.units(), ring.seg.nseg, {.before_arrival = ring.seg.nseg});
 }

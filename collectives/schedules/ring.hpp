@@ -5,7 +5,7 @@
 // Segments: CollArgs::segment_bytes, else kRingSegmentBytes (schedules/defaults.hpp).
 // Messages use the roles tag::reduce_scatter and tag::allgather.
 // Scratch: up to kSegmentsInFlight receive segments, never much more than one chunk (slot
-// 0); a standalone reduce-scatter on more than 2 ranks also keeps two chunks of partial
+// 0); a standalone reduce-scatter on more than 2 ranks also keeps about two chunks of partial
 // results (slot 1).
 #include <cstddef>
 
@@ -30,8 +30,11 @@ struct ChunkMap {
 
 // Rank r ends with ring chunk rs_owned_chunk(r, n) fully reduced at `owned` (the chunk's
 // first element). `in` is this rank's contribution, laid out by `map`; partial results of
-// the other chunks go to scratch. `owned` may alias the owned chunk of `in`.
-void reduce_scatter(Transport& t, const CollArgs& a, const ChunkMap& map, const void* in, void* owned);
+// the other chunks go to `partials` (laid out by `map`, e.g. an allreduce's recv, which its
+// allgather overwrites later; it may be `in`), or to scratch when it is null. `owned` may
+// alias the owned chunk of `in`.
+void reduce_scatter(Transport& t, const CollArgs& a, const ChunkMap& map, const void* in, void* owned,
+                    void* partials = nullptr);
 
 // On entry `buf` (laid out by `map`) holds this rank's owned chunk (rs_owned_chunk); on
 // return it holds all n chunks.
