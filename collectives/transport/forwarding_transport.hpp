@@ -32,6 +32,8 @@ class ForwardingTransport : public Transport {
   void barrier() override { inner_.barrier(); }
   std::string_view split_name() const override { return inner_.split_name(); }
   int world_rank(int rank) const override { return inner_.world_rank(rank); }
+  void set_node_layout(const std::vector<int>& node_of_rank) override { inner_.set_node_layout(node_of_rank); }
+  const patterns::NodeLayout& node_layout() const override { return inner_.node_layout(); }
   // The inner's. The device wrappers (gpu::DeviceTransport) override it with device peer
   // memory over the inner's; algorithms check that the kinds match.
   PeerMemory* peer_memory() override { return inner_.peer_memory(); }

@@ -39,8 +39,31 @@ Transport* Transport::split(std::string_view name, int color, int key) {
   std::unique_ptr<Transport> t = make_split(name, color, key);
   if (color < 0 && t) throw Error("make_split returned a transport for a negative color", error_context());
   if (color >= 0 && !t) throw Error("make_split returned no transport for color " + std::to_string(color), error_context());
+  if (t) t->root_nodes_ = root_nodes_;
   splits_.push_back({std::string(name), color, key, std::move(t)});
   return splits_.back().transport.get();
+}
+
+void Transport::set_node_layout(const std::vector<int>& node_of_rank) {
+  if (static_cast<int>(node_of_rank.size()) != size())
+    throw Error(
+        "node layout for " + std::to_string(node_of_rank.size()) + " ranks on a transport of " + std::to_string(size()),
+        error_context());
+  if (!split_name().empty() || !splits_.empty())
+    throw Error("the node layout is set on a root transport, before any split", error_context());
+  root_nodes_ = std::make_shared<const std::vector<int>>(node_of_rank);
+  layout_.reset();
+}
+
+const patterns::NodeLayout& Transport::node_layout() const {
+  if (!layout_) {
+    std::vector<int> nodes(static_cast<std::size_t>(size()), 0);
+    if (root_nodes_)
+      for (int r = 0; r < size(); ++r)
+        nodes[static_cast<std::size_t>(r)] = root_nodes_->at(static_cast<std::size_t>(world_rank(r)));
+    layout_.emplace(nodes);
+  }
+  return *layout_;
 }
 
 std::vector<int> split_members(std::span<const int> colors, std::span<const int> keys, int color) {

@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -16,6 +17,7 @@
 
 #include "collectives/core/error.hpp"
 #include "collectives/core/memory.hpp"
+#include "collectives/patterns/node_layout.hpp"
 #include "collectives/transport/call_scope.hpp"
 #include "collectives/transport/peer_memory.hpp"
 
@@ -79,6 +81,13 @@ class Transport {
   // Send to `to` and receive from `from` at once (both directions in flight).
   void sendrecv(const void* sbuf, std::size_t sbytes, int to, void* rbuf, std::size_t rbytes, int from, int tag);
 
+  // Which node each rank of this transport runs on (patterns/node_layout.hpp), for node-aware
+  // algorithms. A root transport's is set once, before any split, by whoever knows the
+  // placement (the harness from its topology discovery, tests); until then every rank counts
+  // as one node. A sub-transport's follows from its root's (through world_rank).
+  virtual void set_node_layout(const std::vector<int>& node_of_rank);
+  virtual const patterns::NodeLayout& node_layout() const;
+
   // Memory every rank of this transport can load from and store to (peer_memory.hpp), or
   // nullptr when the ranks do not all share a node or the backend has none. Collective on the
   // first call (cached after): call it first outside timed calls, as split().
@@ -115,6 +124,8 @@ class Transport {
   std::vector<CachedSplit> splits_;
   std::unique_ptr<PeerMemory> peer_memory_;
   bool peer_memory_made_ = false;
+  std::shared_ptr<const std::vector<int>> root_nodes_;  // root rank -> node label; null: one node
+  mutable std::optional<patterns::NodeLayout> layout_;  // this transport's, made on first use
 };
 
 // The members of one group of a split, from every rank's (color, key) in rank order: the ranks

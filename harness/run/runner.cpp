@@ -192,6 +192,7 @@ int run_sweep(const RunConfig& cfg, const LaunchEnv& launch) {
   const Topology topo = discover_topology(control);
   check_memory_upfront(control, plan, topo, cfg.device == "cuda");
   std::unique_ptr<Backend> backend = make_backend(cfg, MPI_COMM_WORLD, scope);
+  backend->transport().set_node_layout(topo.node_of_rank);      // for node-aware algorithms' splits
   FaultInjector fault(fault_from_env(), backend->transport());  // test-only; bad syntax: exit 2
   Reports reports(cfg, control, last_words);
   Versions vers = versions();

@@ -47,5 +47,61 @@ INSTANTIATE_TEST_SUITE_P(Registry, MpiCollectives, ::testing::ValuesIn(mpi_entri
                            return std::string(op_name(i.param->op)) + "_" + i.param->algo;
                          });
 
+// The node-aware algorithms under emulated placements (every rank runs on this machine, so the
+// node layout is set on the transport, as the harness sets the discovered one): blocked, as
+// ceil(n/2) + floor(n/2) ranks (uneven at odd n), and round-robin over two nodes. Real MPI
+// splits and, in each node group, real MPI shared windows.
+struct HierAt {
+  const AlgoEntry* entry;
+  bool round_robin;
+};
+
+std::vector<HierAt> hier_entries() {
+  std::vector<HierAt> out;
+  for (const AlgoEntry& e : Registry::get().all())
+    if (e.backend == "any" && e.algo.starts_with("hier"))
+      for (bool rr : {false, true}) out.push_back({&e, rr});
+  return out;
+}
+
+class MpiHier : public ::testing::TestWithParam<HierAt> {};
+
+TEST_P(MpiHier, VerifiedOnTwoNodeLayouts) {
+  const auto [entry, round_robin] = GetParam();
+  const AlgoEntry& e = *entry;
+  MpiTransport t(MPI_COMM_WORLD);
+  t.scope().set_timeout(std::chrono::seconds(60));
+  const int n = t.size();
+  std::vector<int> nodes(static_cast<std::size_t>(n));
+  for (int r = 0; r < n; ++r) nodes[static_cast<std::size_t>(r)] = round_robin ? r % 2 : (r < (n + 1) / 2 ? 0 : 1);
+  t.set_node_layout(nodes);
+  const bool refuses = e.algo == "hier_ring" && t.node_layout().uneven();
+  testing::CaseSpace s{
+      testing::small_counts(n), {DType::int8, DType::float32, DType::float64}, {RedOp::sum, RedOp::max}};
+  s.counts.push_back((1u << 18) + 1);
+  long failures = 0, wrong_skips = 0;
+  std::string first_failure;
+  for (const verify::Case& c : testing::expand(e.op, n, t.rank(), s)) {
+    if (c.count > 100000 && c.dtype != DType::float32) continue;
+    t.scope().set_call({std::string(op_name(e.op)), e.algo, c.count * dtype_size(c.dtype), -1, "test"});
+    const verify::Outcome o = verify::run_checked(t, e, c);
+    long bad[2] = {static_cast<long>(o.check.wrong), o.skipped != refuses ? 1L : 0L}, total[2] = {0, 0};
+    MPI_Allreduce(bad, total, 2, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
+    if ((total[0] || total[1]) && first_failure.empty())
+      first_failure = testing::describe(c) + ": " + std::to_string(total[0]) + " wrong" +
+                      (total[1] ? refuses ? ", ran on an uneven layout" : ", refused: " + o.skip_reason : "");
+    failures += total[0] != 0;
+    wrong_skips += total[1] != 0;
+  }
+  EXPECT_EQ(failures + wrong_skips, 0) << e.algo << " on " << (round_robin ? "round-robin" : "blocked")
+                                       << " nodes, first: " << first_failure;
+}
+
+INSTANTIATE_TEST_SUITE_P(Layouts, MpiHier, ::testing::ValuesIn(hier_entries()),
+                         [](const ::testing::TestParamInfo<HierAt>& i) {
+                           return std::string(op_name(i.param.entry->op)) + "_" + i.param.entry->algo +
+                                  (i.param.round_robin ? "_round_robin" : "_blocked");
+                         });
+
 }  // namespace
 }  // namespace collbench
