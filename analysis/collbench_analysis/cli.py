@@ -1,4 +1,4 @@
-"""Command-line front ends: ``collplot`` and ``collcompare``.
+"""Command-line front ends: ``collplot``, ``collcompare`` and ``colltune``.
 
 Both return an exit status instead of calling ``sys.exit`` so tests can run them
 in-process (matplotlib is imported once per test session, keeping tests fast).
@@ -185,4 +185,71 @@ def collcompare_main(argv: Sequence[str] | None = None) -> int:
         print(f"collcompare: REGRESSION in {len(res.regressed)} point(s); worst {p.op}/{p.algo} {p.layout} "
               f"{format_bytes(p.bytes)} {what}", file=sys.stderr)
         return EXIT_REGRESSED
+    return EXIT_OK
+
+
+# --------------------------------------------------------------------------- colltune
+
+def _collective_ops(text: str) -> list[str]:
+    from .schema import ops
+
+    known = [name for name, facts in ops().items() if facts.kind == "collective"]
+    names = [s.strip() for s in text.split(",") if s.strip()]
+    bad = [n for n in names if n not in known]
+    if not names or bad:
+        raise argparse.ArgumentTypeError(f"bad op list {text!r} (collective ops: {', '.join(known)})")
+    return names
+
+
+def _margin(text: str) -> float:
+    """A relative margin like --threshold: 0.05, 5% and 5 all mean 5 %."""
+    try:
+        return _fraction(text)
+    except argparse.ArgumentTypeError:
+        raise argparse.ArgumentTypeError(f"bad margin {text!r} (e.g. 0.05 or 5%)") from None
+
+
+def colltune_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="colltune",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        description=textwrap.fill("Turn a sweep's results into a tuning file (YAML, schema collbench-tuning/1): per "
+                                  "(op, backend, device, layout) the algorithm for each message-size range. Per "
+                                  "measured size the fastest algorithm (lowest p50) is the best; every algorithm "
+                                  "whose p50 is within the best's p95 (or --margin) is tied with it, and the "
+                                  "simplest tied one is chosen, the library first. Range boundaries sit at the "
+                                  "geometric mean of consecutive measured sizes. Prints a table per entry. "
+                                  "Exit status: 0 ok, 2 bad or no usable input.", 100),
+        epilog="example: colltune results/ -o tuning.yaml --op allreduce,broadcast --margin 5%")
+    p.add_argument("inputs", nargs="+", metavar="RESULTS", help="*.jsonl file or folder (searched recursively)")
+    p.add_argument("-o", "--output", required=True, type=Path, help="the tuning file to write (YAML)")
+    p.add_argument("--op", type=_collective_ops, default=None, metavar="OP[,OP...]",
+                   help="tune only these collective ops (default: every op in the results)")
+    p.add_argument("--margin", type=_margin, default=0.0, metavar="X",
+                   help="also count as tied with the best an algorithm whose p50 is within X of the best's p50 "
+                        "(0.05, 5%% and 5 all mean 5%%; default 0: within the best's p95 only)")
+    return p
+
+
+def colltune_main(argv: Sequence[str] | None = None) -> int:
+    args = colltune_parser().parse_args(argv)
+    from . import tune
+
+    try:
+        ds = load(args.inputs)
+        tuning = tune.tune(ds, ops=args.op, margin=args.margin)
+        path = tune.write_tuning(args.output, tuning)
+    except (LoadError, tune.TuneError) as err:
+        print(f"colltune: error: {err}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except OSError as err:
+        print(f"colltune: error: {args.output}: cannot write ({err.strerror or err})", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    for entry in tuning.entries:
+        table = tune.entry_table(entry)
+        print(f"\n{table.title}\n{table.text()}\n{table.note}")
+    print()
+    for line in tune.summary_lines(tuning):
+        print(f"colltune: {line}")
+    print(f"colltune: wrote {path}")
     return EXIT_OK

@@ -120,6 +120,7 @@ class Point:
     algbw: float | None = None
     busbw: float | None = None
     wrong: int = 0
+    checked: bool | None = None  # verification ran (None: the record does not say)
     skipped: bool = False
     skip_reason: str | None = None
     src: int | None = None
@@ -260,6 +261,7 @@ def _parse_result(rec: Mapping[str, Any], where: str) -> Point:
         busbw=None if rec["busbw_GBps"] is None else float(rec["busbw_GBps"]),
         samples=tuple(float(v) for v in rec["samples_us"]) if rec.get("samples_us") else None,
         buffers=rec.get("buffers", "plain"),
+        checked=rec.get("checked"),
     )
 
 
