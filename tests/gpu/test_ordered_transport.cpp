@@ -32,6 +32,12 @@ class DirectDeviceTransport final : public ForwardingTransport {
     return inner().irecv(dev_.host_view(buf, bytes), bytes, peer, tag);
   }
 
+ protected:
+  // Sub-transports (the node-aware algorithms' groups) move device memory the same way.
+  std::unique_ptr<Transport> wrap(Transport& inner_sub) override {
+    return std::make_unique<DirectDeviceTransport>(inner_sub, dev_);
+  }
+
  private:
   FakeDeviceMemory& dev_;
 };
