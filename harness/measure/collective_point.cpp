@@ -238,6 +238,11 @@ PointResult base_result(const PointEnv& env, const CollectiveBlock& b, const Alg
   r.in_place = b.in_place;
   r.registered_buffers = b.settings.registered_buffers;
   r.sync = b.settings.mode() == TimingMode::batch ? SyncMethod::barrier : b.settings.sync;  // until measured
+  if (const TunedChoice* c = env.autos ? env.autos->choice_of(e) : nullptr) {
+    r.chosen = c->algo;
+    r.tuning = c->origin;
+    r.tuning_match = c->match;
+  }
   return r;
 }
 

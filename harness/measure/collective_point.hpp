@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "harness/plan/auto_algos.hpp"
 #include "harness/plan/plan.hpp"
 #include "harness/plan/sizes.hpp"
 #include "harness/report/result.hpp"
@@ -26,6 +27,7 @@ struct PointEnv {
   bool quiet = false;  // no per-rank notes about wrong elements on stderr
   const Backend* owner = nullptr;  // the backend behind `transport` (device memory budget); may be null in tests
   const FaultSpec* delay = nullptr;  // TEST ONLY (COLLBENCH_TEST_FAULT=delay:...): calls it slows down
+  AutoAlgos* autos = nullptr;        // --algo auto: the tuning file's choices (null: no auto in the plan)
 };
 
 // Collective over all ranks; all ranks return the same results.

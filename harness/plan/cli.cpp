@@ -47,14 +47,15 @@ Test only: COLLBENCH_TEST_FAULT=skip_recv:rank=R:after=N (rank R drops its irecv
 
 // Raw option values; CLI11 writes into these, then they are applied in table order.
 struct RawOptions {
-  std::string op, algo, backend, device, json, config;
+  std::string op, algo, backend, device, json, config, tuning;
   bool overwrite = false, resume = false, quiet = false, list = false, print_layouts = false, dry_run = false;
   int ranks = 0;
   long keep_samples = 1000;
   std::vector<std::string> setting_values;
   std::vector<CLI::Option*> setting_opts;
   CLI::Option *op_opt = nullptr, *algo_opt = nullptr, *backend_opt = nullptr, *device_opt = nullptr,
-              *json_opt = nullptr, *config_opt = nullptr, *quiet_opt = nullptr, *ranks_opt = nullptr;
+              *json_opt = nullptr, *tuning_opt = nullptr, *config_opt = nullptr, *quiet_opt = nullptr,
+              *ranks_opt = nullptr;
 };
 
 void add_selection_options(CLI::App& app, RawOptions& o) {
@@ -62,9 +63,16 @@ void add_selection_options(CLI::App& app, RawOptions& o) {
   o.op_opt = app.add_option("--op", o.op, "ops to run: " + op_names() + ", or all (every collective; default allreduce)")
                  ->type_name(ops)
                  ->group("Selection");
-  o.algo_opt = app.add_option("--algo", o.algo, "algorithms, comma-separated, or all (default); library = the backend's own; see --list")
+  o.algo_opt = app.add_option("--algo", o.algo,
+                              "algorithms, comma-separated, or all (default); library = the backend's own; auto = what "
+                              "--tuning names for the size and layout; see --list")
                    ->type_name("ALGO[,ALGO...]|all")
                    ->group("Selection");
+  o.tuning_opt = app.add_option("--tuning", o.tuning,
+                                "tuning file for --algo auto (colltune's YAML): per op, layout and size range, the "
+                                "algorithm; the nearest layout's entry if none matches, else the library")
+                     ->type_name("FILE")
+                     ->group("Selection");
   o.backend_opt = app.add_option("--backend", o.backend, "communication backend: mpi (default) or nccl (needs --device cuda)")
                       ->type_name("mpi|nccl")
                       ->group("Selection");
@@ -169,6 +177,7 @@ RunConfig resolve(const RawOptions& o, std::vector<std::string> argv) {
     if (file->backend) cfg.backend = *file->backend;
     if (file->device) cfg.device = *file->device;
     if (file->json) cfg.json_path = file->json;
+    if (file->tuning) cfg.tuning_path = file->tuning;
     if (file->quiet) cfg.quiet = *file->quiet;
   } else if (o.print_layouts) {
     throw UsageError("--print-layouts needs a sweep file; accepted: --config FILE.yaml --print-layouts");
@@ -176,6 +185,7 @@ RunConfig resolve(const RawOptions& o, std::vector<std::string> argv) {
   if (given(o.backend_opt)) cfg.backend = o.backend;
   if (given(o.device_opt)) cfg.device = o.device;
   if (given(o.json_opt)) cfg.json_path = o.json;
+  if (given(o.tuning_opt)) cfg.tuning_path = o.tuning;
   if (given(o.quiet_opt)) cfg.quiet = o.quiet;
   cfg.overwrite = o.overwrite;
   cfg.keep_samples = o.keep_samples;

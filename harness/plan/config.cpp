@@ -97,8 +97,12 @@ void parse_defaults(const Where& w, const YAML::Node& node, SweepFile& f) {
     if (key == "backend") f.backend = scalar_text(w, key, v, false);
     else if (key == "device") f.device = scalar_text(w, key, v, false);
     else if (key == "json") f.json = scalar_text(w, key, v, false);
+    else if (key == "tuning")
+      f.tuning = scalar_text(w, key, v, false);
     else if (key == "quiet") f.quiet = at_value(w, v, [&] { return parse_bool(scalar_text(w, key, v, false)); });
-    else w.fail(k, "unknown key '" + key + "' in defaults; accepted: " + setting_keys() + ", backend, device, json, quiet");
+    else
+      w.fail(k, "unknown key '" + key + "' in defaults; accepted: " + setting_keys() +
+                    ", backend, device, json, tuning, quiet");
   });
   at_value(w, node, [&] {
     validate_settings(f.defaults);

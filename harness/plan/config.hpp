@@ -24,7 +24,7 @@ struct SweepFile {
   std::string name;
   std::vector<std::string> layouts;
   Settings defaults;  // built-in defaults with the file's `defaults:` applied
-  std::optional<std::string> backend, device, json;
+  std::optional<std::string> backend, device, json, tuning;
   std::optional<bool> quiet;
   std::vector<CaseSpec> cases;  // each: `defaults` with the case's overrides applied
 };

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "collectives/core/error.hpp"
+#include "harness/plan/auto_algos.hpp"
 
 namespace collbench {
 namespace {
@@ -22,10 +23,10 @@ std::vector<const AlgoEntry*> resolve_algos(Op op, const std::vector<std::string
   if (wanted.empty()) return available;  // "all"
   std::vector<const AlgoEntry*> out;
   for (const auto& name : wanted) {
-    const AlgoEntry* e = registry.find(op, name, backend);
+    const AlgoEntry* e = name == kAutoAlgo ? &auto_entry(op) : registry.find(op, name, backend);
     if (!e)
       throw UsageError("unknown algo '" + name + "' for op " + std::string(op_name(op)) + " (backend " + backend +
-                       "); accepted: " + names_of(available) + ", all");
+                       "); accepted: " + names_of(available) + ", all, auto (with --tuning)");
     out.push_back(e);
   }
   return out;
@@ -86,6 +87,10 @@ std::vector<Block> make_plan(const RunConfig& cfg, const Registry& registry) {
           }
     }
   }
+  if (has_auto(plan) && !cfg.tuning_path)
+    throw UsageError(
+        "--algo auto needs a tuning file; accepted: --tuning FILE (written by colltune), or tuning: in "
+        "the sweep file's defaults");
   return plan;
 }
 

@@ -74,6 +74,7 @@ struct RunConfig {
   std::string backend = "mpi";
   std::string device = "cpu";
   std::optional<std::string> json_path;
+  std::optional<std::string> tuning_path;  // --tuning: the file --algo auto reads (tuning.hpp)
   bool overwrite = false;
   bool resume = false;  // --resume: skip points the --json file already holds (resume.hpp)
   bool quiet = false;

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "collectives/core/error.hpp"
+#include "harness/plan/auto_algos.hpp"
 #include "harness/run/memcheck.hpp"
 
 namespace collbench {
@@ -41,6 +42,7 @@ int dry_run(const RunConfig& cfg, const std::vector<Block>& plan, const LaunchEn
   check_plan_for_world(plan, world);
   const std::uint64_t available = available_host_memory();
   if (auto why = plan_memory_problem(plan, world, world, available, cfg.device == "cuda")) throw UsageError(*why);
+  if (has_auto(plan)) Tuning::parse(read_tuning_file(*cfg.tuning_path), *cfg.tuning_path);  // a bad file fails here too
   if (!speaker) return 0;
 
   std::fprintf(out, "collbench dry run: %d rank(s) on one node, backend %s, device %s%s\n", world, cfg.backend.c_str(),

@@ -164,6 +164,11 @@ json result_json(const PointResult& r, const std::string& run_id, long keep_samp
             {"nccl_avg_us", opt(r.nccl_avg_us)},
             {"efficiency", opt(r.efficiency)}};
   if (r.registered_buffers) j["buffers"] = "registered";  // absent: plain (as in older records)
+  if (r.chosen) {                                         // --algo auto only
+    j["chosen"] = *r.chosen;
+    j["tuning"] = opt(r.tuning);
+    j["tuning_match"] = opt(r.tuning_match);
+  }
   if (r.link) {  // point-to-point records only
     j["src"] = opt(r.src);
     j["dst"] = opt(r.dst);

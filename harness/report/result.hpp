@@ -38,6 +38,9 @@ struct PointResult {
   bool skipped = false;
   std::optional<std::string> skip_reason;
   bool resumed = false;  // --resume: recorded by an earlier run, not measured (never written again)
+  // --algo auto only: the algorithm run, the tuning file's range ("FILE:LINE", or "none") and
+  // how the entry matched the layout ("exact", "nearest 2x2", or why none applied).
+  std::optional<std::string> chosen, tuning, tuning_match;
   // Point-to-point (pingpong) records only: the pair and whether it stays within a node.
   std::optional<int> src, dst;
   std::optional<std::string> link;  // "intra" | "inter"

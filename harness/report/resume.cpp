@@ -140,8 +140,10 @@ void merge(std::vector<PointResult>& row, const std::vector<bool>& pending, std:
 
 }  // namespace
 
-std::vector<PointResult> measure_size_resuming(PointEnv& env, const CollectiveBlock& b, const SizePoint& s,
+std::vector<PointResult> measure_size_resuming(PointEnv& env, const CollectiveBlock& planned, const SizePoint& s,
                                                const ResumeSet& done) {
+  // --algo auto: this size's choices, so everything below sees concrete algorithms.
+  const CollectiveBlock b = env.autos ? env.autos->resolve(planned, s.bytes) : planned;
   std::vector<PointResult> row;
   for (const AlgoEntry* e : b.algos) row.push_back(base_result(env, b, *e, s));
   const std::vector<bool> pending = mark_done(row, done);

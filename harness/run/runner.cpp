@@ -167,6 +167,26 @@ class Reports {
 };
 
 // The longest --timeout of the plan: bounds the control plane's calls before the first point.
+// --algo auto: rank 0 reads the tuning file and every rank parses the bytes it broadcasts, so
+// differing copies on the nodes cannot make ranks choose differently. Bad file: UsageError on
+// every rank, before any output.
+std::optional<AutoAlgos> load_tuning(const RunConfig& cfg, const std::vector<Block>& plan, Control& control,
+                                     const Topology& topo) {
+  if (!has_auto(plan)) return std::nullopt;
+  const std::string& path = *cfg.tuning_path;
+  std::string text;  // "T" + the file, or "E" + why rank 0 could not read it
+  if (control.rank() == 0) try {
+      text = "T" + read_tuning_file(path);
+    } catch (const UsageError& e) {
+      text = "E" + std::string(e.what());
+    }
+  text = control.broadcast(text);
+  if (text.empty() || text[0] != 'T') throw UsageError(text.empty() ? "--tuning: nothing received" : text.substr(1));
+  TunedLayout layout{std::vector<int>(static_cast<std::size_t>(topo.nodes), 0)};
+  for (int node : topo.node_of_rank) ++layout.ranks_per_node.at(static_cast<std::size_t>(node));
+  return AutoAlgos(Tuning::parse(text.substr(1), path), Registry::get(), cfg.backend, cfg.device, std::move(layout));
+}
+
 std::chrono::milliseconds longest_timeout(const std::vector<Block>& plan) {
   double s = 0;
   for (const Block& b : plan) std::visit([&](const auto& block) { s = std::max(s, block.settings.timeout_s); }, b);
@@ -190,6 +210,7 @@ int run_sweep(const RunConfig& cfg, const LaunchEnv& launch) {
   check_world_size(launch, control.size());
   check_plan_for_world(plan, control.size());
   const Topology topo = discover_topology(control);
+  std::optional<AutoAlgos> autos = load_tuning(cfg, plan, control, topo);
   check_memory_upfront(control, plan, topo, cfg.device == "cuda");
   std::unique_ptr<Backend> backend = make_backend(cfg, MPI_COMM_WORLD, scope);
   backend->transport().set_node_layout(topo.node_of_rank);      // for node-aware algorithms' splits
@@ -215,6 +236,7 @@ int run_sweep(const RunConfig& cfg, const LaunchEnv& launch) {
 
   PointEnv env{fault.transport(), control, topo, cfg.backend, cfg.device, cfg.quiet, backend.get()};
   env.delay = fault.delay();  // test-only
+  if (autos) env.autos = &*autos;
   long points = 0;
   bool stopped = false;  // a rank got SIGTERM/SIGINT, or rank 0 could not write: the rest is abandoned
   try {

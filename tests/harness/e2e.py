@@ -389,10 +389,48 @@ def test_registered(collbench: str, mpiexec: str, workdir: str) -> None:
     print(f"registered: OK: {len(res)} points exact, shm for {sorted(shm)}")
 
 
+def test_auto(collbench: str, mpiexec: str, workdir: str, colltune: str) -> None:
+    """--algo auto: a sweep -> colltune -> a tuning file -> every size runs the algorithm the file names."""
+    d = fresh_dir(workdir)
+    sweep, tuning, out = d / "sweep.jsonl", d / "tuning.yaml", d / "auto.jsonl"
+    sizes = ["-b", "8", "-e", "256K", "-f", "8", "-n", "10", "-w", "2", "--quiet"]
+    p = run(mpirun(mpiexec, 2, [collbench, "--op", "allreduce", "--algo", "all", *sizes, "--json", str(sweep)]))
+    if p.returncode != 0:
+        fail(f"sweep: exit {p.returncode}")
+    p = run([colltune, str(sweep), "-o", str(tuning)])
+    if p.returncode != 0 or not tuning.exists():
+        fail(f"colltune: exit {p.returncode}")
+    lines = tuning.read_text().splitlines()
+    p = run(mpirun(mpiexec, 2, [collbench, "--op", "allreduce", "--algo", "auto,library", "--tuning", str(tuning),
+                                *sizes, "--json", str(out)]))
+    if p.returncode != 0:
+        fail(f"auto: exit {p.returncode}")
+    autos = [r for _, r in cc.load(str(out)) if r["type"] == "result" and r["algo"] == "auto"]
+    if len(autos) != 6:  # 8 B .. 256 KiB by 8
+        fail(f"expected 6 auto points, got {len(autos)}")
+    for r in autos:
+        path, _, line = r["tuning"].rpartition(":")
+        text = lines[int(line) - 1] if path == str(tuning) and line.isdigit() else ""
+        if f"algo: {r['chosen']}}}" not in text or r["tuning_match"] != "exact" or r["wrong"] or r["skipped"]:
+            fail(f"{r['bytes']} B: chosen {r['chosen']!r} from {r['tuning']!r} ({text.strip()!r}), "
+                 f"match {r['tuning_match']!r}, wrong {r['wrong']}")
+    # A bad file or none: one line, exit 2, nothing written.
+    bad = d / "bad.yaml"
+    bad.write_text("schema: collbench-tuning/0\nentries: []\n")
+    for extra, needle in ((["--tuning", str(bad)], f"tuning file {bad}:1"), ([], "needs a tuning file")):
+        res = d / "none.jsonl"
+        p = run(mpirun(mpiexec, 2, [collbench, "--op", "allreduce", "--algo", "auto", *extra, *sizes,
+                                    "--json", str(res)]))
+        errors = [ln for ln in p.stderr.splitlines() if ln.startswith("collbench: error:")]
+        if p.returncode != 2 or len(errors) != 1 or needle not in errors[0] or res.exists():
+            fail(f"bad tuning {extra}: exit {p.returncode}, errors {errors}, wrote {res.exists()}")
+    print(f"auto: OK: {[(r['bytes'], r['chosen']) for r in autos]}")
+
+
 def main(argv: list[str]) -> None:
     tests = {"cli": test_cli, "allreduce": test_allreduce, "modes": test_modes, "sweep": test_sweep,
              "nvtx": test_nvtx, "timeout": test_timeout, "sync": test_sync,
-             "registered": test_registered}
+             "registered": test_registered, "auto": test_auto}
     if len(argv) < 2 or argv[0] not in tests:
         print(__doc__, file=sys.stderr)
         sys.exit(2)

@@ -1,0 +1,147 @@
+#include "harness/plan/tuning.hpp"
+
+#include <yaml-cpp/yaml.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <numeric>
+#include <sstream>
+#include <tuple>
+
+#include "collectives/collective.hpp"
+#include "collectives/core/error.hpp"
+
+namespace collbench {
+
+int TunedLayout::world_size() const { return std::accumulate(ranks_per_node.begin(), ranks_per_node.end(), 0); }
+
+std::string TunedLayout::label() const {
+  bool even = true;
+  for (int k : ranks_per_node) even = even && k == ranks_per_node.front();
+  if (even && !ranks_per_node.empty()) return std::to_string(nodes()) + "x" + std::to_string(ranks_per_node.front());
+  std::string s = "[";
+  for (std::size_t i = 0; i < ranks_per_node.size(); ++i) s += (i ? ", " : "") + std::to_string(ranks_per_node[i]);
+  return s + "]";
+}
+
+namespace {
+
+[[noreturn]] void bad(const std::string& path, const YAML::Node& at, const std::string& what) {
+  const int line = at.Mark().line >= 0 ? at.Mark().line + 1 : 0;
+  throw UsageError("tuning file " + path + (line ? ":" + std::to_string(line) : "") + ": " + what +
+                   "; accepted: a collbench-tuning/1 file written by colltune (results/README.md)");
+}
+
+YAML::Node need(const std::string& path, const YAML::Node& map, const char* key) {
+  if (!map.IsMap() || !map[key]) bad(path, map, std::string("missing '") + key + "'");
+  return map[key];
+}
+
+template <class T>
+T as(const std::string& path, const YAML::Node& n, const char* what) {
+  try {
+    return n.as<T>();
+  } catch (const YAML::Exception&) {
+    bad(path, n, std::string(what) + " is not a valid value");
+  }
+}
+
+TunedLayout layout_of(const std::string& path, const YAML::Node& n) {
+  const YAML::Node rpn = need(path, n, "ranks_per_node");
+  const int nodes = as<int>(path, need(path, n, "nodes"), "layout.nodes");
+  TunedLayout l;
+  if (rpn.IsSequence())
+    for (const auto& k : rpn) l.ranks_per_node.push_back(as<int>(path, k, "layout.ranks_per_node"));
+  else
+    l.ranks_per_node.assign(static_cast<std::size_t>(std::max(nodes, 0)), as<int>(path, rpn, "layout.ranks_per_node"));
+  if (nodes < 1 || l.nodes() != nodes) bad(path, n, "layout.nodes does not match ranks_per_node");
+  for (int k : l.ranks_per_node)
+    if (k < 1) bad(path, n, "a node with no ranks");
+  return l;
+}
+
+}  // namespace
+
+std::string read_tuning_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream bytes;
+  if (in.is_open()) bytes << in.rdbuf();
+  if (!in.is_open() || in.bad())
+    throw UsageError("--tuning " + path + ": cannot read (" + std::strerror(errno) +
+                     "); accepted: a readable tuning file written by colltune");
+  return bytes.str();
+}
+
+Tuning Tuning::parse(const std::string& text, const std::string& path) {
+  YAML::Node root;
+  try {
+    root = YAML::Load(text);
+  } catch (const YAML::Exception& e) {
+    throw UsageError("tuning file " + path + ":" + std::to_string(e.mark.line + 1) + ": not YAML (" + e.msg + ")");
+  }
+  if (!root.IsMap()) bad(path, root, "not a mapping");
+  if (as<std::string>(path, need(path, root, "schema"), "schema") != "collbench-tuning/1")
+    bad(path, root["schema"], "schema is not collbench-tuning/1");
+  Tuning t;
+  t.path_ = path;
+  const YAML::Node entries = need(path, root, "entries");
+  if (!entries.IsSequence()) bad(path, entries, "entries is not a list");
+  for (const auto& e : entries) {
+    const std::string op_text = as<std::string>(path, need(path, e, "op"), "op");
+    const auto op = parse_op(op_text);
+    if (!op) bad(path, e["op"], "unknown op '" + op_text + "'");
+    Entry entry{*op,
+                as<std::string>(path, need(path, e, "backend"), "backend"),
+                as<std::string>(path, need(path, e, "device"), "device"),
+                layout_of(path, need(path, e, "layout")),
+                {}};
+    const YAML::Node ranges = need(path, e, "ranges");
+    if (!ranges.IsSequence() || ranges.size() == 0) bad(path, ranges, "ranges is not a non-empty list");
+    std::uint64_t next = 0;  // ranges tile [0, inf) in order
+    bool open = false;
+    for (const auto& r : ranges) {
+      Range range;
+      range.line = r.Mark().line + 1;
+      range.min_bytes = as<std::uint64_t>(path, need(path, r, "min_bytes"), "min_bytes");
+      const YAML::Node max = need(path, r, "max_bytes");
+      if (!max.IsNull()) range.max_bytes = as<std::uint64_t>(path, max, "max_bytes");
+      range.algo = as<std::string>(path, need(path, r, "algo"), "algo");
+      if (open || range.min_bytes != next)
+        bad(path, r, "ranges must tile [0, inf) in order (expected min_bytes " + std::to_string(next) + ")");
+      if (range.max_bytes && *range.max_bytes < range.min_bytes) bad(path, r, "max_bytes below min_bytes");
+      open = !range.max_bytes;
+      next = range.max_bytes ? *range.max_bytes + 1 : 0;
+      entry.ranges.push_back(std::move(range));
+    }
+    if (!open) bad(path, ranges, "the last range must end with max_bytes: null");
+    t.entries_.push_back(std::move(entry));
+  }
+  return t;
+}
+
+TunedChoice Tuning::choose(Op op, const std::string& backend, const std::string& device, const TunedLayout& layout,
+                           std::uint64_t bytes) const {
+  // The exact layout, else the nearest: fewest nodes apart, then fewest ranks apart, then the smaller.
+  const Entry* best = nullptr;
+  std::tuple<int, int, int> best_key{};
+  for (const Entry& e : entries_) {
+    if (e.op != op || e.backend != backend || e.device != device) continue;
+    const int dn = std::abs(e.layout.nodes() - layout.nodes()),
+              dw = std::abs(e.layout.world_size() - layout.world_size());
+    const std::tuple<int, int, int> key{e.layout == layout ? -1 : dn, dw, e.layout.world_size()};
+    if (!best || key < best_key) {
+      best = &e;
+      best_key = key;
+    }
+  }
+  if (!best) return {"library", "none", "no entry for " + std::string(op_name(op)) + " on " + backend + "/" + device};
+  for (const Range& r : best->ranges)
+    if (bytes >= r.min_bytes && (!r.max_bytes || bytes <= *r.max_bytes))
+      return {r.algo, path_ + ":" + std::to_string(r.line),
+              best->layout == layout ? "exact" : "nearest " + best->layout.label()};
+  return {"library", "none", "no range holds the size"};  // unreachable for a parsed file: ranges tile [0, inf)
+}
+
+}  // namespace collbench
