@@ -1,5 +1,6 @@
 // The MPI library's own collectives as registry entries (algo "library", backend "mpi"),
 // so they go through the same timing, verification and JSON path as the custom ones.
+#include <dlfcn.h>
 #include <mpi.h>
 
 #include <climits>
@@ -185,6 +186,66 @@ COLLBENCH_REGISTER({Op::allgather, "library", "mpi", "MPI_Allgather", kAny, &all
 COLLBENCH_REGISTER({Op::scatter, "library", "mpi", "MPI_Scatter", kAny, &scatter});
 COLLBENCH_REGISTER({Op::reduce_scatter, "library", "mpi", "MPI_Reduce_scatter_block", kAny, &reduce_scatter});
 COLLBENCH_REGISTER({Op::alltoall, "library", "mpi", "MPI_Alltoall", kAny, &alltoall});
+
+// ---- Open MPI's hierarchical component, coll/han, as a library variant ("han") -------------
+// Open MPI 4.1 ships coll/han at priority 0, below coll/tuned, so MPI_Allreduce never uses it
+// unless the whole job says --mca coll_han_priority 100. A communicator picks its components
+// when it is made, so "han" runs the same MPI calls on a communicator of its own, made once
+// (in the warm-up) with han's priority raised for that moment only: han and the default
+// component can then alternate in one interleaved run, the fair baseline for the node-aware
+// algorithms. coll_han_priority is read-only to MPI_T, so it is raised through Open MPI's MCA
+// variable store (libopen-pal), found with dlsym so nothing links against Open MPI internals:
+// mca_base_var_get_value hands out the variable's own storage (an int for an int variable).
+class ScopedHanPriority {
+ public:
+  ScopedHanPriority(int priority, const Transport& t) {
+    using Find = int (*)(const char*, const char*, const char*, const char*);
+    using Get = int (*)(int, const void*, void*, const char**);
+    auto find = reinterpret_cast<Find>(dlsym(RTLD_DEFAULT, "mca_base_var_find"));
+    auto get = reinterpret_cast<Get>(dlsym(RTLD_DEFAULT, "mca_base_var_get_value"));
+    if (find == nullptr || get == nullptr)
+      throw NotSupported("han is Open MPI's coll/han component: this MPI has no MCA variable store", t.error_context());
+    const int index = find("ompi", "coll", "han", "priority");
+    const void* value = nullptr;
+    if (index < 0 || get(index, &value, nullptr, nullptr) != 0 || value == nullptr)
+      throw NotSupported("this Open MPI has no coll/han component (or it was excluded with --mca coll)", t.error_context());
+    storage_ = static_cast<int*>(const_cast<void*>(value));
+    saved_ = *storage_;
+    *storage_ = priority;
+  }
+  ~ScopedHanPriority() { *storage_ = saved_; }
+  ScopedHanPriority(const ScopedHanPriority&) = delete;
+  ScopedHanPriority& operator=(const ScopedHanPriority&) = delete;
+
+ private:
+  int* storage_ = nullptr;
+  int saved_ = 0;
+};
+
+// The communicator han serves: every rank of `t`, made on the first call.
+Transport& han_transport(Transport& t) {
+  constexpr std::string_view kName = "library/han";
+  mpi(t);
+  // han splits by node itself and declines (falls back to tuned) within one node.
+  if (t.node_layout().nodes() < 2)
+    throw NotSupported("han is a hierarchical component: Open MPI uses it only across nodes", t.error_context());
+  if (!t.has_split(kName)) {
+    const ScopedHanPriority raised(100, t);
+    return *t.split(kName, 0, t.rank());
+  }
+  return *t.split(kName, 0, t.rank());
+}
+
+template <void (*Call)(Transport&, const CollArgs&)>
+void on_han(Transport& t, const CollArgs& a) {
+  Call(han_transport(t), a);
+}
+
+constexpr const char* kHan = "Open MPI only, at least 2 nodes; any root, any count below 2^31 elements";
+COLLBENCH_REGISTER({Op::broadcast, "han", "mpi", "MPI_Bcast served by Open MPI's coll/han (node-aware)", kHan, &on_han<bcast>});
+COLLBENCH_REGISTER({Op::reduce, "han", "mpi", "MPI_Reduce served by Open MPI's coll/han (node-aware)", kHan, &on_han<reduce>});
+COLLBENCH_REGISTER({Op::allreduce, "han", "mpi", "MPI_Allreduce served by Open MPI's coll/han (node-aware)", kHan, &on_han<allreduce>});
+COLLBENCH_REGISTER({Op::allgather, "han", "mpi", "MPI_Allgather served by Open MPI's coll/han (node-aware)", kHan, &on_han<allgather>});
 
 }  // namespace
 }  // namespace collbench

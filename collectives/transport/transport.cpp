@@ -44,6 +44,12 @@ Transport* Transport::split(std::string_view name, int color, int key) {
   return splits_.back().transport.get();
 }
 
+bool Transport::has_split(std::string_view name) const {
+  for (const CachedSplit& s : splits_)
+    if (s.name == name) return true;
+  return false;
+}
+
 void Transport::set_node_layout(const std::vector<int>& node_of_rank) {
   if (static_cast<int>(node_of_rank.size()) != size())
     throw Error(

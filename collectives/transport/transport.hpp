@@ -69,6 +69,8 @@ class Transport {
   // timed call. The sub-transport shares this transport's scope and memory space, lives as
   // long as this transport, and its errors name ranks both ways (split_name, world_rank).
   Transport* split(std::string_view name, int color, int key);
+  // Whether split(name, ...) has been made (and would not communicate).
+  bool has_split(std::string_view name) const;
   // For sub-transports: the name they were split under ("" for a root transport) and the
   // rank of one of their ranks in the root transport (identity for a root transport).
   virtual std::string_view split_name() const { return {}; }

@@ -124,7 +124,8 @@ json run_json(const RunRecord& r) {
           {"git_commit", r.versions.git_commit},
           {"slurm", slurm},
           {"config", r.config ? config_json(*r.config) : json(nullptr)},
-          {"calibration", r.calibration ? calibration_json(*r.calibration) : json(nullptr)}};
+          {"calibration", r.calibration ? calibration_json(*r.calibration) : json(nullptr)},
+          {"inter_node_link", opt(r.inter_node_link)}};
 }
 
 json result_json(const PointResult& r, const std::string& run_id, long keep_samples) {

@@ -30,6 +30,9 @@ struct RunRecord {
   std::optional<std::map<std::string, std::string>> slurm;
   const RunConfig* config = nullptr;
   std::optional<Calibration> calibration;
+  // What the launcher says of the link between nodes (COLLBENCH_INTER_NODE_LINK), e.g. that it
+  // is emulated: plots and reports carry it beside multi-node results.
+  std::optional<std::string> inter_node_link;
 };
 
 struct EndRecord {

@@ -4,7 +4,8 @@
 #   mpirun.sh [--state DIR] [--no-up] [--print] LAYOUT [MPIRUN-OPTIONS...] -- PROGRAM [ARGS...]
 #
 # LAYOUT is NxR: N nodes (n1..nN) x R ranks per node (world size N*R, block mapping: ranks
-# 0..R-1 on n1, R..2R-1 on n2, ...). mpirun itself runs on n1; orted is started on the other
+# 0..R-1 on n1, R..2R-1 on n2, ...), or R1+R2+... for uneven nodes (3+1: ranks 0-2 on n1, 3 on
+# n2). mpirun itself runs on n1; orted is started on the other
 # nodes by rsh-agent.sh. BTLs self,vader,tcp with TCP (and ORTE's OOB) restricted to
 # 10.77.0.0/24: ranks on one node talk over shared memory, ranks on different nodes over TCP
 # through the emulated switch (rate-limited if the testbed was brought up with --rate).
@@ -18,6 +19,8 @@
 #                            the whole environment is inherited anyway (no ssh), -x makes it explicit
 #   COLLBENCH_MPIRUN_ARGS    extra mpirun options (word-split), e.g. "--mca btl self,tcp"
 #   COLLBENCH_RSH_AGENT_LOG  file to which rsh-agent.sh logs every launch (debugging)
+#   COLLBENCH_INTER_NODE_LINK  what collbench records of the inter-node link (default: says it
+#                            is emulated, and the testbed's --rate)
 # PROGRAM must be an absolute path or on PATH on every node (the filesystem is shared).
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -38,9 +41,17 @@ while (($#)); do
 done
 (($#)) || die "usage: mpirun.sh [--state DIR] LAYOUT [MPIRUN-OPTIONS...] -- PROGRAM [ARGS...]"
 layout=$1; shift
-[[ $layout =~ ^([0-9]+)x([0-9]+)$ ]] || die "LAYOUT must be NxR (nodes x ranks per node), got '$layout'"
-N=$((10#${BASH_REMATCH[1]})); R=$((10#${BASH_REMATCH[2]}))
-((N >= 1 && N <= 253 && R >= 1)) || die "bad layout '$layout'"
+per_node=()  # ranks on n1, n2, ...
+if [[ $layout =~ ^([0-9]+)x([0-9]+)$ ]]; then
+  for ((i = 0; i < 10#${BASH_REMATCH[1]}; i++)); do per_node+=($((10#${BASH_REMATCH[2]}))); done
+elif [[ $layout =~ ^[0-9]+(\+[0-9]+)+$ ]]; then
+  IFS=+ read -r -a per_node <<<"$layout"
+else
+  die "LAYOUT must be NxR (nodes x ranks per node) or R1+R2+... (ranks per node), got '$layout'"
+fi
+N=${#per_node[@]} NP=0
+for r in "${per_node[@]}"; do ((10#$r >= 1)) || die "bad layout '$layout'"; NP=$((NP + 10#$r)); done
+((N >= 1 && N <= 253)) || die "bad layout '$layout'"
 extra=()
 while (($#)) && [[ $1 != -- ]]; do extra+=("$1"); shift; done
 [[ ${1:-} == -- ]] || die "missing '--' before PROGRAM"
@@ -66,14 +77,18 @@ if ! "$nodes" check "$N" --state "$STATE"; then
 fi
 
 mkdir -p "$STATE"
-hostfile="$STATE/hostfile-${N}x${R}"
+hostfile="$STATE/hostfile-${layout}"
 tmp=$(mktemp "$hostfile.XXXXXX")
-for ((i = 1; i <= N; i++)); do echo "n$i slots=$R"; done >"$tmp"
+for ((i = 1; i <= N; i++)); do echo "n$i slots=$((10#${per_node[i - 1]}))"; done >"$tmp"
 mv -f "$tmp" "$hostfile"
 
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 export OMPI_MCA_mpi_yield_when_idle=${OMPI_MCA_mpi_yield_when_idle:-1}
-xargs_=(-x OMPI_MCA_mpi_yield_when_idle)
+# Said in collbench's run record (inter_node_link), so plots of these runs say the link is emulated.
+link_rate=unlimited
+[[ -s $STATE/rate ]] && link_rate="tbf $(cat "$STATE/rate")"
+export COLLBENCH_INTER_NODE_LINK=${COLLBENCH_INTER_NODE_LINK:-"emulated: TCP over veth through a Linux bridge on one machine, rate $link_rate"}
+xargs_=(-x OMPI_MCA_mpi_yield_when_idle -x COLLBENCH_INTER_NODE_LINK)
 cbenv=${COLLBENCH_MPIRUN_ENV:-}
 for v in ${cbenv//,/ }; do
   [[ $v =~ ^[A-Za-z_][A-Za-z0-9_]*$ ]] || die "COLLBENCH_MPIRUN_ENV: bad variable name '$v'"
@@ -97,7 +112,7 @@ mca_args=()
 for k in "${!mca[@]}"; do mca_args+=(--mca "$k" "${mca[$k]}"); done
 
 cmd=(mpirun
-  --hostfile "$hostfile" -np $((N * R)) --map-by "ppr:$R:node" --bind-to none --oversubscribe
+  --hostfile "$hostfile" -np "$NP" --map-by slot --bind-to none --oversubscribe
   "${mca_args[@]}" "${xargs_[@]}" "${user_args[@]}" "${extra[@]}" "$@")
 if ((print)); then printf '%q ' "$nodes" exec n1 "${cmd[@]}"; echo; exit 0; fi
 # mpirun runs on n1 (its namespaces, hostname n1); exec keeps the PID so signals reach it.

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Node layouts end to end on the emulated cluster (slurm/testbed): collbench's node map, intra- vs
-# inter-node pingpong, and collectives verified on 2x1, 2x2 and 3x2.
+# inter-node pingpong, and collectives (node-aware ones and coll/han included) verified on 2x1, 2x2, 3x2
+# and the uneven 3+1.
 #   layout_test.sh /path/to/collbench      exit 0 pass, 1 fail, 77 skip (not root / no netns)
 set -uo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -41,10 +42,12 @@ for attempt in 1 2 3; do
   run 2x2 "$ratio_json" --op pingpong --algo latency -b 8 -e 8 -n 200
 done
 
-for layout in 2x1 2x2 3x2; do
+# Every algorithm, the node-aware ones and Open MPI's coll/han included, on even layouts and an
+# uneven one (3 ranks on n1, 1 on n2).
+for layout in 2x1 2x2 3x2 3+1; do
   step "$layout allreduce,broadcast,allgather, every algorithm, 8 B .. 64 KiB"
   run "$layout" "$work/coll-$layout.jsonl" --op allreduce,broadcast,allgather --algo all -b 8 -e 64K -n 3 -w 1
-  "$PY" "$CHECK" collectives "$work/coll-$layout.jsonl" "${layout%x*}" "${layout#*x}" || fail "collectives on $layout"
+  "$PY" "$CHECK" collectives "$work/coll-$layout.jsonl" "$layout" || fail "collectives on $layout"
 done
 
 timeout 30 "$TESTBED/nodes.sh" down --state "$STATE" >/dev/null || fail "nodes.sh down"
