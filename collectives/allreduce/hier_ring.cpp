@@ -4,8 +4,9 @@
 // each carrying 1/k of the data (k ranks per node); (3) allgather inside each node. Across
 // nodes each rank sends 2(m-1)/m of its slice (m nodes): 2(m-1)/(mk) of the data, against
 // 2(n-1)/n for the flat ring, whose every step may cross a node boundary.
-// Node phases: the zero-copy "shm" allgather when the node has peer memory and the slices are
-// equal (count divisible by k), else the p2p ring; the reduce-scatter is the p2p ring.
+// Node phases: the zero-copy "shm" reduce-scatter and allgather when the node has peer memory
+// and the slices are equal (count divisible by k), else the p2p rings. On one node (rails of
+// one rank) that is a zero-copy ring-volume allreduce.
 // Needs the same number of ranks on every node (the slices must line up across nodes):
 // uneven layouts are refused; hier_leader runs on any layout.
 #include "collectives/patterns/ring.hpp"
@@ -31,9 +32,17 @@ void run(Transport& t, const CollArgs& a) {
                                             : schedules::ring::ChunkMap{k, a.count, false};
   const patterns::Range own = map(patterns::rs_owned_chunk(local, k));
   void* mine = elem_ptr(a.recv, own.offset, a.dtype);
-  if (k == 1) node.memory().copy(a.recv, a.send, a.bytes(a.count));  // a no-op in place
-  // Partials in recv, which the allgather overwrites: no scratch beyond the receive segments.
-  schedules::ring::reduce_scatter(node, a, map, a.send, mine, a.recv);
+  CollArgs rs = a;  // block `local` of the node's sum into its place in recv
+  rs.recv = mine;
+  rs.count = own.count;
+  if (k == 1) {
+    node.memory().copy(a.recv, a.send, a.bytes(a.count));  // a no-op in place
+  } else if (blocks && schedules::hier::zero_copy(node, Op::reduce_scatter, rs)) {
+    schedules::hier::run_as(node, Op::reduce_scatter, "shm", rs);
+  } else {
+    // Partials in recv, which the allgather overwrites: no scratch beyond the receive segments.
+    schedules::ring::reduce_scatter(node, a, map, a.send, mine, a.recv);
+  }
   CollArgs slice = a;  // across nodes, in place
   slice.send = slice.recv = mine;
   slice.count = own.count;

@@ -10,8 +10,8 @@ Groups split(Transport& t) {
   const patterns::NodeLayout& l = t.node_layout();
   const int r = t.rank();
   const auto node = l.node_split(r), rail = l.rail_split(r), lead = l.leader_split(r);
-  Groups g{&l, t.split("hier/node", node.color, node.key), t.split("hier/rail", rail.color, rail.key),
-           t.split("hier/leaders", lead.color, lead.key)};
+  Groups g{&l, l.nodes() == 1 ? &t : t.split("hier/node", node.color, node.key),
+           t.split("hier/rail", rail.color, rail.key), t.split("hier/leaders", lead.color, lead.key)};
   return g;
 }
 
@@ -25,13 +25,14 @@ void run_as(Transport& sub, Op op, std::string_view algo, const CollArgs& a) {
   e->run(sub, a);
 }
 
-std::string_view run_in_node(Transport& node, Op op, std::string_view p2p, const CollArgs& a) {
-  constexpr std::string_view shm = "shm";
+bool zero_copy(Transport& node, Op op, const CollArgs& a) {
   const PeerMemory* pm = node.size() > 1 ? node.peer_memory() : nullptr;
-  const AlgoEntry* e = Registry::get().find(op, shm, "any");
-  const bool zero_copy =
-      pm && pm->kind() == node.memory().kind() && e && (!e->supports || !e->supports(node.size(), a));
-  const std::string_view algo = zero_copy ? shm : p2p;
+  const AlgoEntry* e = Registry::get().find(op, "shm", "any");
+  return pm && pm->kind() == node.memory().kind() && e && (!e->supports || !e->supports(node.size(), a));
+}
+
+std::string_view run_in_node(Transport& node, Op op, std::string_view p2p, const CollArgs& a) {
+  const std::string_view algo = zero_copy(node, op, a) ? "shm" : p2p;
   run_as(node, op, algo, a);
   return algo;
 }

@@ -16,7 +16,8 @@ namespace collbench::schedules::hier {
 
 struct Groups {
   const patterns::NodeLayout* layout;
-  Transport* node;     // the ranks of this rank's node (never null)
+  Transport* node;     // the ranks of this rank's node (never null; the transport itself on one node, so
+                       // the node phases share its peer memory with the flat zero-copy algorithms)
   Transport* rail;     // the ranks with this rank's local index on every node that has one (never null)
   Transport* leaders;  // one rank per node (the lowest), in node order; null unless this rank leads its node
 };
@@ -29,8 +30,12 @@ Groups split(Transport& t);
 // run on any group.
 void run_as(Transport& sub, Op op, std::string_view algo, const CollArgs& a);
 
-// One node's phase: the zero-copy "shm" algorithm of `op` where the node has peer memory of the
-// buffers' kind (collective on `node` the first time), else `p2p`. Returns the algorithm run.
+// Whether `op` can run zero-copy on `node`: a "shm" algorithm of it accepts the case and the
+// node has peer memory of the buffers' kind (collective on `node` the first time).
+bool zero_copy(Transport& node, Op op, const CollArgs& a);
+
+// One node's phase: the zero-copy "shm" algorithm of `op` where zero_copy(), else `p2p`.
+// Returns the algorithm run.
 std::string_view run_in_node(Transport& node, Op op, std::string_view p2p, const CollArgs& a);
 
 }  // namespace collbench::schedules::hier
