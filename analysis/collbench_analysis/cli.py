@@ -174,7 +174,7 @@ def collcompare_main(argv: Sequence[str] | None = None) -> int:
         print("collcompare: no point changed significantly beyond the threshold")
     if args.outdir is not None:
         args.outdir.mkdir(parents=True, exist_ok=True)
-        figs = cmp.plot_changes(res, args.outdir)
+        figs = cmp.plot_changes(res, args.outdir, {**before.runs, **after.runs})
         md = cmp.write_markdown(args.outdir / "compare.md", res, args.before, args.after, figs)
         page = cmp.write_html(args.outdir / "compare.html", res, args.before, args.after, figs)
         print(f"collcompare: wrote {md}, {page} and {len(figs)} figure(s)")

@@ -27,12 +27,12 @@ import statistics
 from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
 from scipy import stats
 
-from .load import MATCH_FIELDS, Point, format_bytes, group_by, match_key
+from .load import MATCH_FIELDS, Point, Run, format_bytes, group_by, match_key
 from .tables import Table, fmt_num
 
 MIN_SAMPLES = 5  # fewer samples in a run: the percentile's uncertainty cannot be estimated
@@ -560,12 +560,16 @@ def write_html(path: Path, cmp: Comparison, before: str, after: str, figures: Se
     return path
 
 
-def plot_changes(cmp: Comparison, outdir: Path) -> list[str]:
-    """One figure per op: change (%) vs size per series, with its 95 % CI band."""
+def plot_changes(cmp: Comparison, outdir: Path, runs: Mapping[str, Run] | None = None) -> list[str]:
+    """One figure per op: change (%) vs size per series, with its 95 % CI band.
+
+    ``runs`` (both sides' run records) lets a figure with multi-node points carry the runs'
+    declared inter-node link as a footnote, as collplot's figures do.
+    """
     from matplotlib import rc_context
     from matplotlib.ticker import FuncFormatter
 
-    from .plots import STYLE, _legend, _new_figure, _save, apply_size_axis
+    from .plots import STYLE, _legend, _new_figure, _save, add_footnote, apply_size_axis, figure_note
 
     judged = [d for d in cmp.diffs if d.change is not None and d.point.bytes > 0 and d.verdict is not Verdict.CONTROL]
     names: list[str] = []
@@ -598,6 +602,8 @@ def plot_changes(cmp: Comparison, outdir: Path) -> list[str]:
             ax.set_ylabel(f"{kind}change of the p{cmp.quantile:g} time (> 0: slower)")
             ax.set_title(f"{op}: after vs before, 95% CI bands (X regressed, + improved)")
             _legend(ax, len(lines) + 2, title="algorithm, layout")
+            sides = (p for d in grp for p in (d.before, d.after) if p is not None)
+            add_footnote(fig, figure_note(sides, runs or {}))
             names.append(_save(fig, outdir, f"compare_{op}.png"))
     return names
 

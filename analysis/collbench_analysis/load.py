@@ -190,6 +190,7 @@ class Run:
     versions: dict[str, Any] = field(default_factory=dict)
     git_commit: str | None = None
     slurm: dict[str, Any] | None = None
+    inter_node_link: str | None = None  # what the launcher declared (e.g. an emulated link); None: unset or older record
     end_time: str | None = None
     exit_status: int | None = None
     end_points: int | None = None
@@ -267,12 +268,14 @@ def _parse_result(rec: Mapping[str, Any], where: str) -> Point:
 
 _RUN_FIELDS = ("run_id", "start_time", "world_size", "nodes", "ranks_per_node", "backend", "device", "git_commit",
                "slurm")
+_OPTIONAL_RUN_FIELDS = ("inter_node_link",)  # absent in records written before the field existed
 
 
 def _parse_run(rec: Mapping[str, Any], where: str) -> Run:
     _validate(rec, where)
     return Run(
         **{k: rec[k] for k in _RUN_FIELDS},
+        **{k: rec.get(k) for k in _OPTIONAL_RUN_FIELDS},
         source=where,
         argv=list(rec["argv"]),
         hosts=list(rec["hosts"]),
@@ -365,6 +368,43 @@ def load(paths: Sequence[str | Path], warn: WarnFn = warn_stderr) -> Dataset:
         names = ", ".join(str(f) for f in files)
         raise LoadError(f"no result records in {names}")
     return ds
+
+
+# --------------------------------------------------------------------------- inter-node link
+
+NO_LINK = "not declared"
+
+
+def inter_node_links(points: Iterable[Point], runs: Mapping[str, Run]) -> list[str | None]:
+    """The distinct ``inter_node_link`` values behind the multi-node points (declared ones sorted, None last).
+
+    Only points with nodes > 1 count: a single-node point crossed no link between nodes, so a
+    caveat about that link (e.g. "emulated") would be misleading beside it. A point whose run
+    record is missing, or predates the field, or whose launcher did not set it, gives None.
+    """
+    found: set[str | None] = set()
+    for p in points:
+        if p.nodes > 1:
+            run = runs.get(p.run_id) if p.run_id is not None else None
+            found.add(run.inter_node_link if run is not None else None)
+    return sorted((v for v in found if v is not None)) + ([None] if None in found else [])
+
+
+def describe_links(links: Sequence[str | None]) -> str:
+    """The link text for a set of runs: one value, or every distinct one when runs disagree."""
+    shown = [v if v else NO_LINK for v in links]
+    if not shown:
+        return NO_LINK
+    return shown[0] if len(shown) == 1 else " | ".join(shown) + " (runs differ)"
+
+
+def link_note(links: Sequence[str | None]) -> str:
+    """The note figures and tables carry: ``inter-node link: …``; empty when no run declared a link.
+
+    Results without any declaration (real clusters, records older than the field) get no note,
+    so only a launcher that says something (the emulated testbed) adds one.
+    """
+    return f"inter-node link: {describe_links(links)}" if any(links) else ""
 
 
 # --------------------------------------------------------------------------- grouping

@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import math
 import statistics
+import textwrap
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
 import matplotlib
 
@@ -22,8 +23,8 @@ from matplotlib.figure import Figure  # noqa: E402
 from matplotlib.ticker import FixedLocator, FuncFormatter, NullFormatter  # noqa: E402
 
 from .load import (  # noqa: E402
-    Dataset, Point, dedupe, format_bytes, group_by, layout_sort_key, variant_label,
-    variant_of, variant_slug, varying_fields,
+    Dataset, Point, Run, dedupe, format_bytes, group_by, inter_node_links, layout_sort_key, link_note,
+    variant_label, variant_of, variant_slug, varying_fields,
 )
 
 SMALL_MSG_LIMIT = 64 * 1024
@@ -58,6 +59,12 @@ class FigureInfo:
     section: str
     filename: str
     caption: str
+    note: str = ""  # the figure's footnote (the inter-node link), also shown under it in the report
+
+    @property
+    def text(self) -> str:
+        """Caption plus note: what the report prints under the figure."""
+        return f"{self.caption} {self.note.rstrip('.')}." if self.note else self.caption
 
 
 @dataclass(frozen=True)
@@ -186,6 +193,25 @@ def _new_figure(width: float = 9.0, height: float = 5.2, ncols: int = 1) -> tupl
     return fig, list(axes)
 
 
+def figure_note(points: Iterable[Point], runs: Mapping[str, Run]) -> str:
+    """The footnote of a figure drawn from ``points``: the declared inter-node link of its multi-node runs."""
+    return link_note(inter_node_links(points, runs))
+
+
+def add_footnote(fig: Figure, note: str) -> None:
+    """Write ``note`` small, left-aligned, at the bottom of the figure (empty: nothing).
+
+    A figure-level label rather than axes text, so constrained layout makes room for it and
+    it never covers data; wrapped to the figure's width, because a launcher's link text is
+    free-form and may be long.
+    """
+    if not note:
+        return
+    width = max(40, int(fig.get_figwidth() * 15))  # ≈ characters per inch at 8 pt
+    fig.supxlabel(textwrap.fill(note, width), x=0.005, ha="left", fontsize=8, color="#555555",
+                  fontstyle="italic", fontweight="normal")
+
+
 def _save(fig: Figure, outdir: Path, name: str) -> str:
     fig.savefig(outdir / name, dpi=DPI)
     return name
@@ -214,7 +240,7 @@ def collective_groups(points: Iterable[Point]) -> dict[FigKey, list[Series]]:
 
 # --------------------------------------------------------------------------- collective figures
 
-def plot_busbw(key: FigKey, series: list[Series], style: Style, outdir: Path) -> FigureInfo:
+def plot_busbw(key: FigKey, series: list[Series], style: Style, outdir: Path, note: str = "") -> FigureInfo:
     fig, (ax,) = _new_figure()
     band = "p5–p95"
     for s in series:
@@ -229,9 +255,10 @@ def plot_busbw(key: FigKey, series: list[Series], style: Style, outdir: Path) ->
     ax.set_ylabel("Bus bandwidth (GB/s, at p50 time)")
     ax.set_title(f"{key.op} bus bandwidth\n{key.subtitle}")
     _legend(ax, len(series), title=f"algorithm (band: {band})")
+    add_footnote(fig, note)
     name = _save(fig, outdir, f"busbw_{key.slug}.png")
     return FigureInfo("Bus bandwidth vs message size", name,
-                      f"{key.op}, {key.subtitle}: busbw at p50, shaded {band}.")
+                      f"{key.op}, {key.subtitle}: busbw at p50, shaded {band}.", note)
 
 
 def _small_sizes(series: list[Series]) -> list[int]:
@@ -240,7 +267,7 @@ def _small_sizes(series: list[Series]) -> list[int]:
     return small if len(small) >= 2 else sizes
 
 
-def plot_latency(key: FigKey, series: list[Series], style: Style, outdir: Path) -> FigureInfo | None:
+def plot_latency(key: FigKey, series: list[Series], style: Style, outdir: Path, note: str = "") -> FigureInfo | None:
     small = set(_small_sizes(series))
     fig, (ax,) = _new_figure()
     ys: list[float] = []
@@ -263,11 +290,12 @@ def plot_latency(key: FigKey, series: list[Series], style: Style, outdir: Path) 
     limit = format_bytes(max(small))
     ax.set_title(f"{key.op} small-message latency (≤ {limit})\n{key.subtitle}")
     _legend(ax, n, title="algorithm (band: p5–p95)")
+    add_footnote(fig, note)
     name = _save(fig, outdir, f"latency_{key.slug}.png")
-    return FigureInfo("Small-message latency", name, f"{key.op}, {key.subtitle}: p50 time up to {limit}.")
+    return FigureInfo("Small-message latency", name, f"{key.op}, {key.subtitle}: p50 time up to {limit}.", note)
 
 
-def plot_ratio(key: FigKey, series: list[Series], style: Style, outdir: Path) -> FigureInfo | None:
+def plot_ratio(key: FigKey, series: list[Series], style: Style, outdir: Path, note: str = "") -> FigureInfo | None:
     libs = {s.backend: s for s in series if s.algo == "library"}
     customs = [s for s in series if s.algo != "library"]
     if not libs or not customs:
@@ -295,9 +323,10 @@ def plot_ratio(key: FigKey, series: list[Series], style: Style, outdir: Path) ->
     ax.set_ylabel("busbw ÷ library busbw  (> 1: custom faster)")
     ax.set_title(f"{key.op}: custom algorithms vs library\n{key.subtitle}")
     _legend(ax, n, title="algorithm")
+    add_footnote(fig, note)
     name = _save(fig, outdir, f"ratio_{key.slug}.png")
     return FigureInfo("Custom vs library", name,
-                      f"{key.op}, {key.subtitle}: each custom algorithm's busbw over the library's (1 = parity).")
+                      f"{key.op}, {key.subtitle}: each custom algorithm's busbw over the library's (1 = parity).", note)
 
 
 # --------------------------------------------------------------------------- p2p figures
@@ -347,7 +376,7 @@ def _link_curve(pts: list[Point], value: Callable[[Point], float],
     return xs, mid, lo, hi, len(pairs)
 
 
-def plot_p2p(key: P2PKey, pts: list[Point], outdir: Path) -> FigureInfo:
+def plot_p2p(key: P2PKey, pts: list[Point], outdir: Path, note: str = "") -> FigureInfo:
     fig, (ax_lat, ax_bw) = _new_figure(width=13.0, height=5.0, ncols=2)
     links = sorted({p.link or "unknown" for p in pts}, key=lambda l: (l != "intra", l))
     lat_y: list[float] = []
@@ -393,10 +422,11 @@ def plot_p2p(key: P2PKey, pts: list[Point], outdir: Path) -> FigureInfo:
     ax_bw.set_ylabel("Bandwidth (GB/s)")
     ax_bw.set_title("Bandwidth (windowed, OSU style)")
     fig.suptitle(f"Point-to-point within vs across nodes — {key.subtitle}", fontweight="bold", fontsize=12.5)
+    add_footnote(fig, note)
     name = _save(fig, outdir, f"p2p_{key.slug}.png")
     return FigureInfo("Within vs across nodes", name,
                       f"pingpong, {key.subtitle}: intra-node vs inter-node latency and bandwidth "
-                      "(median over pairs, band = spread across pairs).")
+                      "(median over pairs, band = spread across pairs).", note)
 
 
 def _pair_matrix(pts: list[Point], n: int, value: Callable[[Point], float]) -> list[list[float]]:
@@ -453,7 +483,8 @@ def _draw_matrix(fig: Figure, ax: Axes, m: list[list[float]], title: str, unit: 
             lambda v, _: f"{v:g}" if round(v / 10 ** math.floor(math.log10(v)), 6) in (2.0, 5.0) else ""))
 
 
-def plot_pair_heatmap(key: P2PKey, pts: list[Point], node_of_rank: list[int], outdir: Path) -> FigureInfo | None:
+def plot_pair_heatmap(key: P2PKey, pts: list[Point], node_of_rank: list[int], outdir: Path,
+                      note: str = "") -> FigureInfo | None:
     lat = [p for p in pts if p.algo == "latency"]
     bw = [p for p in pts if p.algo == "bw"] or [p for p in pts if p.algo == "bibw"]
     if not lat and not bw:
@@ -479,9 +510,10 @@ def plot_pair_heatmap(key: P2PKey, pts: list[Point], node_of_rank: list[int], ou
         _draw_matrix(fig, axes[k], _pair_matrix(sel, n, lambda p: p.bw), f"{mode} bandwidth at {format_bytes(size)}",
                      "bandwidth (GB/s)", "viridis_r", False, boundaries)
     fig.suptitle(f"Pair matrix — {key.subtitle} (lines: node boundaries)", fontweight="bold", fontsize=12.5)
+    add_footnote(fig, note)
     name = _save(fig, outdir, f"p2p_heatmap_{key.slug}.png")
     return FigureInfo("Within vs across nodes", name,
-                      f"pingpong, {key.subtitle}: every measured pair (matrix mirrored for src > dst).")
+                      f"pingpong, {key.subtitle}: every measured pair (matrix mirrored for src > dst).", note)
 
 
 # --------------------------------------------------------------------------- scaling
@@ -497,7 +529,7 @@ def default_scaling_sizes(common: Sequence[int]) -> list[int]:
 
 
 def plot_scaling(op: str, algo: str, backend: str, variant: tuple[tuple[str, Any], ...],
-                 pts: list[Point], sizes: Sequence[int] | None, outdir: Path) -> FigureInfo | None:
+                 pts: list[Point], sizes: Sequence[int] | None, outdir: Path, note: str = "") -> FigureInfo | None:
     layouts = sorted({p.layout for p in pts}, key=layout_sort_key)
     if len(layouts) < 2:
         return None
@@ -532,10 +564,11 @@ def plot_scaling(op: str, algo: str, backend: str, variant: tuple[tuple[str, Any
     who = algo if algo != "library" else f"library ({backend})"
     ax.set_title(f"{op} / {who}: scaling with layout" + (f"\n{v}" if v else ""))
     ax.legend(title="message size", loc="best")
+    add_footnote(fig, note)
     slug_v = variant_slug(variant)
     name = _save(fig, outdir, f"scaling_{op}_{algo}_{backend}" + (f"_{slug_v}" if slug_v else "") + ".png")
     return FigureInfo("Scaling", name, f"{op} / {who}: busbw at {', '.join(format_bytes(s) for s in sorted(chosen))} "
-                      "vs layout (error bars: p5–p95).")
+                      "vs layout (error bars: p5–p95).", note)
 
 
 def scaling_groups(points: Iterable[Point]) -> dict[tuple[str, str, str, tuple[tuple[str, Any], ...]], list[Point]]:
@@ -557,21 +590,23 @@ def make_all(ds: Dataset, outdir: Path, sizes: Sequence[int] | None = None) -> l
     figs: list[FigureInfo] = []
     with rc_context(STYLE):
         groups = collective_groups(ds.points)
+        notes = {key: figure_note((p for s in series for p in s.points), ds.runs) for key, series in groups.items()}
         for key, series in groups.items():
-            figs.append(plot_busbw(key, series, style, outdir))
+            figs.append(plot_busbw(key, series, style, outdir, notes[key]))
         for key, series in groups.items():
-            info = plot_latency(key, series, style, outdir)
+            info = plot_latency(key, series, style, outdir, notes[key])
             figs += [info] if info else []
         for key, series in groups.items():
-            info = plot_ratio(key, series, style, outdir)
+            info = plot_ratio(key, series, style, outdir, notes[key])
             figs += [info] if info else []
         for key, pts in p2p_groups(ds.points).items():
-            figs.append(plot_p2p(key, pts, outdir))
+            note = figure_note(pts, ds.runs)
+            figs.append(plot_p2p(key, pts, outdir, note))
             if len({(p.src, p.dst) for p in pts}) >= 3:
                 run = next((ds.runs[p.run_id] for p in pts if p.run_id in ds.runs), None)
-                info = plot_pair_heatmap(key, pts, run.node_of_rank if run else [], outdir)
+                info = plot_pair_heatmap(key, pts, run.node_of_rank if run else [], outdir, note)
                 figs += [info] if info else []
         for (op, algo, backend, variant), pts in scaling_groups(ds.points).items():
-            info = plot_scaling(op, algo, backend, variant, pts, sizes, outdir)
+            info = plot_scaling(op, algo, backend, variant, pts, sizes, outdir, figure_note(pts, ds.runs))
             figs += [info] if info else []
     return figs

@@ -8,14 +8,14 @@ from __future__ import annotations
 import base64
 import html
 import statistics
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Sequence
 
 from .load import (
-    Dataset, Point, dedupe, format_bytes, group_by, layout_sort_key, variant_label, variant_of,
-    varying_fields,
+    LIBRARY_ALGO, Dataset, Point, dedupe, describe_links, format_bytes, group_by, inter_node_links,
+    layout_sort_key, link_note, variant_label, variant_of, varying_fields,
 )
 from .model import Crossover, ModelRow, fit_models, measured_crossovers, predicted_crossovers
 from .plots import FigureInfo
@@ -58,6 +58,114 @@ def best_algorithm_table(ds: Dataset) -> Table:
             vs_lib = f"{best.bw / lib.bw:.2f}×" if lib and lib.bw > 0 else "—"
             t.rows.append([op, layout, var or "—", format_bytes(size), _series(best), fmt_num(best.time.p50),  # type: ignore[union-attr]
                            fmt_num(best.bw), _series(second) if second else "—", margin, vs_lib])
+    return t
+
+
+# Node-aware vs flat. Names, not registry metadata, decide (results carry only the name):
+HIER_PREFIX = "hier"  # the node-aware schedules: allreduce hier_ring / hier_leader, broadcast hier, allgather hier
+HAN_ALGO = "han"  # Open MPI's own hierarchical component (coll/han) on a communicator of its own
+# Not flat candidates: the libraries (their own choice, compared in columns of their own); auto (runs what a
+# tuning file names, possibly a hier one); shm (zero-copy within one node only, never a whole multi-node
+# collective). Every other custom algorithm (ring, rabenseifner, tree, ...) is flat: node-blind.
+NOT_FLAT = frozenset({LIBRARY_ALGO, HAN_ALGO, "auto", "shm"})
+
+
+def is_node_aware(algo: str) -> bool:
+    return algo.startswith(HIER_PREFIX)
+
+
+def is_flat(algo: str) -> bool:
+    """A node-blind custom algorithm: what the node-aware ones have to beat."""
+    return not is_node_aware(algo) and algo not in NOT_FLAT
+
+
+@dataclass(frozen=True)
+class NodeAwareRow:
+    """One (op, layout, variant, backend, size) of a multi-node layout with node-aware results: p50 times, µs."""
+
+    op: str
+    layout: str
+    variant: str
+    backend: str
+    bytes: int
+    hier: tuple[tuple[str, float], ...]  # every node-aware algorithm, fastest first
+    flat: tuple[str, float] | None  # the fastest flat algorithm
+    library: float | None
+    han: float | None
+    points: tuple[Point, ...] = field(default=(), compare=False, repr=False)  # the points compared (link note)
+
+    @property
+    def best_hier(self) -> float:
+        return self.hier[0][1]
+
+    def ratio(self, p50: float | None) -> float | None:
+        """``p50`` ÷ the best node-aware p50: > 1 means the node-aware algorithm is faster."""
+        if p50 is None or self.best_hier <= 0:
+            return None
+        return p50 / self.best_hier
+
+    @property
+    def flat_ratio(self) -> float | None:
+        return self.ratio(self.flat[1] if self.flat else None)
+
+    @property
+    def library_ratio(self) -> float | None:
+        return self.ratio(self.library)
+
+    @property
+    def han_ratio(self) -> float | None:
+        return self.ratio(self.han)
+
+
+def node_aware_rows(ds: Dataset) -> list[NodeAwareRow]:
+    """Per multi-node (op, layout, variant, backend, size) where a node-aware algorithm was measured.
+
+    Points are compared within one backend only (a library's NCCL time says nothing about MPI
+    schedules); as in the other tables, the last-loaded point of an identity stands for it.
+    """
+    rows: list[NodeAwareRow] = []
+    for (op, layout, var), grp in _coll_groups(ds).items():
+        if grp[0].nodes <= 1:
+            continue
+        for (backend, size), cands in sorted(group_by(grp, lambda p: (p.backend, p.bytes)).items()):
+            p50 = {p.algo: p.time.p50 for p in cands}  # type: ignore[union-attr]
+            hier = sorted(((a, t) for a, t in p50.items() if is_node_aware(a)), key=lambda at: (at[1], at[0]))
+            if not hier:
+                continue
+            flats = sorted(((a, t) for a, t in p50.items() if is_flat(a)), key=lambda at: (at[1], at[0]))
+            rows.append(NodeAwareRow(op, layout, var, backend, size, tuple(hier), flats[0] if flats else None,
+                                     p50.get(LIBRARY_ALGO), p50.get(HAN_ALGO), tuple(cands)))
+    return rows
+
+
+def _times(r: float | None) -> str:
+    return "—" if r is None else f"{r:.2f}×"
+
+
+def node_aware_table(ds: Dataset) -> Table:
+    """Issue 19's question, one row per multi-node size: do the hier algorithms beat what a user has anyway?
+
+    Empty (and left out of the report) without node-aware results on a multi-node layout. Columns
+    nobody measured (han, a second backend, a variant) are dropped to keep the table narrow.
+    """
+    rows = node_aware_rows(ds)
+    note = ("p50 times. node-aware: the hier* algorithms, fastest first; best flat: the fastest node-blind custom "
+            "algorithm (not library, han, auto or the single-node shm); library: the backend's own call (MPI: "
+            "Open MPI's default choice); han: Open MPI's hierarchical coll/han. Ratios are p50 ÷ the best "
+            "node-aware p50: > 1 means node-aware is faster.")
+    links = link_note(inter_node_links((p for r in rows for p in r.points), ds.runs))
+    t = Table("Node-aware vs flat",
+              ["op", "layout", "variant", "backend", "size", "node-aware p50 (µs)", "best flat", "flat p50 (µs)",
+               "library p50 (µs)", "han p50 (µs)", "flat ÷ hier", "library ÷ hier", "han ÷ hier"],
+              align="llllrllrrrrrr", note=note + (f" {links.rstrip('.')}." if links else ""))
+    one_backend = len({r.backend for r in rows}) <= 1
+    for r in rows:
+        t.rows.append([r.op, r.layout, r.variant or "—", "—" if one_backend else r.backend, format_bytes(r.bytes),
+                       ", ".join(f"{a} {fmt_num(v)}" for a, v in r.hier), r.flat[0] if r.flat else "—",
+                       fmt_num(r.flat[1]) if r.flat else "—", fmt_num(r.library), fmt_num(r.han),
+                       _times(r.flat_ratio), _times(r.library_ratio), _times(r.han_ratio)])
+    for header in ("variant", "backend", "han p50 (µs)", "han ÷ hier"):
+        t.drop_blank_column(header)
     return t
 
 
@@ -163,8 +271,9 @@ def problems_table(ds: Dataset) -> Table:
 
 
 def runs_table(ds: Dataset) -> Table:
+    """Every run's metadata; the inter-node link only for multi-node runs (a single node crosses none)."""
     t = Table("Runs", ["run_id", "source", "start", "end / exit", "layout", "backend", "hosts", "versions",
-                       "git", "slurm job", "argv"], align="lllllllllll")
+                       "git", "slurm job", "inter-node link", "argv"], align="llllllllllll")
     for run in sorted(ds.runs.values(), key=lambda r: (r.start_time or "", r.run_id)):
         versions = ", ".join(f"{k} {v}" for k, v in run.versions.items() if v) or "—"
         if run.end_time is not None:
@@ -180,8 +289,9 @@ def runs_table(ds: Dataset) -> Table:
         t.rows.append([run.run_id, run.source.rsplit(":", 1)[0], run.start_time or "—", end,
                        f"{run.layout} ({run.world_size} ranks)", f"{run.backend}/{run.device}",
                        ", ".join(run.hosts) or "—", versions, run.git_commit or "—", slurm,
+                       run.inter_node_link if run.inter_node_link and (run.nodes or 0) > 1 else "—",
                        " ".join(run.argv) or "—"])
-    return t
+    return t.drop_blank_column("inter-node link")
 
 
 @dataclass
@@ -201,9 +311,11 @@ class Tables:
 
 def build_tables(ds: Dataset) -> Tables:
     rows = fit_models(ds.points)
+    node_aware = node_aware_table(ds)  # only when some multi-node layout has node-aware results
     return Tables(
         summary=[t.drop_blank_column("variant") for t in
-                 (best_algorithm_table(ds), peak_busbw_table(ds), small_latency_table(ds), pingpong_table(ds))],
+                 (best_algorithm_table(ds), *([node_aware] if node_aware.rows else []), peak_busbw_table(ds),
+                  small_latency_table(ds), pingpong_table(ds))],
         model=model_table(rows).drop_blank_column("variant"),
         crossovers=crossover_table(measured_crossovers(ds.points), predicted_crossovers(rows)).drop_blank_column("variant"),
         problems=problems_table(ds),
@@ -241,6 +353,19 @@ def _png_data_uri(path: Path) -> str:
     return "data:image/png;base64," + base64.b64encode(path.read_bytes()).decode("ascii")
 
 
+def link_lines(ds: Dataset) -> list[str]:
+    """One line per multi-node layout with its runs' declared inter-node link(s).
+
+    None when no multi-node run declared a link, as the figures then carry no note either.
+    """
+    per_layout = {layout: inter_node_links(pts, ds.runs)
+                  for layout, pts in group_by((p for p in ds.points if p.nodes > 1), lambda p: p.layout).items()}
+    if not any(any(links) for links in per_layout.values()):
+        return []
+    return [f"inter-node link, {layout}: {describe_links(links)}"
+            for layout, links in sorted(per_layout.items(), key=lambda kv: layout_sort_key(kv[0]))]
+
+
 def _overview(ds: Dataset) -> list[str]:
     ops = sorted({p.op for p in ds.points})
     layouts = sorted({p.layout for p in ds.points}, key=layout_sort_key)
@@ -248,6 +373,7 @@ def _overview(ds: Dataset) -> list[str]:
         f"{len(ds.files)} input file(s), {len(ds.runs)} run(s), {len(ds.points)} points "
         f"({len(ds.measured)} measured, {len(ds.skipped)} skipped)",
         f"ops: {', '.join(ops)}; layouts: {', '.join(layouts)}",
+        *link_lines(ds),
         "generated " + datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC") + " by collplot",
     ]
 
@@ -275,7 +401,7 @@ def write_html(path: Path, title: str, ds: Dataset, tables: Tables, figures: Seq
         for f in (f for f in figures if f.section == s):
             src = _png_data_uri(path.parent / f.filename)
             parts.append(f"<figure><a href='{html.escape(f.filename)}'><img src='{src}' alt='{html.escape(f.filename)}'>"
-                         f"</a><figcaption>{html.escape(f.caption)} "
+                         f"</a><figcaption>{html.escape(f.text)} "
                          f"<a href='{html.escape(f.filename)}'>{html.escape(f.filename)}</a></figcaption></figure>")
     parts.append("<h2 id='runs'>Runs</h2>" + _html_table(tables.runs) + "</body></html>")
     path.write_text("\n".join(parts), encoding="utf-8")
@@ -294,7 +420,7 @@ def write_markdown(path: Path, title: str, ds: Dataset, tables: Tables, figures:
     for s in dict.fromkeys(f.section for f in figures):
         lines += [f"## {s}", ""]
         for f in (f for f in figures if f.section == s):
-            lines += [f"![{f.caption}]({f.filename})", "", f"*{f.caption}*", ""]
+            lines += [f"![{f.caption}]({f.filename})", "", f"*{f.text}*", ""]
     lines += ["## Runs", "", tables.runs.markdown()]
     path.write_text("\n".join(lines), encoding="utf-8")
     return path

@@ -33,8 +33,9 @@ AUTO_ALGO = "auto"  # a result of the selector itself: never a candidate (it wou
 
 # Tie-break among algorithms as fast as the best, simplest first (after the library): fewer
 # steps and less code are less likely to be slow at the sizes between the measured ones.
-SIMPLICITY_ORDER: tuple[str, ...] = ("naive", "ring", "tree", "butterfly", "recursive_doubling", "pairwise",
-                                     "rabenseifner", "shm", "hier_leader", "hier_ring")
+# "han" is the library's own collective on a coll/han communicator: next to the library.
+SIMPLICITY_ORDER: tuple[str, ...] = ("han", "naive", "ring", "tree", "butterfly", "recursive_doubling", "pairwise",
+                                     "rabenseifner", "shm", "hier", "hier_leader", "hier_ring")
 
 # Fields that identify a measurement but not a tuning entry. When an entry's results hold several
 # values of one, the entry is tuned on the preferred value's results (else on its most common value;
