@@ -25,7 +25,14 @@
 # record), runs no further layout and prints the command that resumes. Submitting the same
 # command again resumes: layouts already ok are skipped, collbench --resume skips the points
 # already in results.jsonl. Exit: 0 all ok, 1 a step failed or the sweep stopped at the
-# warning, 2 usage/setup error, 128+N ended by signal N (scancel, the limit itself).
+# warning, 2 usage/setup error, 128+N ended by signal N (scancel, the limit itself). A failed
+# analysis or tuning step is a warning: it does not change the exit status.
+#
+# Tuning: with --tune, after the plots analysis/colltune turns results.jsonl into
+# <jobdir>/tuning.yaml (per op, layout and size range, the algorithm to run) and the job prints
+# the command that uses it (collbench --algo auto --tuning <jobdir>/tuning.yaml); not when a
+# signal stopped the sweep. slurm/sweeps/tuning.yaml is a sweep made for it:
+#   sbatch slurm/sweep.sh --tune slurm/sweeps/tuning.yaml
 #
 # Options:
 #   --out DIR          job folder (default $COLLBENCH_OUT, else $COLLBENCH_RESULTS/<jobid>);
@@ -33,6 +40,7 @@
 #   --layouts LIST     run only these layouts (e.g. 2x2,3x1) instead of the YAML's
 #   --launcher L       srun (default, PMIx) or mpirun (sites without PMIx)
 #   --no-analysis      do not run analysis/collplot at the end
+#   --tune             then analysis/colltune -> <jobdir>/tuning.yaml (even with --no-analysis)
 #   -h, --help         this text
 #
 # Environment:
@@ -46,11 +54,13 @@
 #                        "$PWD/slurm/profile.sh --ranks 0 --out $PWD/prof --"
 #   COLLBENCH_OVERSUBSCRIBE=1  more ranks than cores are intended (also implied by the local
 #                        test cluster, slurm/cluster/): yield_when_idle, mpirun --oversubscribe
-#   COLLBENCH_ANALYSIS=0 same as --no-analysis;  COLLBENCH_REPO: the collbench checkout
+#   COLLBENCH_ANALYSIS=0 same as --no-analysis;  COLLBENCH_TUNE=1 same as --tune
+#   COLLBENCH_REPO       the collbench checkout
 #
 # Job folder: results.jsonl, steps.tsv, steps/<layout>.log, slurm-env.txt, nodelist.txt,
 # job.txt (scontrol show job), jobs.tsv (one line per job that used the folder), sweep.yaml,
-# plots/. See slurm/README.md. The pieces it is made of are in slurm/lib/.
+# plots/, tuning.yaml + tune.log (--tune). See slurm/README.md. The pieces it is made of are
+# in slurm/lib/.
 set -euo pipefail
 
 # Slurm runs this file as a spooled copy, so its own folder may say nothing about the checkout
@@ -71,13 +81,13 @@ REPO=$(cd "$REPO" && pwd)
   source "$REPO/slurm/lib/allocation.sh"  # read_allocation, pick_hosts
   source "$REPO/slurm/lib/launcher.sh"    # setup_mpi_env, launch_cmd
   source "$REPO/slurm/lib/steps.sh"       # open_job_folder, run_layouts, print_summary
-  source "$REPO/slurm/lib/analysis.sh"    # analyze
+  source "$REPO/slurm/lib/analysis.sh"    # analyze, make_tuning
 }
 PROG=sweep
 
 main() {
   catch_signals    # -> STOP (steps.sh)
-  parse_args "$@"  # -> SWEEP_ARG, LAYOUTS_ARG, OUT_ARG, LAUNCHER, EXTRA ...
+  parse_args "$@"  # -> SWEEP_ARG, LAYOUTS_ARG, OUT_ARG, LAUNCHER, ANALYSIS, TUNE, EXTRA ...
   read_allocation  # -> JOB_ID, HOSTS, SLOTS
   find_binary      # -> BIN
   find_sweep       # -> SWEEP
@@ -94,8 +104,12 @@ main() {
   print_summary
   if [[ -n $STOP ]]; then
     say "analysis skipped: SIG$STOP came ($(stop_reason)); later: slurm/analyze.sh $OUT"
+    if ((TUNE)); then
+      say "tuning skipped: SIG$STOP came; later: analysis/colltune $OUT/results.jsonl -o $OUT/tuning.yaml"
+    fi
   else
     analyze
+    make_tuning
   fi
   say "results: $OUT/results.jsonl"
   if ((CUT + FAILED)); then

@@ -1,6 +1,7 @@
 # shellcheck shell=bash disable=SC2034  # globals shared by the pieces of sweep.sh
-# slurm/sweep.sh: plots at the end of the job, on the batch node, when it can (sourced). Its
-# failure is a warning: the measurements are already safe in results.jsonl.
+# slurm/sweep.sh: plots at the end of the job, on the batch node, when it can, and with --tune
+# the tuning file (sourced). A failure of either is a warning: the measurements are already safe
+# in results.jsonl, and the job's exit status does not change.
 
 analyze() {
   local collplot="$REPO/analysis/collplot" py=${COLLBENCH_PYTHON:-/usr/bin/python3}
@@ -21,4 +22,52 @@ analyze() {
       tail -n 5 "$OUT/plots.log" | sed "s/^/$PROG:   | /" >&2
     fi
   fi
+}
+
+# make_tuning: with --tune (COLLBENCH_TUNE=1), analysis/colltune on the job's results.jsonl ->
+# <jobdir>/tuning.yaml (its output in tune.log), then the collbench command that uses the file.
+# Needs PyYAML, not matplotlib, so it runs with --no-analysis too.
+make_tuning() {
+  local colltune="$REPO/analysis/colltune" py=${COLLBENCH_PYTHON:-/usr/bin/python3} file="$OUT/tuning.yaml" use
+  ((TUNE)) || return 0
+  if [[ ! -s $OUT/results.jsonl ]]; then
+    warn "no results to tune on: no tuning file"
+  elif [[ ! -f $colltune ]]; then
+    warn "analysis/colltune not found: no tuning file"
+  elif ! "$py" -c 'import yaml' 2>/dev/null; then
+    warn "$py has no PyYAML here: no tuning file; make it elsewhere: analysis/colltune $OUT/results.jsonl -o $file"
+  else
+    say "tuning: $colltune $OUT/results.jsonl -o $file"
+    if "$py" "$colltune" "$OUT/results.jsonl" -o "$file" >"$OUT/tune.log" 2>&1 &&
+      use=$(tuning_command "$py" "$file" 2>>"$OUT/tune.log"); then
+      grep '^colltune: ' "$OUT/tune.log" | sed "s/^/$PROG: /" || true
+      say "tuning file: $file (choices per size: $OUT/tune.log)"
+      say "use it: $use"
+    else
+      warn "tuning failed (see $OUT/tune.log); the measurements are in $OUT/results.jsonl"
+      tail -n 5 "$OUT/tune.log" | sed "s/^/$PROG:   | /" >&2
+    fi
+  fi
+}
+
+# tuning_command PYTHON FILE: the file read back (load_tuning) -> the collbench command line that
+# runs its choices: its ops, on its largest layout (another layout uses the nearest entry).
+tuning_command() {
+  "$1" - "$REPO/analysis" "$2" "$BIN" <<'PY'
+import shlex, sys
+sys.path.insert(0, sys.argv[1])
+from collbench_analysis.tune import load_tuning
+t = load_tuning(sys.argv[2])
+if not t.entries:
+    sys.exit(f"{sys.argv[2]}: no entries")
+ops = ",".join(dict.fromkeys(e.op for e in t.entries))
+big = max(t.entries, key=lambda e: e.layout.sort_key())
+cmd = ["mpirun", "-np", str(big.layout.world_size)]
+if big.layout.nodes > 1 and not big.layout.uneven:
+    cmd += ["--map-by", f"ppr:{big.layout.per_node[0]}:node"]
+cmd += [sys.argv[3], "--op", ops, "--algo", "auto", "--tuning", sys.argv[2]]
+if (big.backend, big.device) != ("mpi", "cpu"):
+    cmd += ["--backend", big.backend, "--device", big.device]
+print(" ".join(shlex.quote(c) for c in cmd))
+PY
 }

@@ -2,11 +2,12 @@
 # slurm/sweep.sh: its options, and what they name — the collbench binary, the sweep file, the
 # layouts to run (sourced; reads REPO, sets the globals below).
 
-# parse_args "$@" -> SWEEP_ARG LAYOUTS_ARG OUT_ARG LAUNCHER ANALYSIS STEP_TIMEOUT EXTRA[]
+# parse_args "$@" -> SWEEP_ARG LAYOUTS_ARG OUT_ARG LAUNCHER ANALYSIS TUNE STEP_TIMEOUT EXTRA[]
 parse_args() {
   SWEEP_ARG="" LAYOUTS_ARG="" OUT_ARG=${COLLBENCH_OUT:-}
   LAUNCHER=${COLLBENCH_LAUNCHER:-srun}
   ANALYSIS=${COLLBENCH_ANALYSIS:-1}
+  TUNE=${COLLBENCH_TUNE:-0}
   EXTRA=()
   while (($#)); do
     case $1 in
@@ -17,6 +18,7 @@ parse_args() {
       --launcher) [[ $# -ge 2 ]] || die "--launcher needs srun or mpirun"; LAUNCHER=$2; shift 2 ;;
       --launcher=*) LAUNCHER=${1#*=}; shift ;;
       --no-analysis) ANALYSIS=0; shift ;;
+      --tune) TUNE=1; shift ;;
       -h | --help) usage_from_header; exit 0 ;;
       --) shift; EXTRA=("$@"); break ;;
       -*) die "unknown option '$1' (collbench options go after '--'; see --help)" ;;
@@ -26,6 +28,7 @@ parse_args() {
     esac
   done
   case $LAUNCHER in srun | mpirun) ;; *) die "launcher must be srun or mpirun, not '$LAUNCHER'" ;; esac
+  [[ $TUNE == [01] ]] || die "COLLBENCH_TUNE must be 0 or 1, not '$TUNE'"
   STEP_TIMEOUT=${COLLBENCH_STEP_TIMEOUT:-0}
   [[ $STEP_TIMEOUT =~ ^[0-9]+$ ]] || die "COLLBENCH_STEP_TIMEOUT must be seconds"
 }

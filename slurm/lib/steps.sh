@@ -184,6 +184,7 @@ resume_hint() {
   [[ -n $LAYOUTS_ARG ]] && args+=(--layouts "$LAYOUTS_ARG")
   [[ $LAUNCHER != srun ]] && args+=(--launcher "$LAUNCHER")
   ((ANALYSIS)) || args+=(--no-analysis)
+  ((TUNE)) && args+=(--tune)
   args+=("$SWEEP")
   ((${#EXTRA[@]})) && args+=(-- "${EXTRA[@]}")
   local envs=() e

@@ -5,7 +5,10 @@
 #      run records' slurm.job_id == the job id, plots when collplot + matplotlib are there;
 #   B. the same output folder again, plus a layout that does not fit (4x2 on 3 nodes):
 #      nothing is run again (resume), 4x2 is skipped with a message;
-#   C. the mpirun launcher (COLLBENCH_LAUNCHER=mpirun) for 2x2 inside a 2-node allocation.
+#   C. the mpirun launcher (COLLBENCH_LAUNCHER=mpirun) for 2x2 inside a 2-node allocation;
+#   D. --tune on a one-layout sweep (1x2, allreduce ring + library): plots and tuning.yaml in
+#      the job folder, the file valid (load_tuning) with one allreduce entry for 1x2 naming only
+#      measured algorithms, collbench --dry-run --algo auto accepts it, the printed command.
 #
 #   sweep_test.sh /path/to/collbench
 # Exit 0 pass, 1 fail, 77 skip (not root / no network namespaces). Bounded (≈ 270 s at most);
@@ -153,5 +156,38 @@ grep -q '^sweep: 2x2: mpirun -np 4 --map-by ppr:2:node --host n1:2,n2:2 --oversu
   fail "job $JC: no mpirun step line"
 check "$OUT_C" 2x2 || fail "job $JC (mpirun launcher): results check"
 
+# --- D: --tune: a tuning file at the end of the job ---------------------------------------------
+OUT_D="$work/out-tune"
+cat >"$work/tune.yaml" <<'YAML'
+name: slurm-tune
+layouts: ["1x2"]
+defaults: {min_bytes: 8, max_bytes: 4K, step_factor: 4, iters: 10, warmup: 2, interleave: true}
+cases:
+  - {op: allreduce, algo: [ring, library]}
+YAML
+submit JD -N 1 --ntasks-per-node=2 slurm/sweep.sh --out "$OUT_D" --tune "$work/tune.yaml"
+wait_job "$JD" COMPLETED 90
+grep -E '^sweep: (colltune|tuning|use it)' "$work/job-$JD.out"
+check "$OUT_D" 1x2 || fail "job $JD (--tune): results check"
+[[ -s $OUT_D/tuning.yaml ]] || fail "job $JD: no tuning.yaml in $OUT_D (--tune)"
+"$PY" - "$repo/analysis" "$OUT_D/tuning.yaml" <<'PY' || fail "job $JD: tuning.yaml check"
+import sys
+sys.path.insert(0, sys.argv[1])
+from collbench_analysis.tune import load_tuning
+t = load_tuning(sys.argv[2])  # raises on a file that does not follow collbench-tuning/1
+keys = [(e.op, e.backend, e.device, e.layout.nodes, e.layout.ranks_per_node) for e in t.entries]
+assert keys == [("allreduce", "mpi", "cpu", 1, 2)], f"entries {keys}, expected one: allreduce mpi/cpu 1x2"
+algos = {r.algo for r in t.entries[0].ranges}
+assert algos <= {"ring", "library"}, f"ranges name {algos}, measured were ring and library"
+print(f"tuning.yaml: {t.entries[0].label}: " + "; ".join(r.label for r in t.entries[0].ranges))
+PY
+out=$("$BIN" --dry-run --ranks 2 --op allreduce --algo auto --tuning "$OUT_D/tuning.yaml" -b 8 -e 4K 2>&1) ||
+  fail "collbench --dry-run --algo auto --tuning $OUT_D/tuning.yaml: $out"
+grep -qxF "sweep: use it: mpirun -np 2 $BIN --op allreduce --algo auto --tuning $OUT_D/tuning.yaml" "$work/job-$JD.out" ||
+  fail "job $JD: no 'use it: mpirun -np 2 … --algo auto --tuning $OUT_D/tuning.yaml' line"
+if [[ -f $repo/analysis/collplot ]] && "$PY" -c 'import matplotlib' 2>/dev/null; then
+  [[ -s $OUT_D/plots/report.html ]] || fail "job $JD: no plots/report.html next to tuning.yaml"
+fi
+
 ok=1
-step "PASS (jobs $JA $JB $JC)"
+step "PASS (jobs $JA $JB $JC $JD)"
