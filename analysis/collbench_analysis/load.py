@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import re
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable, Hashable, Iterable, Mapping, Sequence, TypeVar
 
@@ -127,10 +127,13 @@ class Point:
     dst: int | None = None
     link: str | None = None
     samples: tuple[float, ...] | None = None  # samples_us, when the record carries them (measurement order)
+    # Ranks on each node, from the run record, for uneven layouts only (3 ranks on one node, 1 on
+    # another): nodes x ranks_per_node (the most on a node) would name them like an even layout.
+    per_node: tuple[int, ...] | None = None
 
     @property
     def layout(self) -> str:
-        return f"{self.nodes}x{self.ranks_per_node}"
+        return layout_name(self.nodes, self.ranks_per_node, self.per_node)
 
     @property
     def is_p2p(self) -> bool:
@@ -196,8 +199,14 @@ class Run:
     end_points: int | None = None
 
     @property
+    def per_node(self) -> tuple[int, ...] | None:
+        """Ranks on each node (in node order) when they differ between nodes, else None."""
+        counts = [self.node_of_rank.count(n) for n in sorted(set(self.node_of_rank))]
+        return tuple(counts) if len(set(counts)) > 1 else None
+
+    @property
     def layout(self) -> str:
-        return f"{self.nodes}x{self.ranks_per_node}" if self.nodes else "?"
+        return layout_name(self.nodes, self.ranks_per_node, self.per_node) if self.nodes else "?"
 
     @property
     def finished(self) -> bool:
@@ -348,7 +357,11 @@ def _load_file(path: Path, ds: Dataset, warn: WarnFn) -> None:
             raise LoadError(f"{where}: unsupported schema {shown} (this tool reads {SCHEMA!r})")
         kind = rec.get("type")
         if kind == "result":
-            ds.points.append(_parse_result(rec, where))
+            point = _parse_result(rec, where)
+            run = ds.runs.get(point.run_id) if point.run_id else None
+            if run is not None and run.per_node and run.world_size == point.world_size:
+                point = replace(point, per_node=run.per_node)
+            ds.points.append(point)
         elif kind == "run":
             run = _parse_run(rec, where)
             ds.runs[run.run_id] = run
@@ -437,14 +450,22 @@ def dedupe(points: Iterable[Point]) -> tuple[list[Point], int]:
     return list(latest.values()), total - len(latest)
 
 
-def layout_sort_key(layout: str) -> tuple[int, int]:
-    """Order layouts by world size, then node count: 1x2 < 2x1 < 1x4 < 2x2 < 4x1 ..."""
-    nodes, _, rpn = layout.partition("x")
+def layout_name(nodes: int, ranks_per_node: int, per_node: Sequence[int] | None = None) -> str:
+    """``NxR`` for an even layout; each node's count joined by ``+`` for an uneven one (``3+1``)."""
+    return "+".join(map(str, per_node)) if per_node else f"{nodes}x{ranks_per_node}"
+
+
+def layout_sort_key(layout: str) -> tuple[int, int, int]:
+    """Order layouts by world size, then node count, even before uneven: 1x2 < 1x4 < 2x2 < 3+1 < 4x1 ..."""
     try:
+        if "+" in layout:
+            counts = [int(c) for c in layout.split("+")]
+            return (sum(counts), len(counts), 1)
+        nodes, _, rpn = layout.partition("x")
         n, r = int(nodes), int(rpn)
     except ValueError:
-        return (1 << 30, 0)
-    return (n * r, n)
+        return (1 << 30, 0, 0)
+    return (n * r, n, 0)
 
 
 VARIANT_FIELDS: tuple[str, ...] = ("device", "dtype", "redop", "in_place", "mode", "buffers")

@@ -131,9 +131,12 @@ class FigKey:
 
     @property
     def subtitle(self) -> str:
-        nodes, _, rpn = self.layout.partition("x")
-        node_word = "node" if nodes == "1" else "nodes"
-        s = f"{self.layout}: {nodes} {node_word} × {rpn} ranks = {self.world_size} ranks"
+        if "+" in self.layout:  # uneven: each node's count
+            s = f"{self.layout}: {self.layout.count('+') + 1} nodes with {self.layout} ranks = {self.world_size} ranks"
+        else:
+            nodes, _, rpn = self.layout.partition("x")
+            node_word = "node" if nodes == "1" else "nodes"
+            s = f"{self.layout}: {nodes} {node_word} × {rpn} ranks = {self.world_size} ranks"
         v = variant_label(self.variant)
         return s + (f", {v}" if v else "")
 
@@ -492,7 +495,7 @@ def plot_pair_heatmap(key: P2PKey, pts: list[Point], node_of_rank: list[int], ou
     n = key.world_size
     boundaries = [i for i in range(1, min(n, len(node_of_rank))) if node_of_rank[i] != node_of_rank[i - 1]]
     if not boundaries and len(node_of_rank) < n:
-        rpn = int(key.layout.partition("x")[2] or n)
+        rpn = int(key.layout.partition("x")[2] or n) if "+" not in key.layout else n
         boundaries = list(range(rpn, n, rpn))
     panels = [x for x in (lat, bw) if x]
     fig, axes = _new_figure(width=6.2 * len(panels) + 0.6, height=5.4, ncols=len(panels))

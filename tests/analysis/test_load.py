@@ -10,7 +10,7 @@ import pytest
 
 from cb_synth import RunCtx, alpha_beta_sweep, result, write_jsonl
 from collbench_analysis.cli import collcompare_main, collplot_main
-from collbench_analysis.load import LoadError, format_bytes, load, parse_size
+from collbench_analysis.load import LoadError, format_bytes, layout_sort_key, load, parse_size
 from conftest import ANALYSIS
 
 
@@ -137,3 +137,18 @@ def test_size_helpers() -> None:
     assert [format_bytes(n) for n in (8, 1024, 1536, 1 << 20, 1 << 30)] == ["8B", "1K", "1.5K", "1M", "1G"]
     with pytest.raises(ValueError):
         parse_size("lots")
+
+
+def test_uneven_layouts_are_named_by_each_nodes_count(tmp_path: Path) -> None:
+    """3 ranks on one node and 1 on another is "3+1", never "2x3" (the even 2x3 of 6 ranks)."""
+    even = RunCtx("even23", 2, 3)
+    uneven = RunCtx("uneven31", 2, 2)  # world size 4; the records say the most on a node, 3
+    uneven.extra = {"node_of_rank": [0, 0, 0, 1], "ranks_per_node": 3, "uneven_layout": True,
+                    "host_of_rank": ["n1", "n1", "n1", "n2"]}
+    path = write_jsonl(tmp_path / "r.jsonl", [
+        even.record(), result(even, "allreduce", "ring", 64, 10.0),
+        uneven.record(), result(uneven, "allreduce", "ring", 64, 20.0, ranks_per_node=3)])
+    ds = load([path])
+    assert sorted((p.layout, p.world_size, p.time.p50) for p in ds.points) == [("2x3", 6, 10.0), ("3+1", 4, 20.0)]
+    assert sorted(r.layout for r in ds.runs.values()) == ["2x3", "3+1"]
+    assert sorted(["2x3", "3+1", "2x2", "1x2"], key=layout_sort_key) == ["1x2", "2x2", "3+1", "2x3"]
