@@ -29,6 +29,7 @@ std::vector<std::pair<int, int>> runs_of(const std::vector<int>& ranks) {
 }
 
 void run(Transport& t, const CollArgs& a) {
+  if (a.count == 0) return;  // nothing to move (the flat algorithms return at once too)
   const schedules::hier::Groups g = schedules::hier::split(t);
   const patterns::NodeLayout& l = *g.layout;
   Transport& node = *g.node;
