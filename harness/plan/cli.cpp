@@ -64,8 +64,9 @@ void add_selection_options(CLI::App& app, RawOptions& o) {
                  ->type_name(ops)
                  ->group("Selection");
   o.algo_opt = app.add_option("--algo", o.algo,
-                              "algorithms, comma-separated, or all (default); library = the backend's own; auto = what "
-                              "--tuning names for the size and layout; see --list")
+                              "algorithms, comma-separated, or all (default; in a list too: all,auto); library = the "
+                              "backend's own; han = Open MPI's coll/han (multi-node); auto = what --tuning names for "
+                              "the size and layout; see --list")
                    ->type_name("ALGO[,ALGO...]|all")
                    ->group("Selection");
   o.tuning_opt = app.add_option("--tuning", o.tuning,

@@ -23,11 +23,16 @@ std::vector<const AlgoEntry*> resolve_algos(Op op, const std::vector<std::string
   if (wanted.empty()) return available;  // "all"
   std::vector<const AlgoEntry*> out;
   for (const auto& name : wanted) {
+    if (name == "all") {  // in a list ("all,auto"): every registered algorithm not named already
+      for (const AlgoEntry* e : available)
+        if (std::find(out.begin(), out.end(), e) == out.end()) out.push_back(e);
+      continue;
+    }
     const AlgoEntry* e = name == kAutoAlgo ? &auto_entry(op) : registry.find(op, name, backend);
     if (!e)
       throw UsageError("unknown algo '" + name + "' for op " + std::string(op_name(op)) + " (backend " + backend +
                        "); accepted: " + names_of(available) + ", all, auto (with --tuning)");
-    out.push_back(e);
+    if (std::find(out.begin(), out.end(), e) == out.end()) out.push_back(e);
   }
   return out;
 }
@@ -36,12 +41,14 @@ std::vector<P2pMethod> resolve_p2p_methods(const std::vector<std::string>& wante
   std::string names;
   for (const auto& i : kP2pMethods) names += (names.empty() ? "" : ", ") + std::string(i.name);
   std::vector<P2pMethod> out;
+  const bool all = wanted.empty() || std::find(wanted.begin(), wanted.end(), "all") != wanted.end();
   for (const auto& i : kP2pMethods)
-    if (wanted.empty()) out.push_back(i.method);  // "all"
+    if (all) out.push_back(i.method);
   for (const auto& name : wanted) {
+    if (name == "all") continue;
     const auto m = parse_p2p_method(name);
     if (!m) throw UsageError("unknown algo '" + name + "' for op pingpong; accepted: " + names + ", all");
-    out.push_back(*m);
+    if (std::find(out.begin(), out.end(), *m) == out.end()) out.push_back(*m);
   }
   return out;
 }

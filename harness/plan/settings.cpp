@@ -77,10 +77,9 @@ std::vector<OpChoice> parse_ops(std::string_view text) {
 
 std::vector<std::string> parse_algos(std::string_view text) {
   std::vector<std::string> out;
-  for (auto& item : split_list(text)) {
-    if (item == "all") return {};
+  for (auto& item : split_list(text))
     if (std::find(out.begin(), out.end(), item) == out.end()) out.push_back(std::move(item));
-  }
+  if (out.size() == 1 && out[0] == "all") return {};  // every algorithm; "all,auto" keeps both (resolve_algos)
   return out;
 }
 

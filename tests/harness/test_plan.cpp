@@ -5,6 +5,7 @@
 
 #include "collectives/core/error.hpp"
 #include "harness/plan/plan.hpp"
+#include "harness/plan/settings.hpp"
 #include "harness/run/topology.hpp"
 
 namespace collbench {
@@ -24,6 +25,19 @@ TEST(Plan, AllResolvesToEveryAlgorithmOfTheOpWithLibraryLast) {
   ASSERT_FALSE(coll(plan[0]).algos.empty());
   EXPECT_EQ(coll(plan[0]).algos.back()->algo, "library");
   EXPECT_EQ(coll(plan[0]).algos.size(), Registry::get().for_op(Op::allreduce, "mpi").size());
+}
+
+TEST(Plan, AllInAListAddsEveryAlgorithmOnceBesideTheNamedOnes) {
+  const std::size_t every = Registry::get().for_op(Op::allreduce, "mpi").size();
+  const auto first = make_plan(one_case({Op::allreduce}, parse_algos("ring,all")), Registry::get());
+  ASSERT_EQ(coll(first[0]).algos.size(), every);  // ring once, where it was named
+  EXPECT_EQ(coll(first[0]).algos.front()->algo, "ring");
+  RunConfig cfg = one_case({Op::allreduce}, parse_algos("all,auto"));
+  cfg.tuning_path = "tuning.yaml";  // not read by make_plan
+  const auto with_auto = make_plan(cfg, Registry::get());
+  ASSERT_EQ(coll(with_auto[0]).algos.size(), every + 1);  // "all,auto" used to drop auto
+  EXPECT_EQ(coll(with_auto[0]).algos.back()->algo, "auto");
+  EXPECT_TRUE(parse_algos("all").empty());  // plain "all": the config says "all"
 }
 
 TEST(Plan, UnknownAlgoListsTheValidOnes) {
