@@ -173,7 +173,7 @@ constexpr SettingOption kOptions[] = {
      }},
     {"batch", "", "", "time -n back-to-back ops as one sample and report the mean per op (nccl-tests style)", "0, 1",
      false, [](Settings& s, std::string_view v) { s.batch = parse_bool(v); }},
-    {"interleave", "", "", "at each size run the algorithms' iterations round-robin (A B A B ...) for fair comparisons",
+    {"interleave", "", "", "at each size run the algorithms' iterations round-robin, each round in its own (seeded) order, for fair comparisons",
      "0, 1", false, [](Settings& s, std::string_view v) { s.interleave = parse_bool(v); }},
     {"sync", "", "clock|barrier",
      "per-iteration start: clock (default; agreed start time on offset-corrected clocks, as ReproMPI) or barrier",
