@@ -8,11 +8,18 @@ the ratios best/auto and library/auto (>= 1: auto is as fast). Targets: best/aut
 library/auto >= 0.97 at every size. Standard library only. Exit 0 when every target is met,
 1 when one is not, 2 on bad input.
 
-Usage: bench/auto_check.py RESULTS.jsonl [...]
+With --offline TUNING.yaml, also what that tuning file would have run: per point the p50 that
+its chosen algorithm measured as a single algorithm in the same run (so a second tie rule is
+judged on the very same measurements as the one auto ran with).
+
+Usage: bench/auto_check.py RESULTS.jsonl [...] [--offline TUNING.yaml]
 """
 import json
+import os
 import sys
 from collections import defaultdict
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.realpath(__file__)), "..", "analysis"))
 
 BEST_MIN, LIBRARY_MIN = 0.95, 0.97
 
@@ -21,7 +28,26 @@ def layout(r: dict) -> str:
     return f"{r['nodes']}x{r['ranks_per_node']}"
 
 
-def main(paths: list[str]) -> int:
+def offline_choice(tuning, op: str, layout_name: str, nbytes: int) -> str | None:
+    """The algorithm ``tuning`` names for an even layout NxR at this size (None: no entry)."""
+    n, r = (int(x) for x in layout_name.split("x"))
+    for e in tuning.entries:
+        if e.op == op and e.layout.per_node == (r,) * n:
+            return next((g.algo for g in e.ranges if g.contains(nbytes)), None)
+    return None
+
+
+def main(argv: list[str]) -> int:
+    paths = [a for a in argv if a != "--offline"]
+    tuning = None
+    if "--offline" in argv:
+        i = argv.index("--offline")
+        if i + 1 >= len(argv):
+            print("--offline needs a tuning file", file=sys.stderr)
+            return 2
+        from collbench_analysis.tune import load_tuning
+        tuning = load_tuning(argv[i + 1])
+        paths.remove(argv[i + 1])
     if not paths:
         print(__doc__, file=sys.stderr)
         return 2
@@ -40,9 +66,9 @@ def main(paths: list[str]) -> int:
                 p50[key][r["algo"]] = r["time_us"]["p50"]
                 if r["algo"] == "auto":
                     chosen[key] = r.get("chosen") or "?"
-    rows, missed = [], 0
+    rows, missed, off_missed, off_rows = [], 0, 0, 0
     print(f"{'op':<15}{'layout':<7}{'bytes':>10}  {'auto (chosen)':<26}{'best single':<26}"
-          f"{'library':>10}{'best/auto':>10}{'lib/auto':>9}")
+          f"{'library':>10}{'best/auto':>10}{'lib/auto':>9}" + ("  offline: choice best/it lib/it" if tuning else ""))
     for key in sorted(p50, key=lambda k: (k[0], k[1], k[2])):
         algos = p50[key]
         if "auto" not in algos:
@@ -57,10 +83,22 @@ def main(paths: list[str]) -> int:
         miss = rb < BEST_MIN or (lib is not None and rl < LIBRARY_MIN)
         missed += miss
         op, lay, nbytes = key
+        off = ""
+        if tuning is not None:
+            algo = offline_choice(tuning, op, lay, nbytes)
+            t = others.get(algo) if algo else None
+            if t:
+                ob, ol = b / t, (lib / t if lib else float("nan"))
+                omiss = ob < BEST_MIN or (lib is not None and ol < LIBRARY_MIN)
+                off_missed += omiss
+                off_rows += 1
+                off = f"  {algo:<13}{ob:>6.2f}{ol:>7.2f}{' <-' if omiss else ''}"
         print(f"{op:<15}{lay:<7}{nbytes:>10}  {au:>9.2f} ({chosen[key]:<13}) {b:>9.2f} ({best:<13}) "
-              f"{lib if lib else float('nan'):>10.2f}{rb:>10.2f}{rl:>9.2f}{'  <- missed' if miss else ''}")
+              f"{lib if lib else float('nan'):>10.2f}{rb:>10.2f}{rl:>9.2f}{'  <- missed' if miss else '':<11}{off}")
         rows.append(rb)
     print(f"{len(rows)} points, {missed} below target (best/auto >= {BEST_MIN}, library/auto >= {LIBRARY_MIN})")
+    if tuning is not None:
+        print(f"offline ({sys.argv[sys.argv.index('--offline') + 1]}): {off_rows} points, {off_missed} below target")
     return 1 if missed else 0
 
 

@@ -228,6 +228,10 @@ def colltune_parser() -> argparse.ArgumentParser:
     p.add_argument("--margin", type=_margin, default=0.0, metavar="X",
                    help="also count as tied with the best an algorithm whose p50 is within X of the best's p50 "
                         "(0.05, 5%% and 5 all mean 5%%; default 0: within the best's p95 only)")
+    p.add_argument("--tie", choices=("spread", "median"), default="spread",
+                   help="spread (default): a p50 within the best's p95 is a tie; median: a p50 within 1.96 "
+                        "standard errors of the two medians' difference (from each one's p5-p95 spread and "
+                        "sample count) is a tie, narrower where spreads are wide (analysis/README.md 'Tuning')")
     return p
 
 
@@ -237,7 +241,7 @@ def colltune_main(argv: Sequence[str] | None = None) -> int:
 
     try:
         ds = load(args.inputs)
-        tuning = tune.tune(ds, ops=args.op, margin=args.margin)
+        tuning = tune.tune(ds, ops=args.op, margin=args.margin, tie=args.tie)
         path = tune.write_tuning(args.output, tuning)
     except (LoadError, tune.TuneError) as err:
         print(f"colltune: error: {err}", file=sys.stderr)

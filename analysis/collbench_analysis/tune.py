@@ -137,6 +137,13 @@ class Candidate:
     p5: float
     p95: float
     results: int = 1
+    samples: int = 0  # timed iterations behind each result (median over results); 0: unknown
+
+    @property
+    def p50_se(self) -> float:
+        """Standard error of the p50 from the p5-p95 spread: a normal's sigma is (p95 - p5) / 3.29,
+        a median's standard error 1.2533 sigma / sqrt(n) (unknown n counts as 1)."""
+        return 1.2533 * (self.p95 - self.p5) / 3.29 / math.sqrt(max(self.samples, 1))
 
 
 @dataclass(frozen=True)
@@ -166,28 +173,56 @@ def pool(points: Iterable[Point]) -> list[Candidate]:
     out = []
     for algo, pts in group_by(points, lambda p: p.algo).items():
         times = [p.time for p in pts if p.time is not None]
+        iters = [p.iters for p in pts if p.time is not None and p.iters]
         out.append(Candidate(algo, statistics.median(t.p50 for t in times), statistics.median(t.lo for t in times),
-                             statistics.median(t.hi for t in times), len(times)))
+                             statistics.median(t.hi for t in times), len(times),
+                             int(statistics.median(iters)) if iters else 0))
     return out
 
 
-def choose(nbytes: int, candidates: Sequence[Candidate], margin: float = 0.0) -> SizeChoice:
+# Tie rules. "spread": a p50 within the best's own p5-p95 spread (its p95) is a tie: the widest
+# reading of "within the noise", which on a machine whose spreads are wide (an emulated link:
+# p95 up to 2x the p50) ties algorithms whose medians differ 1.6x. "median": a p50 within the
+# uncertainty of the two medians (1.96 standard errors of their difference, each estimated from
+# its p5-p95 spread and sample count) is a tie: it respects the noise of the estimate, not of
+# single samples.
+TIE_RULES = ("spread", "median")
+Z_95 = 1.96
+
+
+def tied_with(best: Candidate, c: Candidate, margin: float = 0.0, tie: str = "spread") -> bool:
+    """Whether ``c`` is tied with the fastest candidate ``best`` under rule ``tie`` (or ``margin``)."""
+    if c.p50 <= best.p50 * (1.0 + margin):
+        return True
+    if tie == "median":
+        return c.p50 - best.p50 <= Z_95 * math.hypot(best.p50_se, c.p50_se)
+    return c.p50 <= best.p95
+
+
+def choose(nbytes: int, candidates: Sequence[Candidate], margin: float = 0.0, tie: str = "spread") -> SizeChoice:
     """Pick the simplest candidate tied with the fastest (see :func:`tie_rule`)."""
     if not candidates:
         raise ValueError("no candidates")
+    if tie not in TIE_RULES:
+        raise ValueError(f"unknown tie rule {tie!r}")
     ranked = sorted(candidates, key=lambda c: (c.p50, simplicity_key(c.algo)))
     best = ranked[0]
-    limit = max(best.p95, best.p50 * (1.0 + margin))
-    tied = sorted((c for c in candidates if c.p50 <= limit), key=lambda c: simplicity_key(c.algo))
+    tied = sorted((c for c in candidates if tied_with(best, c, margin, tie)), key=lambda c: simplicity_key(c.algo))
     return SizeChoice(nbytes, tied[0], best, ranked[1] if len(ranked) > 1 else None, tuple(c.algo for c in tied))
 
 
-def tie_rule(margin: float = 0.0) -> str:
+def tie_rule(margin: float = 0.0, tie: str = "spread") -> str:
     """The rule as one sentence (the file's ``tie_rule``)."""
-    limit = "the best's p95" if margin == 0 else f"max(the best's p95, its p50 x {1 + margin:g})"
+    if tie == "median":
+        limit = ("within 1.96 standard errors of the difference of the two p50s (each from its p5-p95 spread "
+                 "over the square root of its sample count)")
+        if margin:
+            limit += f" or at most the best's p50 x {1 + margin:g}"
+    else:
+        limit = "at most the best's p95" if margin == 0 else f"at most max(the best's p95, its p50 x {1 + margin:g})"
     order = ", ".join(SIMPLICITY_ORDER)
     return (f"per measured size the best is the algorithm with the lowest p50 (median over its results); every "
-            f"algorithm whose p50 is at most {limit} is tied with it, and the simplest tied one is chosen: "
+            f"algorithm whose p50 is {limit} is tied with it, and the simplest tied one is chosen: "
             f"library, then {order}, then other names alphabetically; a range boundary between consecutive "
             f"measured sizes s1 < s2 with different choices is floor(sqrt(s1*s2)), the next range starting one "
             f"byte above")
@@ -372,9 +407,9 @@ def usable_points(points: Iterable[Point], ops: Sequence[str] | None = None) -> 
 
 
 def make_entry(op: str, backend: str, device: str, layout: Layout, points: Sequence[Point],
-               margin: float = 0.0) -> Entry:
+               margin: float = 0.0, tie: str = "spread") -> Entry:
     """One entry from its (variant-filtered) results: a choice per measured size, then ranges."""
-    choices = [choose(nbytes, pool(at_size), margin)
+    choices = [choose(nbytes, pool(at_size), margin, tie)
                for nbytes, at_size in sorted(group_by(points, lambda p: p.bytes).items())]
     return Entry(op, backend, device, layout, ranges_from(choices), choices)
 
@@ -382,7 +417,8 @@ def make_entry(op: str, backend: str, device: str, layout: Layout, points: Seque
 OTHER_VARIANT = "of another dtype/redop/in_place/root/buffers/mode (see the file's comments)"
 
 
-def tune(ds: Dataset, ops: Sequence[str] | None = None, margin: float = 0.0, generated: str | None = None) -> Tuning:
+def tune(ds: Dataset, ops: Sequence[str] | None = None, margin: float = 0.0, generated: str | None = None,
+         tie: str = "spread") -> Tuning:
     """Choose an algorithm per (op, backend, device, layout) and size range from ``ds``.
 
     Raises :class:`TuneError` when no result can be used (the message says what was left out).
@@ -399,13 +435,13 @@ def tune(ds: Dataset, ops: Sequence[str] | None = None, margin: float = 0.0, gen
         kept, used = pick_variant(pts)
         if len(kept) < len(pts):
             left_out[OTHER_VARIANT] += len(pts) - len(kept)
-        entry = make_entry(op, backend, device, layout, kept, margin)
+        entry = make_entry(op, backend, device, layout, kept, margin, tie)
         entries.append(entry)
         used_points += kept
         used_variants[entry.label] = used
     return Tuning(entries=sorted(entries, key=_entry_sort_key), sources=[str(f) for f in ds.files],
                   runs=list(dict.fromkeys(str(p.run_id) for p in used_points)),
-                  generated=generated or utc_now(), tie_rule=tie_rule(margin),
+                  generated=generated or utc_now(), tie_rule=tie_rule(margin, tie),
                   notes=_variant_notes(usable, used_variants), used=len(used_points), left_out=left_out)
 
 

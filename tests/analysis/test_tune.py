@@ -85,6 +85,34 @@ def test_margin_widens_the_tie() -> None:
     assert "p50 x 1.1" in tune.tie_rule(0.10) and "p95" in tune.tie_rule(0.0)
 
 
+def test_median_tie_rule_uses_the_medians_standard_errors() -> None:
+    # Wide spreads, as across an emulated link: p95 = 2 x p50. han is 1.6x faster at p50.
+    han = tune.Candidate("han", 100.0, 60.0, 200.0, samples=50)
+    lib = tune.Candidate("library", 160.0, 100.0, 320.0, samples=50)
+    assert tune.choose(8, [han, lib]).choice.algo == "library"  # spread: 160 <= han's p95 200
+    # median: se = 1.2533 x spread / 3.29 / sqrt(50): han 7.54, library 11.85; 1.96 x hypot = 27.5 < 60
+    assert han.p50_se == pytest.approx(1.2533 * 140 / 3.29 / 50 ** 0.5)
+    assert tune.choose(8, [han, lib], tie="median").choice.algo == "han"
+    # A difference inside the medians' noise is still a tie, and goes to the library.
+    close = tune.Candidate("library", 120.0, 100.0, 320.0, samples=50)  # 20 < 1.96 x hypot(7.54, 11.85) = 27.5
+    assert tune.choose(8, [han, close], tie="median").choice.algo == "library"
+    # Fewer samples, wider standard errors: with 5 samples each the 1.6x is a tie again.
+    few = [tune.Candidate("han", 100.0, 60.0, 200.0, samples=5), tune.Candidate("library", 160.0, 100.0, 320.0, samples=5)]
+    assert tune.choose(8, few, tie="median").choice.algo == "library"
+    assert "standard errors" in tune.tie_rule(0.0, "median")
+
+
+def test_tie_option_on_the_command_line(tmp_path: Path) -> None:
+    # cb_synth spread 0.05 (p5 = 0.95, p95 = 1.05 x p50), 20 samples: library 5 % slower than ring.
+    recs = [R.record(), result(R, "allreduce", "ring", 64, 10.0), result(R, "allreduce", "library", 64, 10.5)]
+    _, spread, _ = run_colltune(tmp_path, recs)
+    _, median, _ = run_colltune(tmp_path, recs, "--tie", "median")
+    assert spread is not None and median is not None
+    assert ranges_of(spread) == [(0, None, "library")]  # 10.5 <= ring's p95 10.5
+    assert ranges_of(median) == [(0, None, "ring")]  # 0.5 > 1.96 x hypot(0.095, 0.100) = 0.27
+    assert "standard errors" in median.tie_rule
+
+
 def test_margin_option_on_the_command_line(tmp_path: Path) -> None:
     recs = [R.record(), result(R, "allreduce", "ring", 64, 10.0), result(R, "allreduce", "library", 64, 10.8)]
     _, t0, _ = run_colltune(tmp_path, recs)
