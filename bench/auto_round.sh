@@ -10,7 +10,8 @@
 # B: the same sweep with every algorithm plus auto (--tuning OUT/tuning.yaml), interleaved at
 #    every size -> OUT/B.jsonl; bench/auto_check.py OUT/B.jsonl prints auto against the best
 #    single algorithm and the library per size (targets 0.95 and 0.97).
-# Defaults: build, --layouts 1x2,1x4,2x2, --out results/local/auto-<UTC time>. Exit: that of
+# Defaults: build, --layouts 1x2,1x4,2x2, --out results/local/auto-<UTC time>. Run again with the
+# same --out to resume (collbench --resume: points already recorded are skipped). Exit: that of
 # auto_check.py (0 every target met, 1 not), 2 on usage errors or a failed run.
 set -euo pipefail
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -52,14 +53,15 @@ trap cleanup EXIT
 
 # sweep CONFIG JSON: every layout, one collbench run each
 sweep() {
-  local l n r
+  local l n r resume=()
+  [[ -s $2 ]] && resume=(--resume)  # run again into the same --out: points already there are skipped
   for l in "${want[@]}"; do
     n=${l%x*} r=${l#*x}
     say "$l: collbench --config $(basename "$1") -> $(basename "$2")"
     if ((n == 1)); then
-      mpirun -np "$r" --oversubscribe --bind-to none -x OMPI_MCA_mpi_yield_when_idle "$bin" --config "$1" --json "$2" --quiet
+      mpirun -np "$r" --oversubscribe --bind-to none -x OMPI_MCA_mpi_yield_when_idle "$bin" --config "$1" --json "$2" --quiet "${resume[@]}"
     else
-      "$testbed/mpirun.sh" --state "$state" --no-up "$l" -- "$bin" --config "$1" --json "$2" --quiet
+      "$testbed/mpirun.sh" --state "$state" --no-up "$l" -- "$bin" --config "$1" --json "$2" --quiet "${resume[@]}"
     fi || die "$l: collbench exited $?"
   done
 }

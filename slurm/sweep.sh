@@ -40,7 +40,7 @@
 #   --layouts LIST     run only these layouts (e.g. 2x2,3x1) instead of the YAML's
 #   --launcher L       srun (default, PMIx) or mpirun (sites without PMIx)
 #   --no-analysis      do not run analysis/collplot at the end
-#   --tune             then analysis/colltune -> <jobdir>/tuning.yaml (even with --no-analysis)
+#   --tune             then analysis/colltune --tie median -> <jobdir>/tuning.yaml (even with --no-analysis)
 #   -h, --help         this text
 #
 # Environment:
@@ -105,7 +105,7 @@ main() {
   if [[ -n $STOP ]]; then
     say "analysis skipped: SIG$STOP came ($(stop_reason)); later: slurm/analyze.sh $OUT"
     if ((TUNE)); then
-      say "tuning skipped: SIG$STOP came; later: analysis/colltune $OUT/results.jsonl -o $OUT/tuning.yaml"
+      say "tuning skipped: SIG$STOP came; later: analysis/colltune --tie median $OUT/results.jsonl -o $OUT/tuning.yaml"
     fi
   else
     analyze

@@ -26,7 +26,9 @@ analyze() {
 
 # make_tuning: with --tune (COLLBENCH_TUNE=1), analysis/colltune on the job's results.jsonl ->
 # <jobdir>/tuning.yaml (its output in tune.log), then the collbench command that uses the file.
-# Needs PyYAML, not matplotlib, so it runs with --no-analysis too.
+# Needs PyYAML, not matplotlib, so it runs with --no-analysis too. Ties by the medians' standard
+# errors (colltune --tie median): the p95 rule let auto miss its targets on wide spreads
+# (bench/README.md, "Node-aware algorithms and automatic selection").
 make_tuning() {
   local colltune="$REPO/analysis/colltune" py=${COLLBENCH_PYTHON:-/usr/bin/python3} file="$OUT/tuning.yaml" use
   ((TUNE)) || return 0
@@ -37,8 +39,8 @@ make_tuning() {
   elif ! "$py" -c 'import yaml' 2>/dev/null; then
     warn "$py has no PyYAML here: no tuning file; make it elsewhere: analysis/colltune $OUT/results.jsonl -o $file"
   else
-    say "tuning: $colltune $OUT/results.jsonl -o $file"
-    if "$py" "$colltune" "$OUT/results.jsonl" -o "$file" >"$OUT/tune.log" 2>&1 &&
+    say "tuning: $colltune --tie median $OUT/results.jsonl -o $file"
+    if "$py" "$colltune" --tie median "$OUT/results.jsonl" -o "$file" >"$OUT/tune.log" 2>&1 &&
       use=$(tuning_command "$py" "$file" 2>>"$OUT/tune.log"); then
       grep '^colltune: ' "$OUT/tune.log" | sed "s/^/$PROG: /" || true
       say "tuning file: $file (choices per size: $OUT/tune.log)"
