@@ -4,6 +4,7 @@
 #include <mpi.h>
 
 #include <climits>
+#include <optional>
 #include <typeinfo>
 
 #include "collectives/registry.hpp"
@@ -229,10 +230,8 @@ Transport& han_transport(Transport& t) {
   // han splits by node itself and declines (falls back to tuned) within one node.
   if (t.node_layout().nodes() < 2)
     throw NotSupported("han is a hierarchical component: Open MPI uses it only across nodes", t.error_context());
-  if (!t.has_split(kName)) {
-    const ScopedHanPriority raised(100, t);
-    return *t.split(kName, 0, t.rank());
-  }
+  std::optional<ScopedHanPriority> raised;  // only while the communicator is made
+  if (!t.has_split(kName)) raised.emplace(100, t);
   return *t.split(kName, 0, t.rank());
 }
 
