@@ -71,6 +71,12 @@ def check_result(r: dict, where: str) -> None:
             raise CheckError(f"{where}: samples_us span {xs[0]}..{xs[-1]}, time_us min/max {t['min']}/{t['max']}")
 
 
+def skipped_as_expected(r: dict) -> bool:
+    """A skip every run on one node has: "han" (Open MPI's coll/han) serves only multi-node communicators."""
+    return (r["skipped"] and r["algo"] == "han" and r["nodes"] == 1
+            and "only across nodes" in (r.get("skip_reason") or ""))
+
+
 def load(path: str) -> list[tuple[str, dict]]:
     out = []
     with open(path, encoding="utf-8") as f:

@@ -50,6 +50,23 @@ for layout in 2x1 2x2 3x2 3+1; do
   "$PY" "$CHECK" collectives "$work/coll-$layout.jsonl" "$layout" || fail "collectives on $layout"
 done
 
+# "han" is Open MPI's coll/han, not coll/tuned under another name: its communicator selects han
+# (coll_base_verbose says which component each new communicator enables), the others do not.
+step "2x2 han: coll/han enabled on its communicator only"
+rm -f "$work/han.jsonl"
+timeout 100 "$TESTBED/mpirun.sh" --no-up 2x2 --mca coll_base_verbose 10 -- "$COLLBENCH" --json "$work/han.jsonl" \
+  --quiet --op allreduce --algo han,library -b 8 -e 64K -f 64 -n 3 -w 1 >"$work/han.log" 2>&1 ||
+  fail "han run: exit $? ($(tail -n 3 "$work/han.log"))"
+enabled=$(grep -c 'selecting *han, priority 100, Enabled' "$work/han.log" || true)
+((enabled >= 4)) || fail "coll/han enabled on $enabled communicator(s), want at least one per rank (4)"
+grep -q 'selecting *han, priority *0, Disabled' "$work/han.log" || fail "no communicator left coll/han at priority 0"
+"$PY" - "$work/han.jsonl" <<'PY' || fail "han records"
+import json, sys
+res = [r for r in map(json.loads, open(sys.argv[1])) if r["type"] == "result"]
+han = [r for r in res if r["algo"] == "han" and not r["skipped"]]
+assert han and all(r["wrong"] == 0 and r["checked"] for r in res), "han not measured, or wrong results"
+PY
+
 timeout 30 "$TESTBED/nodes.sh" down --state "$STATE" >/dev/null || fail "nodes.sh down"
 left=$(testbed_namespaces)
 [[ -z $left ]] || fail "namespaces left: $left"
