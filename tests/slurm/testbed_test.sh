@@ -22,7 +22,8 @@ step "hosts: $got"
 step "compile mpi_probe"
 build_probe "$work/mpi_probe"
 
-# 4 ranks on 2 cores: timings are noisy, so the ordering check gets up to 3 attempts.
+# 4 ranks on 2 cores, beside other tests: the medians are noisy (CI once read 3.5 ms intra-node),
+# so the ordering compares minimums (contention only adds time) and gets up to 3 attempts.
 for attempt in 1 2 3; do
   step "mpirun.sh 2x2 -- mpi_probe pingpong (attempt $attempt)"
   out=$(timeout 60 "$TESTBED/mpirun.sh" 2x2 -- "$work/mpi_probe" pingpong) || fail "mpi_probe: $out"
@@ -31,10 +32,10 @@ for attempt in 1 2 3; do
     host=n$((r / 2 + 1))
     grep -qx "rank $r size 4 host $host local 2" <<<"$out" || fail "rank $r: expected 'rank $r size 4 host $host local 2'"
   done
-  intra=$(awk '$1=="pingpong" && $2=="0-1" && $6==1 {print $8}' <<<"$out")
-  inter=$(awk '$1=="pingpong" && $2=="0-2" && $6==0 {print $8}' <<<"$out")
+  intra=$(awk '$1=="pingpong" && $2=="0-1" && $6==1 {print $12}' <<<"$out")
+  inter=$(awk '$1=="pingpong" && $2=="0-2" && $6==0 {print $12}' <<<"$out")
   [[ -n $intra && -n $inter ]] || fail "missing pingpong lines (0-1 same node, 0-2 other node)"
-  step "8 B half round trip: intra-node (vader) $intra us, inter-node (tcp) $inter us"
+  step "8 B half round trip, minimum of 200: intra-node (vader) $intra us, inter-node (tcp) $inter us"
   awk -v a="$intra" -v b="$inter" 'BEGIN{exit !(b > a)}' && break
   ((attempt < 3)) || fail "inter-node ($inter us) not slower than intra-node ($intra us) in 3 attempts"
 done
