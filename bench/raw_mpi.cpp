@@ -17,7 +17,9 @@
 //                      between them); each call's time MAX over ranks, p50 over calls: the plain
 //                      loop's per-call time, to hold collbench's per-iteration mode against
 //            barrier   barrier, t0, call, t1 per iteration, MAX over ranks, p50: what collbench's
-//                      default per-iteration mode does, in plain MPI (shows what the barrier costs)
+//                      default per-iteration mode does, in plain MPI (shows what the barrier costs);
+//                      --idle-us U: each rank first spins U us touching nothing (the idle gap a
+//                      clock-start window leaves between samples; bench/README.md)
 //            latency   osu_latency: ranks 0 and 1, blocking MPI_Send/MPI_Recv ping-pong, N round
 //                      trips back to back, each timed on rank 0; sample = round trip / 2; p50
 //            bw        osu_bw: rank 0 posts 64 MPI_Isend, MPI_Waitall, receives a 4-byte ack that
@@ -184,6 +186,7 @@ struct Options {
   std::vector<std::string> methods{"batch"};
   std::uint64_t min_bytes = 8, max_bytes = 8, factor = 2;
   int iters = 20, warmup = 5, samples = 1, root = 0;
+  double idle_us = 0;  // barrier method: spin this long before each barrier
   bool bcast_copy = false, table = false, dup_comm = false;
   std::string json;
 };
@@ -218,6 +221,7 @@ void report(const Options& o, int world, const Point& p, FILE* out) {
   line += (p.op == "broadcast" && o.bcast_copy) ? "true" : "false";
   line += ",\"dup_comm\":";
   line += o.dup_comm ? "true" : "false";
+  if (p.method == "barrier") num("idle_us", o.idle_us);
   line += ",\"samples_us\":[";
   for (std::size_t i = 0; i < s.size(); ++i) {
     std::snprintf(buf, sizeof buf, "%s%.6g", i ? "," : "", s[i]);
@@ -317,9 +321,11 @@ std::vector<double> time_per_call(const CollCall& call, int iters) {
   return out;
 }
 
-std::vector<double> time_with_barrier(const CollCall& call, int iters) {
+std::vector<double> time_with_barrier(const CollCall& call, int iters, double idle_us) {
   std::vector<double> out(static_cast<std::size_t>(iters));
   for (int i = 0; i < iters; ++i) {
+    for (const double until = MPI_Wtime() + idle_us * 1e-6; MPI_Wtime() < until;) {
+    }
     MPI_Barrier(MPI_COMM_WORLD);
     const double t0 = MPI_Wtime();
     call();
@@ -347,7 +353,7 @@ void run_collective(const Options& o, Coll op, const std::string& name, int rank
       else if (m == "per_call")
         p.samples_us = time_per_call(call, o.iters);
       else if (m == "barrier")
-        p.samples_us = time_with_barrier(call, o.iters);
+        p.samples_us = time_with_barrier(call, o.iters, o.idle_us);
       if (rank == 0) report(o, world, p, out);
     }
   }
@@ -429,7 +435,7 @@ std::vector<std::string> split(const std::string& s) {
 constexpr const char* kUsage =
     "usage: mpirun -np N collbench_raw [--op OPS] [--method METHODS] [-b MIN] [-e MAX] [-f FACTOR]\n"
     "                               [-n ITERS] [-w WARMUP] [--samples S] [--root R] [--bcast-copy]\n"
-    "                               [--dup-comm] [--json FILE] [--table]\n"
+    "                               [--dup-comm] [--idle-us U] [--json FILE] [--table]\n"
     "  --op       allreduce,broadcast,allgather,reduce_scatter (float32; sum for the reducing ones),\n"
     "             latency, bw (pingpong between ranks 0 and 1, osu_latency / osu_bw); comma list\n"
     "  --method   batch, per_call, barrier (collectives only; comma list; default batch)\n"
@@ -441,6 +447,7 @@ constexpr const char* kUsage =
     "             Open MPI 4.1 then runs libnbc's progress callback in every progress loop for the\n"
     "             rest of the process (bench/README.md; collbench avoids it); the calls stay on\n"
     "             MPI_COMM_WORLD\n"
+    "  --idle-us  barrier method: each rank spins U us before each barrier (default 0)\n"
     "  --json     append the JSON lines to FILE instead of stdout\n"
     "  --table    also print one readable line per point on stderr\n";
 
@@ -501,6 +508,8 @@ int main(int argc, char** argv) {
       o.dup_comm = true;
     else if (a == "--json")
       o.json = value();
+    else if (a == "--idle-us")
+      o.idle_us = integer(0);
     else
       die(rank, "unknown option '" + a + "'\n" + kUsage);
   }

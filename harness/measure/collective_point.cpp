@@ -178,7 +178,7 @@ std::optional<std::string> warm_up_or_skip(PointEnv& env, Workload& w, int count
 // One algorithm after the other: per algorithm warm-up, timing, verification.
 void run_sequential(PointEnv& env, const CollectiveBlock& b, const verify::Case& c, PointBuffers& buf, std::vector<CollectiveWorkload*>& ws,
                     std::vector<PointResult*>& rs) {
-  const TimingSpec spec = timing_spec(b.settings);
+  const TimingSpec spec = timing_spec(b.settings, env.barrier_us);
   for (std::size_t i = 0; i < ws.size(); ++i) {
     buf.scratch.release();  // the previous algorithm's scratch never sits beside this one's
     nvtx::Range point(ws[i]->labels().point);
@@ -200,7 +200,7 @@ void run_sequential(PointEnv& env, const CollectiveBlock& b, const verify::Case&
 // All algorithms' samples round-robin at this size (A B A B ...), then each one verified.
 void run_interleaved(PointEnv& env, const CollectiveBlock& b, const verify::Case& c, PointBuffers& buf, std::vector<CollectiveWorkload*> ws,
                      std::vector<PointResult*> rs) {
-  const TimingSpec spec = timing_spec(b.settings);
+  const TimingSpec spec = timing_spec(b.settings, env.barrier_us);
   nvtx::Range group(nvtx::Label(std::string(op_name(b.op)) + " " + std::to_string(rs.front()->bytes) + "B interleaved"));
   for (std::size_t i = 0; i < ws.size();) {
     if (auto why = warm_up_or_skip(env, *ws[i], spec.warmup)) {

@@ -28,6 +28,7 @@ struct PointEnv {
   const Backend* owner = nullptr;  // the backend behind `transport` (device memory budget); may be null in tests
   const FaultSpec* delay = nullptr;  // TEST ONLY (COLLBENCH_TEST_FAULT=delay:...): calls it slows down
   AutoAlgos* autos = nullptr;        // --algo auto: the tuning file's choices (null: no auto in the plan)
+  double barrier_us = 0;             // the run's calibrated empty barrier (0: unknown; see timing_spec)
 };
 
 // Collective over all ranks; all ranks return the same results.

@@ -84,9 +84,10 @@ SampleStamp time_sample_stamped(Transport& t, Workload& w, const CallInfo& timed
   return s;
 }
 
-TimingSpec timing_spec(const Settings& s) {
+TimingSpec timing_spec(const Settings& s, double barrier_us) {
   TimingSpec t{s.mode(), s.iters, s.warmup, s.adaptive(), s.min_time_s, s.max_noise, s.max_iters};
   t.sync = s.sync;
+  t.clock_start_below_us = kClockStartBarrierFactor * barrier_us;
   return t;
 }
 
@@ -96,8 +97,12 @@ void warm_up(Transport& t, Workload& w, int count) {
   scope.set_call(w.call());
   scope.set_phase("warmup");
   nvtx::Range r(w.labels().warmup);
-  const auto t0 = Clock::now();
+  // The op-time estimate (the clock start's first window) is the mean of the second half only:
+  // the first calls page-fault fresh buffers (16 MiB: a 13 ms mean for a 5 ms op).
+  const int from = count / 2;
+  auto t0 = Clock::now();
   for (int i = 0; i < count; ++i) {
+    if (i == from) t0 = Clock::now();
     scope.set_iteration(i);
     w.run();
   }
@@ -106,7 +111,7 @@ void warm_up(Transport& t, Workload& w, int count) {
     const BlockingCall call(scope, &t, "in the device synchronisation after warm-up");
     t.memory().synchronize();
   }
-  w.set_warmup_mean_us(micros(Clock::now() - t0) / count);
+  w.set_warmup_mean_us(micros(Clock::now() - t0) / (count - from));
 }
 
 bool keep_going(const std::vector<Timing>& timings, const TimingSpec& spec, long done, long cap, int ops_per_sample,
@@ -138,9 +143,9 @@ constexpr double kRefreshClockS = 1;  // re-estimate clock offsets when older (d
 class Sampler {
  public:
   Sampler(Transport& t, Control& c, std::span<Workload* const> ws, const std::vector<CallInfo>& calls,
-          std::vector<Timing>& out, std::size_t& current, int ops, double max_window_factor)
+          std::vector<Timing>& out, std::size_t& current, int ops, const TimingSpec& spec)
       : t_(t), c_(c), ws_(ws), calls_(calls), out_(out), current_(current), ops_(ops),
-        max_window_factor_(max_window_factor), local_sum_(ws.size(), 0.0), local_n_(ws.size(), 0) {}
+        max_window_factor_(spec.max_window_factor), max_window_growth_us_(spec.max_window_growth_us), local_sum_(ws.size(), 0.0), local_n_(ws.size(), 0) {}
 
   void use_clock(double first_window_us) {
     clock_ = true;
@@ -193,8 +198,8 @@ class Sampler {
  private:
   void fall_back(const std::string& why) {
     char buf[256];
-    std::snprintf(buf, sizeof buf, "clock start: %ld late starts, window %.1f us (first %.1f us, cap %.0fx): %s; barrier used",
-                  late_, window_us_, first_window_us0_, max_window_factor_, why.c_str());
+    std::snprintf(buf, sizeof buf, "clock start: %ld late starts, window %.1f us (first %.1f us, cap %.1f us): %s; barrier used",
+                  late_, window_us_, first_window_us0_, window_cap_us(), why.c_str());
     fallback_ = buf;
     clock_ = false;
   }
@@ -282,8 +287,12 @@ class Sampler {
       // by twice the typical (median) growth of lateness per slot, at least doubling
       std::nth_element(lateness_.begin(), lateness_.begin() + static_cast<long>(lateness_.size() / 2), lateness_.end());
       window_us_ = std::max(2 * window_us_, window_us_ + 2 * lateness_[lateness_.size() / 2]);
-      if (window_us_ > max_window_factor_ * first_window_us0_) fall_back("window past its cap");
+      if (window_us_ > window_cap_us()) fall_back("window past its cap");
     }
+  }
+
+  double window_cap_us() const {
+    return std::min(max_window_factor_ * first_window_us0_, first_window_us0_ + max_window_growth_us_);
   }
 
   Transport& t_;
@@ -293,7 +302,7 @@ class Sampler {
   std::vector<Timing>& out_;
   std::size_t& current_;
   int ops_;
-  double max_window_factor_;
+  double max_window_factor_, max_window_growth_us_;
   bool clock_ = false;
   double window_us_ = 0, first_window_us0_ = 0;
   long late_ = 0;
@@ -391,21 +400,35 @@ std::vector<Timing> time_workloads(Transport& t, Control& control, std::span<Wor
   }
   std::size_t current = 0;
   long done = 0;
-  Sampler sampler(t, control, ws, calls, out, current, r.ops_per_sample, spec.max_window_factor);
+  Sampler sampler(t, control, ws, calls, out, current, r.ops_per_sample, spec);
   const auto began = Clock::now();
   try {
     control.clock().refresh(kRefreshClockS);  // start skews are on rank 0's clock, whatever the sync
     ClockSync& clk = control.clock();
-    const bool skip_clock = clk.fallbacks_in_a_row >= kStickyFallbacks && ++clk.points_since_fallback_check % kRetryClockEvery != 0;
-    if (!batch && spec.sync == SyncMethod::clock && skip_clock) {
-      sampler.skip_clock("clock start fell back on the previous " + std::to_string(clk.fallbacks_in_a_row) +
-                         " points; barrier used (the clock is tried again every " + std::to_string(kRetryClockEvery) +
-                         "th point)");
-    } else if (!batch && spec.sync == SyncMethod::clock) {
+    const bool clock_asked = !batch && spec.sync == SyncMethod::clock;
+    double op_us = 0;  // the longest workload's warm-up mean, max over ranks
+    if (clock_asked) {
       std::vector<double> warm;
       for (Workload* w : ws) warm.push_back(w->warmup_mean_us());
       control.max_in_place(warm);
-      sampler.use_clock(2 * *std::max_element(warm.begin(), warm.end()) + kWindowSlackUs);
+      op_us = *std::max_element(warm.begin(), warm.end());
+    }
+    const bool long_op = spec.clock_start_below_us > 0 && op_us >= spec.clock_start_below_us;
+    const bool skip_clock = !long_op && clk.fallbacks_in_a_row >= kStickyFallbacks &&
+                            ++clk.points_since_fallback_check % kRetryClockEvery != 0;
+    if (clock_asked && long_op) {
+      char why[200];
+      std::snprintf(why, sizeof why,
+                    "op %.1f us >= %.0f x the barrier (%.2f us): barrier start, its exit skew is under 1 %% of the op "
+                    "(a clock window's idle gap would slow it)",
+                    op_us, kClockStartBarrierFactor, spec.clock_start_below_us / kClockStartBarrierFactor);
+      sampler.skip_clock(why);
+    } else if (clock_asked && skip_clock) {
+      sampler.skip_clock("clock start fell back on the previous " + std::to_string(clk.fallbacks_in_a_row) +
+                         " points; barrier used (the clock is tried again every " + std::to_string(kRetryClockEvery) +
+                         "th point)");
+    } else if (clock_asked) {
+      sampler.use_clock(2 * op_us + kWindowSlackUs);
     }
     long round = r.first;
     while (true) {
@@ -423,7 +446,7 @@ std::vector<Timing> time_workloads(Transport& t, Control& control, std::span<Wor
       if (!more) break;
       round = std::min(done, r.cap - done);  // double the samples each round
     }
-    if (!batch && spec.sync == SyncMethod::clock && !skip_clock) {
+    if (clock_asked && !skip_clock && !long_op) {
       clk.fallbacks_in_a_row = sampler.clock() ? 0 : clk.fallbacks_in_a_row + 1;
       clk.points_since_fallback_check = 0;
     }

@@ -53,14 +53,25 @@ struct TimingSpec {
   int max_iters = 1000;  // cap on timed ops when adaptive
   SyncMethod sync = SyncMethod::clock;  // per_iter and interleaved samples; batch starts after a barrier
   // Clock start: the start window may widen (when too many starts are late) up to this many
-  // times its first width; past that, or after kMaxClockPasses passes, the point falls back
-  // to barrier-started samples.
+  // times its first width, and by at most max_window_growth_us; past that, or after
+  // kMaxClockPasses passes, the point falls back to barrier-started samples. Every sample costs
+  // a window, and an op long enough to need a wider one has a barrier exit skew (microseconds)
+  // well under 1 % of it (16 MiB allreduce, 2 ranks: the window had grown to 428 ms for a 5 ms op).
   double max_window_factor = 16;
+  double max_window_growth_us = 2000;
+  // Clock start only for ops shorter than this (their warm-up mean, max over ranks); longer ones
+  // are barrier-started (0: never). A clock window leaves each rank idle for about one op
+  // between samples, and on this VM an allreduce after 1 ms idle reads 1.3-1.5x the same call
+  // back to back (bench/README); a barrier's exit skew is under 1 % of such an op anyway.
+  double clock_start_below_us = 0;
   // Ops of the extra round, after the timed samples, giving the other reference tool's
   // convention (per_iter: one nccl-tests batch; batch: OSU's barrier-separated calls); 0: none.
   int convention_ops = 10;
 };
-TimingSpec timing_spec(const Settings& s);
+// Ops at least this many times the calibrated empty barrier are barrier-started (see above).
+constexpr double kClockStartBarrierFactor = 100;
+// barrier_us: the run's calibrated empty barrier (0: unknown, every op clock-started).
+TimingSpec timing_spec(const Settings& s, double barrier_us = 0);
 
 struct Timing {
   std::vector<double> samples_us;  // per sample, max over ranks (batch: mean per op of a batch)

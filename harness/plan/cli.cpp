@@ -21,8 +21,9 @@ SIZE: bytes with an optional K, M, G or T suffix (powers of 1024; KiB, MB... als
   16M, 1G, 1.5M. Sizes are nccl-tests' "size": for gather, allgather, scatter, reduce_scatter and alltoall
   the whole n-chunk array. Each size is rounded down to whole elements per rank; repeats are dropped.
 Timing: per point, warm-up, then iterations; every rank starts each at a time agreed on rank 0's clock
-  (offsets estimated per run; --sync barrier: after a barrier) -> op -> stop; an iteration's time is the
-  max over ranks of (end - start); iterations a rank entered late are left out (JSON "late"). The table
+  (offsets estimated per run; --sync barrier, and ops >= 100x the calibrated barrier: after a barrier)
+  -> op -> stop; an iteration's time is the max over ranks of (end - start); iterations a rank entered
+  late are left out (JSON "late"). The table
   shows its p50, algbw = bytes/time (GB = 1e9 B), busbw = algbw x factor (nccl-tests doc/PERFORMANCE.md).
   Results are then verified on exactly predictable data.
 Beside it, each JSON result has the reference tools' conventions:

@@ -238,6 +238,7 @@ int run_sweep(const RunConfig& cfg, const LaunchEnv& launch) {
   const ResumeSet done = cfg.resume ? ResumeSet(control, *cfg.json_path, control.rank() == 0) : ResumeSet();
 
   PointEnv env{fault.transport(), control, topo, cfg.backend, cfg.device, cfg.quiet, backend.get()};
+  env.barrier_us = run.calibration->barrier_us;
   env.delay = fault.delay();  // test-only
   if (autos) env.autos = &*autos;
   long points = 0;

@@ -322,7 +322,15 @@ def test_sync(collbench: str, mpiexec: str, workdir: str) -> None:
         if not (cal["timer_read_ns"] > 0 and cal["barrier_us"] > 0 and cal["barrier_reps"] > 0):
             fail(f"calibration incomplete: {cal}")
     clock, barrier, batch = runs
+    barrier_us = run_recs[0]["calibration"]["barrier_us"]
     for r in clock:
+        # Ops >= 100 x the calibrated barrier are barrier-started, and say so (2x margins: the
+        # rule reads the warm-up mean, not the p50).
+        long_op = r["sync_fallback"] is not None and "x the barrier" in r["sync_fallback"]
+        if long_op and r["time_us"]["p50"] < 50 * barrier_us:
+            fail(f"a short op barrier-started as long (barrier {barrier_us} us): {r}")
+        if r["time_us"]["p50"] > 200 * barrier_us and not long_op:
+            fail(f"an op over 200x the barrier ({barrier_us} us) must be barrier-started and say why: {r}")
         if r["sync"] == "clock":
             if r["sync_fallback"] is not None or r["window_us"] is None or r["start_skew_us"] is None:
                 fail(f"clock result without its window/skew: {r}")

@@ -259,6 +259,7 @@ TimingSpec sync_spec(SyncMethod sync, int iters) {
   spec.iters = iters;
   spec.sync = sync;
   spec.max_window_factor = 1e5;  // widen further than a run would (the sleeps below need ~2000x)
+  spec.max_window_growth_us = 1e9;
   return spec;
 }
 
@@ -394,6 +395,51 @@ TEST_F(Fixture, TooManyLateStartsFallBackToTheBarrierAndSaySo) {
   EXPECT_GT(t[0].late, 0);
   EXPECT_EQ(t[0].samples_us.size(), 8u);
   EXPECT_FALSE(t[0].window_us);
+}
+
+TEST_F(Fixture, TheWindowGrowsByABoundedTimeNotOnlyByAFactor) {
+  if (control.size() < 2) GTEST_SKIP() << "needs 2 ranks";
+  // Starts 2 ms late would need a window 2 ms wider; a growth budget of 100 us refuses that
+  // however large the factor allowed: the point falls back and the reason names the cap in us.
+  LateRank w(control.rank() == control.size() - 1, 2000);
+  Workload* ws[] = {&w};
+  TimingSpec spec = sync_spec(SyncMethod::clock, 8);
+  spec.max_window_growth_us = 100;
+  const auto t = time_workloads(transport, control, ws, spec);
+  EXPECT_EQ(t[0].sync, SyncMethod::barrier);
+  ASSERT_TRUE(t[0].sync_fallback);
+  EXPECT_NE(t[0].sync_fallback->find("past its cap"), std::string::npos) << *t[0].sync_fallback;
+  EXPECT_EQ(t[0].samples_us.size(), 8u);
+}
+
+TEST_F(Fixture, AnOpLongAgainstTheBarrierIsBarrierStartedAndSaysWhy) {
+  // An allreduce that spins 1 ms first: its warm-up mean is >= 1 ms. With the clock start
+  // allowed only below 500 us it is barrier-started and the result says why; below 50 ms it is
+  // clock-started (the window's idle gap slows a long op; the barrier's skew does not matter).
+  struct LongOp : TinyAllreduce {
+    void run() override {
+      spin_for_us(1000);
+      TinyAllreduce::run();
+    }
+  } w;
+  Workload* ws[] = {&w};
+  TimingSpec spec = sync_spec(SyncMethod::clock, 4);
+  spec.warmup = 2;
+  spec.clock_start_below_us = 500;
+  warm_up(transport, w, spec.warmup);
+  const auto barrier = time_workloads(transport, control, ws, spec);
+  EXPECT_EQ(barrier[0].sync, SyncMethod::barrier);
+  ASSERT_TRUE(barrier[0].sync_fallback);
+  EXPECT_NE(barrier[0].sync_fallback->find("x the barrier"), std::string::npos) << *barrier[0].sync_fallback;
+  EXPECT_EQ(barrier[0].late, 0);
+  EXPECT_EQ(barrier[0].samples_us.size(), 4u);
+  spec.clock_start_below_us = 50000;
+  const auto clock = time_workloads(transport, control, ws, spec);
+  SKIP_IF_OVERSUBSCRIBED_FALLBACK(clock[0]);
+  EXPECT_EQ(clock[0].sync, SyncMethod::clock) << clock[0].sync_fallback.value_or("");
+  // And timing_spec derives the bound from the calibrated barrier.
+  EXPECT_DOUBLE_EQ(timing_spec(Settings{}, 2.5).clock_start_below_us, 2.5 * kClockStartBarrierFactor);
+  EXPECT_EQ(timing_spec(Settings{}).clock_start_below_us, 0.0);
 }
 
 TEST_F(Fixture, ReferenceConventionsAreRankAverages) {
