@@ -165,10 +165,10 @@ void verify_point(PointEnv& env, CollectiveWorkload& w, const verify::Case& c, P
 }
 
 // Warm-up that turns a NotSupported (on every rank alike) into a skip reason.
-std::optional<std::string> warm_up_or_skip(PointEnv& env, Workload& w, int count) {
+std::optional<std::string> warm_up_or_skip(PointEnv& env, Workload& w, const TimingSpec& spec) {
   std::optional<std::string> why;
   try {
-    warm_up(env.transport, w, count);
+    warm_up(env.transport, w, spec.warmup, &env.control, spec.min_warmup_s);
   } catch (const NotSupported& e) {
     why = e.message();
   }
@@ -182,7 +182,7 @@ void run_sequential(PointEnv& env, const CollectiveBlock& b, const verify::Case&
   for (std::size_t i = 0; i < ws.size(); ++i) {
     buf.scratch.release();  // the previous algorithm's scratch never sits beside this one's
     nvtx::Range point(ws[i]->labels().point);
-    if (auto why = warm_up_or_skip(env, *ws[i], spec.warmup)) {
+    if (auto why = warm_up_or_skip(env, *ws[i], spec)) {
       skip(*rs[i], *why);
       continue;
     }
@@ -203,7 +203,7 @@ void run_interleaved(PointEnv& env, const CollectiveBlock& b, const verify::Case
   const TimingSpec spec = timing_spec(b.settings, env.barrier_us);
   nvtx::Range group(nvtx::Label(std::string(op_name(b.op)) + " " + std::to_string(rs.front()->bytes) + "B interleaved"));
   for (std::size_t i = 0; i < ws.size();) {
-    if (auto why = warm_up_or_skip(env, *ws[i], spec.warmup)) {
+    if (auto why = warm_up_or_skip(env, *ws[i], spec)) {
       skip(*rs[i], *why);
       ws.erase(ws.begin() + i);
       rs.erase(rs.begin() + i);

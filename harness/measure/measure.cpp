@@ -21,10 +21,13 @@ using Clock = std::chrono::steady_clock;
 
 double micros(Clock::duration d) { return std::chrono::duration<double, std::micro>(d).count(); }
 
-// Clock start: how long before the agreed start a rank stops sleeping and spins, and how far
-// past it a rank's op may begin before the sample counts as late.
+// Clock start: how long before the agreed start a rank stops sleeping and spins (250 us plus
+// 2 % of the wait: on this VM a 40 ms sleep overshoots by 160-300 us, and a wide window's
+// starts were late on the rank that slept), and how far past it a rank's op may begin before
+// the sample counts as late.
 constexpr auto kSleepAboveUs = std::chrono::microseconds(400);
 constexpr auto kWakeEarlyUs = std::chrono::microseconds(250);
+constexpr int kWakeEarlyPerWait = 50;  // 1/50 of the wait
 constexpr auto kLateToleranceUs = std::chrono::microseconds(1);
 
 struct Rounds {
@@ -66,7 +69,7 @@ SampleStamp time_sample_stamped(Transport& t, Workload& w, const CallInfo& timed
     // preempted), then spinning. Arriving after it, or leaving the wait more than
     // kLateToleranceUs after it (preempted while waiting), is "late": the sample is excluded.
     const auto at = raw_time_point(start_at_raw_us);
-    if (at - t0 > kSleepAboveUs) std::this_thread::sleep_for(at - t0 - kWakeEarlyUs);
+    if (at - t0 > kSleepAboveUs) std::this_thread::sleep_for(at - t0 - kWakeEarlyUs - (at - t0) / kWakeEarlyPerWait);
     t0 = Clock::now();
     while (t0 < at) t0 = Clock::now();
     if (t0 - at > kLateToleranceUs) {
@@ -91,27 +94,43 @@ TimingSpec timing_spec(const Settings& s, double barrier_us) {
   return t;
 }
 
-void warm_up(Transport& t, Workload& w, int count) {
+void warm_up(Transport& t, Workload& w, int count, Control* control, double min_s) {
   if (count <= 0) return;
+  constexpr int kMaxRounds = 12;
   CallScope& scope = t.scope();
   scope.set_call(w.call());
   scope.set_phase("warmup");
   nvtx::Range r(w.labels().warmup);
-  // The op-time estimate (the clock start's first window) is the mean of the second half only:
-  // the first calls page-fault fresh buffers (16 MiB: a 13 ms mean for a 5 ms op).
-  const int from = count / 2;
-  auto t0 = Clock::now();
-  for (int i = 0; i < count; ++i) {
-    if (i == from) t0 = Clock::now();
-    scope.set_iteration(i);
-    w.run();
+  long done = 0;
+  // One round of n calls: its seconds, and the mean per call of its second half, the op-time
+  // estimate (the clock start's first window): the first calls page-fault fresh buffers
+  // (16 MiB: a 13 ms mean for a 5 ms op).
+  const auto round = [&](long n) {
+    const long from = n / 2;
+    const auto began = Clock::now();
+    auto t0 = began;
+    for (long i = 0; i < n; ++i) {
+      if (i == from) t0 = Clock::now();
+      scope.set_iteration(done + i);
+      w.run();
+    }
+    {
+      // Outside the timed loop, so publishing it costs the timed path nothing.
+      const BlockingCall call(scope, &t, "in the device synchronisation after warm-up");
+      t.memory().synchronize();
+    }
+    done += n;
+    const auto end = Clock::now();
+    w.set_warmup_mean_us(micros(end - t0) / static_cast<double>(n - from));
+    return std::chrono::duration<double>(end - began).count();
+  };
+  double spent = round(count);
+  for (int k = 1; control != nullptr && min_s > 0 && k < kMaxRounds; ++k) {
+    std::vector<double> slowest{spent};
+    control->max_in_place(slowest);
+    if (slowest.front() >= min_s) break;
+    spent += round(static_cast<long>(count) << k);
   }
-  {
-    // Outside the timed loop, so publishing it costs the timed path nothing.
-    const BlockingCall call(scope, &t, "in the device synchronisation after warm-up");
-    t.memory().synchronize();
-  }
-  w.set_warmup_mean_us(micros(Clock::now() - t0) / (count - from));
 }
 
 bool keep_going(const std::vector<Timing>& timings, const TimingSpec& spec, long done, long cap, int ops_per_sample,

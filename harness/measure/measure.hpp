@@ -64,6 +64,10 @@ struct TimingSpec {
   // between samples, and on this VM an allreduce after 1 ms idle reads 1.3-1.5x the same call
   // back to back (bench/README); a barrier's exit skew is under 1 % of such an op anyway.
   double clock_start_below_us = 0;
+  // Warm-up: at least `warmup` calls and at least this long. The first point of a run follows
+  // calibration and setup: 200 calls of an 8 B allreduce (0.1 ms) left it 10-25 % slower than
+  // the raw loop, 20000 (4 ms) did not (bench/README).
+  double min_warmup_s = 0.005;
   // Ops of the extra round, after the timed samples, giving the other reference tool's
   // convention (per_iter: one nccl-tests batch; batch: OSU's barrier-separated calls); 0: none.
   int convention_ops = 10;
@@ -85,8 +89,9 @@ struct Timing {
   std::optional<double> nccl_avg_us;  // nccl-tests: each rank's batch mean per call, averaged over ranks
 };
 
-// `count` untimed calls (phase "warmup").
-void warm_up(Transport& t, Workload& w, int count);
+// `count` untimed calls (phase "warmup"); with a control plane, then rounds of twice as many
+// until the warm-up has taken min_s on the slowest rank (collective: every rank the same calls).
+void warm_up(Transport& t, Workload& w, int count, Control* control = nullptr, double min_s = 0);
 
 // How the ranks of a sample start: together, after a barrier (collectives), or back to back,
 // each sample synchronised by the previous one's reply (point-to-point, as OSU does: a

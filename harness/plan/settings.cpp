@@ -167,7 +167,7 @@ constexpr SettingOption kOptions[] = {
      [](Settings& s, std::string_view v) { s.placements = parse_placements(v); }},
     {"iters", "-n", "N", "timed iterations per point (default 20; the first round when adaptive)", kCountAccepted,
      false, [](Settings& s, std::string_view v) { s.iters = parse_count(v); }},
-    {"warmup", "-w", "N", "untimed warm-up iterations per point (default 5)", "an integer >= 0", false,
+    {"warmup", "-w", "N", "untimed warm-up iterations per point (default 5; collectives: more until 5 ms)", "an integer >= 0", false,
      [](Settings& s, std::string_view v) {
        s.warmup = static_cast<int>(parse_int(v, 0, 1'000'000'000, "an integer >= 0"));
      }},
