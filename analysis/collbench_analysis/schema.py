@@ -18,7 +18,7 @@ from typing import Any, Iterator, Mapping
 import jsonschema
 
 SCHEMA_FILE = Path(__file__).resolve().parents[2] / "results" / "schema" / "collbench-1.json"
-RECORD_TYPES = ("run", "result", "end")
+RECORD_TYPES = ("run", "result", "workload", "end")
 
 _VALIDATOR = jsonschema.Draft202012Validator
 _TYPE_WORDS = {"integer": "an integer", "number": "a number", "string": "a string", "boolean": "true or false",

@@ -55,26 +55,6 @@ CollArgs make_args(const CollectiveBlock& b, const SizePoint& s) {
   return a;
 }
 
-void skip(PointResult& r, const std::string& why) {
-  r.skipped = true;
-  r.skip_reason = why;
-}
-
-void record_timing(PointResult& r, const Timing& t, Op op) {
-  r.time_us = summarize(t.samples_us);
-  r.samples_us = t.samples_us;  // already gathered (max over ranks); written when --keep-samples allows
-  r.iters = t.ops;
-  r.algbw_GBps = algbw_GBps(r.bytes, r.time_us->p50);
-  r.busbw_GBps = busbw_GBps(op, r.world_size, *r.algbw_GBps);
-  r.sync = t.sync;
-  r.sync_fallback = t.sync_fallback;
-  r.late = t.late;
-  if (!t.start_skew_us.empty()) r.start_skew_us = summarize(t.start_skew_us).p50;
-  r.window_us = t.window_us;
-  r.osu_avg_us = t.osu_avg_us;
-  r.nccl_avg_us = t.nccl_avg_us;
-}
-
 // The memory every algorithm of one size shares: send and recv, filled in place with the
 // verification inputs (realistic data, never denormals) and refilled by each checking run,
 // and the algorithms' scratch. A point holds these and nothing of the message's size else.
@@ -164,17 +144,6 @@ void verify_point(PointEnv& env, CollectiveWorkload& w, const verify::Case& c, P
   r.checked = true;
 }
 
-// Warm-up that turns a NotSupported (on every rank alike) into a skip reason.
-std::optional<std::string> warm_up_or_skip(PointEnv& env, Workload& w, const TimingSpec& spec) {
-  std::optional<std::string> why;
-  try {
-    warm_up(env.transport, w, spec.warmup, &env.control, spec.min_warmup_s);
-  } catch (const NotSupported& e) {
-    why = e.message();
-  }
-  return env.control.agree_error(why);
-}
-
 // One algorithm after the other: per algorithm warm-up, timing, verification.
 void run_sequential(PointEnv& env, const CollectiveBlock& b, const verify::Case& c, PointBuffers& buf, std::vector<CollectiveWorkload*>& ws,
                     std::vector<PointResult*>& rs) {
@@ -230,6 +199,37 @@ void run_interleaved(PointEnv& env, const CollectiveBlock& b, const verify::Case
 }
 
 }  // namespace
+
+void skip(PointResult& r, const std::string& why) {
+  r.skipped = true;
+  r.skip_reason = why;
+}
+
+void record_timing(PointResult& r, const Timing& t, Op op) {
+  r.time_us = summarize(t.samples_us);
+  r.samples_us = t.samples_us;  // already gathered (max over ranks); written when --keep-samples allows
+  r.iters = t.ops;
+  r.algbw_GBps = algbw_GBps(r.bytes, r.time_us->p50);
+  r.busbw_GBps = busbw_GBps(op, r.world_size, *r.algbw_GBps);
+  r.sync = t.sync;
+  r.sync_fallback = t.sync_fallback;
+  r.late = t.late;
+  if (!t.start_skew_us.empty()) r.start_skew_us = summarize(t.start_skew_us).p50;
+  r.window_us = t.window_us;
+  r.osu_avg_us = t.osu_avg_us;
+  r.nccl_avg_us = t.nccl_avg_us;
+}
+
+// Warm-up that turns a NotSupported (on every rank alike) into a skip reason.
+std::optional<std::string> warm_up_or_skip(PointEnv& env, Workload& w, const TimingSpec& spec) {
+  std::optional<std::string> why;
+  try {
+    warm_up(env.transport, w, spec.warmup, &env.control, spec.min_warmup_s);
+  } catch (const NotSupported& e) {
+    why = e.message();
+  }
+  return env.control.agree_error(why);
+}
 
 PointResult base_result(const PointEnv& env, const CollectiveBlock& b, const AlgoEntry& e, const SizePoint& s) {
   PointResult r = identity_result(env, op_name(b.op), e.algo, b.dtype, s, b.settings.warmup, b.settings.mode());

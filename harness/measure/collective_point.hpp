@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "harness/measure/measure.hpp"
 #include "harness/plan/auto_algos.hpp"
 #include "harness/plan/plan.hpp"
 #include "harness/plan/sizes.hpp"
@@ -41,6 +42,12 @@ PointResult base_result(const PointEnv& env, const CollectiveBlock& block, const
 // kind's base_result adds its own (redop/root/in_place, or src/dst/link).
 PointResult identity_result(const PointEnv& env, std::string_view op, std::string_view algo, DType dtype,
                             const SizePoint& size, int warmup, TimingMode mode);
+
+// Shared by the point runners (collectives, DDP steps).
+void skip(PointResult& r, const std::string& why);
+void record_timing(PointResult& r, const Timing& t, Op op);
+// Warm-up that turns a NotSupported (on every rank alike) into a skip reason.
+std::optional<std::string> warm_up_or_skip(PointEnv& env, Workload& w, const TimingSpec& spec);
 
 // "allreduce/ring 1048576B": the point's name in NVTX ranges and messages.
 std::string point_label(const CollectiveBlock& block, const AlgoEntry& algo, std::uint64_t bytes);

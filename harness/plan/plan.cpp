@@ -70,11 +70,41 @@ void add_p2p_blocks(std::vector<Block>& plan, const CaseSpec& c) {
   for (P2pMethod m : resolve_p2p_methods(c.algos)) plan.push_back(P2pBlock{m, s});
 }
 
+// One block per redop: the model read (or generated) and bucketed here, so a bad model file or
+// order file fails before anything runs, on every rank alike.
+void add_ddp_blocks(std::vector<Block>& plan, const CaseSpec& c, const std::string& backend, const Registry& registry) {
+  const Settings& s = c.settings;
+  for (const OpChoice& choice : c.ops)
+    if (!std::holds_alternative<Op>(choice) || std::get<Op>(choice) != Op::allreduce)
+      throw UsageError("--workload ddp all-reduces gradients; accepted: --op allreduce (the default for a workload)");
+  if (std::find(c.algos.begin(), c.algos.end(), kAutoAlgo) != c.algos.end())
+    throw UsageError("--algo auto is per message size; --workload ddp takes named algorithms; accepted: e.g. "
+                     "--algo ring,library");
+  const auto algos = resolve_algos(Op::allreduce, c.algos, backend, registry);
+  workload::Model model = workload::resolve_model(s.model);
+  const std::vector<std::size_t> ready =
+      s.grad_order.empty() ? workload::reverse_registration_order(model) : workload::load_ready_order(s.grad_order, model);
+  const auto cap = static_cast<std::uint64_t>(s.bucket_cap_mb * double(1 << 20));
+  std::vector<workload::Bucket> buckets =
+      workload::assign_buckets(model, ready, std::max<std::uint64_t>(cap, 1), kDdpFirstBucketBytes, s.grad_dtype);
+  for (RedOp r : s.redops) plan.push_back(DdpBlock{algos, model, buckets, r, s});
+}
+
 }  // namespace
+
+std::uint64_t DdpBlock::grad_bytes() const {
+  std::uint64_t b = 0;
+  for (const auto& k : buckets) b += k.bytes;
+  return b;
+}
 
 std::vector<Block> make_plan(const RunConfig& cfg, const Registry& registry) {
   std::vector<Block> plan;
   for (const auto& c : cfg.cases) {
+    if (c.settings.workload == "ddp") {
+      add_ddp_blocks(plan, c, cfg.backend, registry);
+      continue;
+    }
     for (const OpChoice& choice : c.ops) {
       if (std::holds_alternative<Pingpong>(choice)) {
         add_p2p_blocks(plan, c);
@@ -116,6 +146,11 @@ std::vector<SizePoint> block_sizes(const Block& b, int world_size) {
   const auto steps = size_steps(s.min_bytes, s.max_bytes, s.step_factor, s.step_bytes);
   if (const auto* c = std::get_if<CollectiveBlock>(&b))
     return size_points(steps, size_chunks(c->op, world_size), dtype_size(c->dtype));
+  if (const auto* d = std::get_if<DdpBlock>(&b)) {  // one point: the whole step
+    std::uint64_t elems = 0;
+    for (const auto& k : d->buckets) elems += k.count;
+    return {SizePoint{d->grad_bytes(), elems, elems}};
+  }
   return size_points(steps, 1, dtype_size(DType::uint8));  // one message of raw bytes
 }
 

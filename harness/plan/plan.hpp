@@ -10,6 +10,8 @@
 #include "harness/measure/p2p_method.hpp"
 #include "harness/plan/run_config.hpp"
 #include "harness/plan/sizes.hpp"
+#include "harness/workload/buckets.hpp"
+#include "harness/workload/model.hpp"
 
 namespace collbench {
 
@@ -32,8 +34,22 @@ struct P2pBlock {
   Settings settings;
 };
 
-// The sweep is a sequence of blocks of either kind, each with its own point runner.
-using Block = std::variant<CollectiveBlock, P2pBlock>;
+// A DDP training step's gradient synchronisation (--workload ddp): the model's buckets as
+// PyTorch DDP makes them, each all-reduced back to back per step by every algorithm of the
+// block. One "point" per block. Measured by ddp_point.cpp.
+// DDP's first bucket cap (torch.distributed._DEFAULT_FIRST_BUCKET_BYTES).
+constexpr std::uint64_t kDdpFirstBucketBytes = 1 << 20;
+struct DdpBlock {
+  std::vector<const AlgoEntry*> algos;
+  workload::Model model;
+  std::vector<workload::Bucket> buckets;  // in gradient-ready order, one dtype each
+  RedOp redop = RedOp::sum;
+  Settings settings;
+  std::uint64_t grad_bytes() const;
+};
+
+// The sweep is a sequence of blocks of these kinds, each with its own point runner.
+using Block = std::variant<CollectiveBlock, P2pBlock, DdpBlock>;
 
 inline const Settings& settings_of(const Block& b) {
   return std::visit([](const auto& k) -> const Settings& { return k.settings; }, b);

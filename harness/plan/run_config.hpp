@@ -2,6 +2,7 @@
 // What one `collbench` invocation was asked to do, fully resolved from the command line and
 // an optional YAML sweep file. Plain data: no parsing, no MPI; passed down explicitly.
 #include <cstdint>
+#include <array>
 #include <optional>
 #include <string>
 #include <variant>
@@ -46,6 +47,14 @@ struct Settings {
   PairSpec pairs;                   // pingpong: which rank pairs (--pairs)
   SyncMethod sync = SyncMethod::clock;  // per-iteration start: clock (default) or barrier
   bool registered_buffers = false;      // --buffers registered: send/recv in the node's peer memory
+  // --workload ddp: a training step's gradient synchronisation instead of a size sweep: every
+  // gradient bucket of `model` all-reduced back to back, buckets made as PyTorch DDP makes them.
+  std::string workload;                 // "" (a collective or pingpong sweep) or "ddp"
+  std::string model;                    // a builtin model name or a model file (.json/.yaml)
+  double bucket_cap_mb = 25;            // DDP's bucket_cap_mb (MiB); the first bucket's cap is 1 MiB
+  std::optional<DType> grad_dtype;      // gradients' dtype; unset: each parameter's own
+  std::string grad_order;               // gradient-ready order file; "": reverse registration order
+  std::optional<std::array<double, 3>> compute_ms;  // forward, backward, optimizer per step (ms)
 
   bool adaptive() const { return min_time_s > 0 || max_noise > 0; }
   TimingMode mode() const {

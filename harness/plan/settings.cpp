@@ -210,6 +210,50 @@ constexpr SettingOption kOptions[] = {
      [](Settings& s, std::string_view v) { s.max_noise = parse_number(v, 0, 0.999999, "a fraction in [0, 1)"); }},
     {"max_iters", "", "N", "adaptive: at most N timed iterations per point (default 1000)", kCountAccepted, false,
      [](Settings& s, std::string_view v) { s.max_iters = parse_count(v); }},
+    {"workload", "", "ddp",
+     "instead of a size sweep, a training step's gradient sync: all of --model's DDP buckets all-reduced back to "
+     "back per step (-n steps, -w warm-up steps)",
+     "ddp", false,
+     [](Settings& s, std::string_view v) {
+       if (v != "ddp") throw UsageError("bad value '" + std::string(v) + "'; accepted: ddp");
+       s.workload = std::string(v);
+     }},
+    {"model", "", "NAME|FILE",
+     "--workload ddp: linear, resnet50, bert-base, gpt2, vit-b16, llama2-7b, or a parameter list (.json/.yaml)",
+     "a model name or a .json/.yaml file", false,
+     [](Settings& s, std::string_view v) {
+       if (v.empty()) throw UsageError("empty model; accepted: a model name or a .json/.yaml file");
+       s.model = std::string(v);
+     }},
+    {"bucket_cap_mb", "", "MIB", "--workload ddp: DDP's bucket_cap_mb (default 25; the first bucket's cap is 1 MiB)",
+     "a number of MiB > 0", false,
+     [](Settings& s, std::string_view v) {
+       s.bucket_cap_mb = parse_number(v, 0, 1e7, "a number of MiB > 0");
+       if (s.bucket_cap_mb <= 0) throw UsageError("bad value '" + std::string(v) + "'; accepted: a number of MiB > 0");
+     }},
+    {"grad_dtype", "", "DTYPE", "--workload ddp: gradient dtype (default: each parameter's own, float32 for the builtins)",
+     "float32, bfloat16, float16, float64", false,
+     [](Settings& s, std::string_view v) {
+       const auto d = parse_dtype(v);
+       if (!d || (*d != DType::float32 && *d != DType::bfloat16 && *d != DType::float16 && *d != DType::float64))
+         throw UsageError("bad value '" + std::string(v) + "'; accepted: float32, bfloat16, float16, float64");
+       s.grad_dtype = *d;
+     }},
+    {"grad_order", "", "FILE",
+     "--workload ddp: gradient-ready order (one parameter name per line, or a JSON list), as DDP rebuilds its buckets "
+     "after the first step (default: reverse registration order)",
+     "a readable file", false, [](Settings& s, std::string_view v) { s.grad_order = std::string(v); }},
+    {"compute_ms", "", "F,B,O",
+     "--workload ddp: forward, backward and optimizer time per step on one device, in ms (recorded for the "
+     "analysis' overlap model)",
+     "three numbers >= 0, e.g. 30,60,5", true,
+     [](Settings& s, std::string_view v) {
+       const auto parts = split_list(v);
+       if (parts.size() != 3) throw UsageError("bad value '" + std::string(v) + "'; accepted: three numbers >= 0, e.g. 30,60,5");
+       std::array<double, 3> ms{};
+       for (std::size_t i = 0; i < 3; ++i) ms[i] = parse_number(parts[i], 0, 1e9, "three numbers >= 0, e.g. 30,60,5");
+       s.compute_ms = ms;
+     }},
     {"pairs", "", "auto|all|S-D,...",
      "pingpong: rank pairs to measure; auto (default) = one intra-node and one inter-node pair, all = every i<j",
      "auto, all, or rank pairs SRC-DST, e.g. 0-1,0-4", true,
@@ -261,6 +305,13 @@ void validate_settings(const Settings& s) {
                      " sizes; accepted: a larger step or a smaller range");
   if (s.batch && s.interleave)
     throw UsageError("--batch and --interleave cannot be combined; accepted: one of them");
+  if (s.workload.empty() && (!s.model.empty() || !s.grad_order.empty() || s.compute_ms))
+    throw UsageError("--model, --grad-order and --compute-ms describe a workload; accepted: with --workload ddp");
+  if (!s.workload.empty() && s.model.empty())
+    throw UsageError("--workload ddp needs a model; accepted: --model resnet50 (or linear, bert-base, gpt2, vit-b16, "
+                     "llama2-7b, a .json/.yaml parameter list)");
+  if (!s.workload.empty() && s.batch)
+    throw UsageError("--batch does not apply to --workload ddp (a step is timed as one sample); accepted: without it");
   if (s.adaptive() && s.max_iters < s.iters)
     throw UsageError("--max-iters (" + std::to_string(s.max_iters) + ") is below --iters (" + std::to_string(s.iters) +
                      "); accepted: max-iters >= iters");

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "collectives/core/error.hpp"
+#include "harness/measure/ddp_point.hpp"
 #include "harness/plan/auto_algos.hpp"
 #include "harness/run/memcheck.hpp"
 
@@ -68,6 +69,16 @@ int dry_run(const RunConfig& cfg, const std::vector<Block>& plan, const LaunchEn
                      mib(m.buffers).c_str(), mib(m.extra).c_str());
       }
       points += static_cast<long>(sizes.size() * c->algos.size());
+    } else if (const auto* d = std::get_if<DdpBlock>(&b)) {
+      std::string algos;
+      for (const AlgoEntry* e : d->algos) algos += (algos.empty() ? "" : ",") + e->algo;
+      std::fprintf(out, "block %d: workload ddp model=%s (%lld parameters, %zu tensors) algo=%s redop=%s\n", ++n,
+                   d->model.name.c_str(), static_cast<long long>(d->model.count()), d->model.params.size(), algos.c_str(),
+                   std::string(redop_name(d->redop)).c_str());
+      std::fprintf(out, "  %zu buckets (cap %g MiB, first 1 MiB), %s of gradients; %s\n", d->buckets.size(),
+                   s.bucket_cap_mb, mib(d->grad_bytes()).c_str(), timing(s).c_str());
+      std::fprintf(out, "  memory per rank: %s (gradients and buckets)\n", mib(ddp_memory_need(*d, world)).c_str());
+      points += static_cast<long>(d->algos.size());
     } else {
       const auto& p = std::get<P2pBlock>(b);
       std::fprintf(out, "block %d: pingpong algo=%s pairs=%s\n  %s; %s\n", ++n, p2p_method_name(p.method),

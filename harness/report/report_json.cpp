@@ -35,7 +35,7 @@ json settings_json(const Settings& s) {
   for (DType t : s.dtypes) dtypes.push_back(dtype_name(t));
   for (RedOp r : s.redops) redops.push_back(redop_name(r));
   const char* inplace = s.placements.size() > 1 ? "both" : s.placements.front() ? "1" : "0";
-  return {{"min_bytes", s.min_bytes},
+  json j = {{"min_bytes", s.min_bytes},
           {"max_bytes", s.max_bytes},
           {"step_factor", s.step_factor},
           {"step_bytes", s.step_bytes},
@@ -57,6 +57,15 @@ json settings_json(const Settings& s) {
           {"pairs", pairs_text(s.pairs)},
           {"sync", sync_method_name(s.sync)},
           {"buffers", s.registered_buffers ? "registered" : "plain"}};
+  if (!s.workload.empty()) {  // absent for sweeps (as in older records)
+    j["workload"] = s.workload;
+    j["model"] = s.model;
+    j["bucket_cap_mb"] = s.bucket_cap_mb;
+    j["grad_dtype"] = s.grad_dtype ? json(dtype_name(*s.grad_dtype)) : json(nullptr);
+    j["grad_order"] = s.grad_order.empty() ? json(nullptr) : json(s.grad_order);
+    j["compute_ms"] = s.compute_ms ? json(*s.compute_ms) : json(nullptr);
+  }
+  return j;
 }
 
 json calibration_json(const Calibration& c) {
@@ -128,7 +137,59 @@ json run_json(const RunRecord& r) {
           {"inter_node_link", opt(r.inter_node_link)}};
 }
 
+// A --workload ddp record: the step's sync time as a result's timing fields, plus the model,
+// its buckets and each bucket's all-reduce time.
+json workload_json(const PointResult& r, const std::string& run_id) {
+  const PointResult::Ddp& d = *r.ddp;
+  json buckets = json::array();
+  for (std::size_t k = 0; k < d.buckets.size(); ++k) {
+    const auto& b = d.buckets[k];
+    buckets.push_back({{"index", k}, {"tensors", b.tensors}, {"count", b.count}, {"bytes", b.bytes}, {"dtype", b.dtype},
+                       {"first", b.first}, {"last", b.last}});
+  }
+  json compute = nullptr;
+  if (d.compute_ms)
+    compute = {{"forward_ms", (*d.compute_ms)[0]}, {"backward_ms", (*d.compute_ms)[1]}, {"optimizer_ms", (*d.compute_ms)[2]}};
+  return {{"type", "workload"},
+          {"schema", kSchema},
+          {"run_id", run_id},
+          {"workload", "ddp"},
+          {"op", r.op},
+          {"algo", r.algo},
+          {"backend", r.backend},
+          {"device", r.device},
+          {"world_size", r.world_size},
+          {"nodes", r.nodes},
+          {"ranks_per_node", r.ranks_per_node},
+          {"model", d.model},
+          {"model_source", d.model_source},
+          {"param_count", d.param_count},
+          {"param_tensors", d.param_tensors},
+          {"grad_dtype", r.dtype},
+          {"redop", opt(r.redop)},
+          {"grad_bytes", r.bytes},
+          {"bucket_cap_mb", d.bucket_cap_mb},
+          {"first_bucket_cap_mb", d.first_bucket_cap_mb},
+          {"grad_order", d.grad_order},
+          {"buckets", buckets},
+          {"mode", timing_mode_name(r.mode)},
+          {"sync", sync_method_name(r.sync)},
+          {"sync_fallback", opt(r.sync_fallback)},
+          {"late", r.late},
+          {"iters", r.iters},
+          {"warmup", r.warmup},
+          {"step_us", r.time_us ? stats_json(*r.time_us) : json(nullptr)},
+          {"busbw_GBps", opt(r.busbw_GBps)},
+          {"bucket_p50_us", d.bucket_p50_us},
+          {"compute", compute},
+          {"checked", r.checked},
+          {"wrong", r.wrong},
+          {"skipped", r.skipped},
+          {"skip_reason", opt(r.skip_reason)}};
+}
+
 json result_json(const PointResult& r, const std::string& run_id, long keep_samples) {
+  if (r.ddp) return workload_json(r, run_id);
   json j = {{"type", "result"},
             {"schema", kSchema},
             {"run_id", run_id},

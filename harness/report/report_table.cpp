@@ -67,10 +67,12 @@ void TableReport::begin_block(const Block& block) {
   block_ = nullptr;
   rows_.clear();
   p2p_.reset();
+  ddp_ = nullptr;
   if (const auto* p = std::get_if<P2pBlock>(&block)) {
     p2p_.emplace(out_, *p, host_of_rank_);
     return p2p_->begin();
   }
+  if (const auto* d = std::get_if<DdpBlock>(&block)) return begin_ddp(*d);
   const CollectiveBlock& b = std::get<CollectiveBlock>(block);
   block_ = &b;
   const Settings& s = b.settings;
@@ -86,6 +88,47 @@ void TableReport::begin_block(const Block& block) {
   streaming_ = b.algos.size() <= static_cast<std::size_t>(algos_per_table(width_));
   if (streaming_) print_column_header(0, b.algos.size());
   std::fflush(out_);
+}
+
+void TableReport::begin_ddp(const DdpBlock& d) {
+  ddp_ = &d;
+  const Settings& s = d.settings;
+  std::fprintf(out_, "#\n# workload ddp  model %s (%s): %lld parameters in %zu tensors, %.1f MiB of gradients, redop %s\n",
+               d.model.name.c_str(), d.model.source.c_str(), static_cast<long long>(d.model.count()), d.model.params.size(),
+               static_cast<double>(d.grad_bytes()) / (1 << 20), std::string(redop_name(d.redop)).c_str());
+  std::string sizes;
+  for (const auto& k : d.buckets) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%s%.2f", sizes.empty() ? "" : " ", static_cast<double>(k.bytes) / (1 << 20));
+    sizes += buf;
+  }
+  std::fprintf(out_, "#   %zu buckets (cap %g MiB, first 1 MiB), MiB in gradient-ready order: %s\n", d.buckets.size(),
+               s.bucket_cap_mb, sizes.c_str());
+  std::fprintf(out_, "#   %s, %s start, %d steps + %d warm-up; step = every bucket all-reduced back to back, max over ranks\n",
+               std::string(timing_mode_name(s.mode())).c_str(), s.sync == SyncMethod::barrier ? "barrier" : "clock",
+               s.iters, s.warmup);
+  std::fprintf(out_, "#%-21s %12s %12s %12s %8s %6s   %s\n", " algo", "step p50", "p5", "p95", "busbw", "#wrong",
+               "bucket p50s (ms, ready order)");
+  std::fprintf(out_, "#%-21s %12s %12s %12s %8s %6s\n", "", "(ms)", "(ms)", "(ms)", "(GB/s)", "");
+  std::fflush(out_);
+}
+
+void TableReport::print_ddp_row(const PointResult& r) const {
+  if (r.skipped) {
+    std::fprintf(out_, " %-21s skipped: %s\n", r.algo.c_str(), r.skip_reason.value_or("").c_str());
+    return;
+  }
+  std::string buckets;
+  for (double us : r.ddp->bucket_p50_us) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%s%.3f", buckets.empty() ? "" : " ", us / 1e3);
+    buckets += buf;
+  }
+  std::fprintf(out_, " %-21s %12.3f %12.3f %12.3f %8.2f ", r.algo.c_str(), r.time_us->p50 / 1e3, r.time_us->p5 / 1e3,
+               r.time_us->p95 / 1e3, r.busbw_GBps.value_or(0));
+  if (r.checked) std::fprintf(out_, "%6llu", static_cast<unsigned long long>(r.wrong));
+  else std::fprintf(out_, "%6s", "N/A");
+  std::fprintf(out_, "   %s\n", buckets.c_str());
 }
 
 void TableReport::print_column_header(std::size_t first, std::size_t n) const {
@@ -145,6 +188,11 @@ void TableReport::add_row(const std::vector<PointResult>& row) {
     if (r.wrong > 0) ++wrong_points_;
   }
   if (p2p_) return p2p_->add_row(row);
+  if (ddp_) {
+    for (const auto& r : row) print_ddp_row(r);
+    std::fflush(out_);
+    return;
+  }
   if (streaming_) {
     print_row(row, 0, row.size());
     std::fflush(out_);
@@ -153,6 +201,7 @@ void TableReport::add_row(const std::vector<PointResult>& row) {
 
 void TableReport::end_block() {
   if (p2p_) return p2p_->end();
+  if (ddp_) return;
   const std::size_t n = block_->algos.size(), per = static_cast<std::size_t>(algos_per_table(width_));
   for (std::size_t first = 0; first < n; first += per) {
     const std::size_t k = std::min(per, n - first);

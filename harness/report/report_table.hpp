@@ -32,12 +32,15 @@ class TableReport {
   void print_column_header(std::size_t first, std::size_t n) const;
   void print_row(const std::vector<PointResult>& row, std::size_t first, std::size_t n) const;
   void print_skips(std::size_t first, std::size_t n) const;
+  void begin_ddp(const DdpBlock& block);
+  void print_ddp_row(const PointResult& r) const;
 
   std::FILE* out_;
   int width_;
   const CollectiveBlock* block_ = nullptr;  // the collective block being printed
   std::vector<std::string> host_of_rank_;  // from the header, for pingpong pair labels
   std::optional<P2pTable> p2p_;            // set while a pingpong block is printed
+  const DdpBlock* ddp_ = nullptr;          // set while a --workload ddp block is printed
   std::vector<std::vector<PointResult>> rows_;
   bool streaming_ = false;
   // Totals for the footer.

@@ -2,6 +2,7 @@
 // One measured (or skipped) point, as a struct; report_json.cpp serialises it once and
 // report_table.cpp prints it. Field meanings: results/README.md.
 #include <cstdint>
+#include <array>
 #include <optional>
 #include <string>
 #include <vector>
@@ -44,6 +45,23 @@ struct PointResult {
   // Point-to-point (pingpong) records only: the pair and whether it stays within a node.
   std::optional<int> src, dst;
   std::optional<std::string> link;  // "intra" | "inter"
+  // --workload ddp records only (JSON "type": "workload"): what was synchronised, and each
+  // bucket's all-reduce time.
+  struct DdpBucket {
+    std::size_t tensors = 0;
+    std::uint64_t count = 0, bytes = 0;
+    std::string dtype, first, last;  // first/last: parameter names, in the bucket's order
+  };
+  struct Ddp {
+    std::string model, model_source, grad_order;
+    std::int64_t param_count = 0;
+    std::size_t param_tensors = 0;
+    double bucket_cap_mb = 0, first_bucket_cap_mb = 0;
+    std::vector<DdpBucket> buckets;
+    std::vector<double> bucket_p50_us;  // per bucket: max over ranks, p50 over every timed step
+    std::optional<std::array<double, 3>> compute_ms;
+  };
+  std::optional<Ddp> ddp;
 };
 
 // What a reader needs to tell noise from differences (run record "calibration"), measured

@@ -9,6 +9,7 @@
 
 #include "collectives/op_traits.hpp"
 #include "harness/measure/collective_point.hpp"
+#include "harness/measure/ddp_point.hpp"
 #include "harness/run/control.hpp"
 #include "harness/measure/p2p_point.hpp"
 #include "harness/report/report_json.hpp"
@@ -153,6 +154,10 @@ std::vector<PointResult> measure_size_resuming(PointEnv& env, const CollectiveBl
     if (pending[i]) rest.algos.push_back(b.algos[i]);
   if (!rest.algos.empty()) merge(row, pending, measure_size(env, rest, s));
   return row;
+}
+
+std::vector<PointResult> measure_size_resuming(PointEnv& env, const DdpBlock& b, const SizePoint&, const ResumeSet&) {
+  return measure_ddp(env, b);  // not resumable: a workload record is measured again (resume.hpp)
 }
 
 std::vector<PointResult> measure_size_resuming(PointEnv& env, const P2pBlock& b, const SizePoint& s,

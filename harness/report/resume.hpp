@@ -57,6 +57,9 @@ class ResumeSet {
 // back as placeholders (resumed = true, skipped with a reason) so the table keeps its columns.
 std::vector<PointResult> measure_size_resuming(PointEnv& env, const CollectiveBlock& block, const SizePoint& size,
                                                const ResumeSet& done);
+// --workload ddp: measured whole every time (--resume does not skip workload records).
+std::vector<PointResult> measure_size_resuming(PointEnv& env, const DdpBlock& block, const SizePoint& size,
+                                               const ResumeSet& done);
 std::vector<PointResult> measure_size_resuming(PointEnv& env, const P2pBlock& block, const SizePoint& size,
                                                const ResumeSet& done);
 

@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "collectives/verify/pattern.hpp"
+#include "harness/measure/ddp_point.hpp"
 #include "harness/plan/sizes.hpp"
 
 namespace collbench {
@@ -107,6 +108,13 @@ std::optional<std::string> memory_shortfall(std::uint64_t need, int ranks_on_nod
 std::optional<std::string> plan_memory_problem(const std::vector<Block>& plan, int world_size, int ranks_on_node,
                                                std::uint64_t available, bool device) {
   for (const auto& block : plan) {
+    if (const auto* d = std::get_if<DdpBlock>(&block)) {
+      if (auto why = memory_shortfall(ddp_memory_need(*d, world_size), ranks_on_node, available))
+        return "--workload ddp --model " + d->model.name + " (" + std::to_string(d->grad_bytes()) +
+               " B of gradients, held twice: gradients and buckets): " + *why +
+               "; accepted: a smaller model, --grad-dtype bfloat16, or fewer ranks per node";
+      continue;
+    }
     const auto* b = std::get_if<CollectiveBlock>(&block);
     if (!b) continue;
     const auto sizes = block_sizes(block, world_size);

@@ -92,10 +92,35 @@ def load(path: str) -> list[tuple[str, dict]]:
     return out
 
 
+def check_workload(rec: dict, where: str) -> None:
+    """A --workload ddp record: the schema, then what it cannot say: the buckets add up to the
+    gradients, one bucket time per bucket, timings only when measured."""
+    _conforms(rec, where)
+    buckets = rec["buckets"]
+    if sum(b["bytes"] for b in buckets) != rec["grad_bytes"]:
+        raise CheckError(f"{where}: buckets hold {sum(b['bytes'] for b in buckets)} B, grad_bytes {rec['grad_bytes']}")
+    if sum(b["tensors"] for b in buckets) != rec["param_tensors"]:
+        raise CheckError(f"{where}: buckets hold {sum(b['tensors'] for b in buckets)} tensors, param_tensors {rec['param_tensors']}")
+    if [b["index"] for b in buckets] != list(range(len(buckets))):
+        raise CheckError(f"{where}: bucket indices are not 0..{len(buckets) - 1}")
+    if rec["skipped"]:
+        if rec["step_us"] is not None or not rec["skip_reason"]:
+            raise CheckError(f"{where}: a skipped workload has no times and says why")
+        return
+    if rec["step_us"] is None or len(rec["bucket_p50_us"]) != len(buckets):
+        raise CheckError(f"{where}: {len(rec['bucket_p50_us'])} bucket times for {len(buckets)} buckets")
+
+
+def workload_records(path: str) -> list[dict]:
+    """Every workload record of a file (check_file validates them)."""
+    return [r for _, r in load(path) if r["type"] == "workload"]
+
+
 def check_file(path: str, runs: int | None = None, allow_wrong: bool = False) -> dict[str, list[dict]]:
     """Validates every record; returns run_id -> its result records. Each run has exactly one
     run record (first) and one end record (last), and its counts match."""
     by_run: dict[str, list[dict]] = defaultdict(list)
+    workloads: dict[str, list[dict]] = defaultdict(list)
     seen_run, seen_end = Counter(), Counter()
     order = []
     for where, rec in load(path):
@@ -115,11 +140,18 @@ def check_file(path: str, runs: int | None = None, allow_wrong: bool = False) ->
             if rec["wrong"] and not allow_wrong:
                 raise CheckError(f"{where}: {rec['wrong']} wrong elements ({rec['op']}/{rec['algo']} {rec['bytes']}B)")
             by_run[rec["run_id"]].append(rec)
+        elif kind == "workload":
+            check_workload(rec, where)
+            if not seen_run[rec["run_id"]] or seen_end[rec["run_id"]]:
+                raise CheckError(f"{where}: workload outside its run")
+            if rec["wrong"] and not allow_wrong:
+                raise CheckError(f"{where}: {rec['wrong']} wrong elements (ddp {rec['model']}/{rec['algo']})")
+            workloads[rec["run_id"]].append(rec)
         elif kind == "end":
             _conforms(rec, where)
             rid = rec["run_id"]
             seen_end[rid] += 1
-            res = by_run[rid]
+            res = by_run[rid] + workloads[rid]
             if rec["points"] != len(res):
                 raise CheckError(f"{where}: end says {rec['points']} points, file has {len(res)}")
             if rec["skipped_points"] != sum(r["skipped"] for r in res):

@@ -440,10 +440,72 @@ def test_auto(collbench: str, mpiexec: str, workdir: str, colltune: str) -> None
     print(f"auto: OK: {[(r['bytes'], r['chosen']) for r in autos]}")
 
 
+def test_ddp(collbench: str, mpiexec: str, workdir: str) -> None:
+    """--workload ddp: ResNet-50's DDP buckets on 2 ranks, every allreduce algorithm and the library
+    interleaved, each step verified; a model file and an order file; bad input refused up front."""
+    d = fresh_dir(workdir)
+    out = d / "ddp.jsonl"
+    p = run(mpirun(mpiexec, 2, [collbench, "--workload", "ddp", "--model", "resnet50", "--algo", "all", "--interleave",
+                                "-n", "3", "-w", "1", "--compute-ms", "30,60,5", "--json", str(out)]))
+    if p.returncode != 0:
+        fail(f"resnet50: exit {p.returncode}")
+    runs = cc.check_file(str(out), runs=1)
+    wls = cc.workload_records(str(out))
+    if list(runs.values()) != [[]] or {w["algo"] for w in wls} != set(algos_for(collbench, "allreduce")):
+        fail(f"one workload record per allreduce algorithm, no result records: {[w['algo'] for w in wls]}")
+    for w in wls:
+        b = w["buckets"]
+        # DDP's rule (reverse registration order): fc first, reaching the 1 MiB first cap at once.
+        if (w["param_count"], w["param_tensors"], b[0]["first"], b[0]["last"]) != (25557032, 161, "fc.bias", "fc.weight"):
+            fail(f"resnet50 buckets: {w['param_count']} params, first bucket {b[0]}")
+        if w["skipped"] and cc.skipped_as_expected(w):
+            continue
+        if w["skipped"] or not w["checked"] or w["wrong"] or w["compute"] != {"forward_ms": 30.0, "backward_ms": 60.0,
+                                                                               "optimizer_ms": 5.0}:
+            fail(f"{w['algo']}: skipped {w['skip_reason']!r}, checked {w['checked']}, wrong {w['wrong']}, {w['compute']}")
+        if w["mode"] != "interleaved" or w["iters"] < 3 or not all(t > 0 for t in w["bucket_p50_us"]):
+            fail(f"{w['algo']}: mode {w['mode']}, {w['iters']} steps, bucket times {w['bucket_p50_us']}")
+    if "workload ddp  model resnet50" not in p.stdout:
+        fail("the table names the workload")
+    # A model file and a gradient-ready order file (the five lines the README shows write them).
+    model, order = d / "tiny.yaml", d / "order.txt"
+    model.write_text("name: tiny\nparams:\n  - {name: a.weight, shape: [300000]}\n  - {name: a.bias, shape: [7]}\n"
+                     "  - {name: b.weight, shape: [500, 1000], dtype: bfloat16}\n")
+    order.write_text("a.bias\na.weight\nb.weight\n")
+    out2 = d / "tiny.jsonl"
+    p = run(mpirun(mpiexec, 2, [collbench, "--workload", "ddp", "--model", str(model), "--grad-order", str(order),
+                                "--bucket-cap-mb", "0.5", "--algo", "ring", "-n", "2", "-w", "1", "--json", str(out2),
+                                "--quiet"]))
+    if p.returncode != 0:
+        fail(f"model file: exit {p.returncode}")
+    cc.check_file(str(out2), runs=1)
+    (w,) = cc.workload_records(str(out2))
+    got = [(b["first"], b["last"], b["dtype"]) for b in w["buckets"]]
+    # float32: a.bias then a.weight reach the 1 MiB first cap together (1.2 MB): one bucket; bfloat16:
+    # b.weight (1.0 MB, under the cap) is what is left at the end: a bucket of its own.
+    if w["grad_dtype"] != "mixed" or sorted(got) != sorted([("a.bias", "a.weight", "float32"),
+                                                           ("b.weight", "b.weight", "bfloat16")]):
+        fail(f"tiny model buckets: {got} ({w['grad_dtype']})")
+    # Bad input: one line, exit 2, nothing written.
+    bad_file = d / "bad.json"
+    bad_file.write_text('{"name": "x",\n "params": [\n  {"name": "w", "shape": [3, -1]}]}\n')
+    for extra, needle in ((["--model", "resnet5"], "unknown model 'resnet5'"),
+                          (["--model", str(bad_file)], f"model file {bad_file}"),
+                          (["--model", "resnet50", "--bucket-cap-mb", "0"], "--bucket-cap-mb"),
+                          (["--model", "llama2-7b"], "not enough memory"),
+                          (["--model", "resnet50", "--grad-order", str(order)], str(order))):
+        res = d / "none.jsonl"
+        p = run(mpirun(mpiexec, 2, [collbench, "--workload", "ddp", *extra, "--json", str(res)]))
+        errors = [ln for ln in p.stderr.splitlines() if ln.startswith("collbench: error:")]
+        if p.returncode != 2 or len(errors) != 1 or needle not in errors[0] or res.exists():
+            fail(f"bad ddp input {extra}: exit {p.returncode}, errors {errors}, wrote {res.exists()}")
+    print(f"ddp: OK: {[(w['algo'], round(w['step_us']['p50'])) for w in wls if not w['skipped']]}")
+
+
 def main(argv: list[str]) -> None:
     tests = {"cli": test_cli, "allreduce": test_allreduce, "modes": test_modes, "sweep": test_sweep,
              "nvtx": test_nvtx, "timeout": test_timeout, "sync": test_sync,
-             "registered": test_registered, "auto": test_auto}
+             "registered": test_registered, "auto": test_auto, "ddp": test_ddp}
     if len(argv) < 2 or argv[0] not in tests:
         print(__doc__, file=sys.stderr)
         sys.exit(2)
