@@ -63,11 +63,16 @@ def collplot_main(argv: Sequence[str] | None = None) -> int:
     except LoadError as err:
         print(f"collplot: error: {err}", file=sys.stderr)
         return EXIT_BAD_INPUT
-    from . import plots, report  # heavy (matplotlib): only once input is known to be good
+    from . import ddp, plots, report  # heavy (matplotlib): only once input is known to be good
 
+    try:
+        workloads = ddp.load_workloads(ds.files, ds.runs) if ds.workloads else []
+    except LoadError as err:
+        print(f"collplot: error: {err}", file=sys.stderr)
+        return EXIT_BAD_INPUT
     outdir: Path = args.outdir
-    figures = plots.make_all(ds, outdir, args.sizes)
-    tables = report.build_tables(ds)
+    figures = plots.make_all(ds, outdir, args.sizes) + ddp.make_figures(workloads, outdir)
+    tables = report.build_tables(ds, workloads)
     html_path = report.write_html(outdir / "report.html", args.title, ds, tables, figures)
     md_path = report.write_markdown(outdir / "summary.md", args.title, ds, tables, figures)
     if args.model:
@@ -158,6 +163,9 @@ def collcompare_main(argv: Sequence[str] | None = None) -> int:
     try:
         before = load([args.before])
         after = load([args.after])
+        for side, ds in (("before", before), ("after", after)):
+            if not ds.points:  # workload (DDP) records only: nothing here compares them yet
+                raise LoadError(f"{side}: no result records (collcompare compares collective results)")
     except LoadError as err:
         print(f"collcompare: error: {err}", file=sys.stderr)
         return EXIT_BAD_INPUT

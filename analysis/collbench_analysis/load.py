@@ -221,6 +221,7 @@ class Dataset:
     runs: dict[str, Run]
     points: list[Point]
     warnings: list[str] = field(default_factory=list)
+    workloads: int = 0  # "workload" records seen (DDP); ddp.load_workloads reads them, not this loader
 
     @property
     def measured(self) -> list[Point]:
@@ -367,6 +368,8 @@ def _load_file(path: Path, ds: Dataset, warn: WarnFn) -> None:
             ds.runs[run.run_id] = run
         elif kind == "end":
             _apply_end(ds.runs, rec, where)
+        elif kind == "workload":
+            ds.workloads += 1
         else:
             raise LoadError(f"{where}: unknown record type {kind!r} (expected run, result or end)")
 
@@ -377,7 +380,7 @@ def load(paths: Sequence[str | Path], warn: WarnFn = warn_stderr) -> Dataset:
     ds = Dataset(files=files, runs={}, points=[])
     for path in files:
         _load_file(path, ds, warn)
-    if not ds.points:
+    if not ds.points and not ds.workloads:
         names = ", ".join(str(f) for f in files)
         raise LoadError(f"no result records in {names}")
     return ds

@@ -13,6 +13,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Sequence
 
+from .ddp import SECTION as DDP_SECTION, Workload, tables as ddp_tables
 from .load import (
     LIBRARY_ALGO, Dataset, Point, dedupe, describe_links, format_bytes, group_by, inter_node_links,
     layout_sort_key, link_note, variant_label, variant_of, varying_fields,
@@ -304,12 +305,13 @@ class Tables:
     problems: Table
     runs: Table
     model_rows: list[ModelRow]
+    ddp: list[Table] = field(default_factory=list)  # one per model; empty without workload records
 
     def all(self) -> list[Table]:
-        return [self.problems, *self.summary, self.model, self.crossovers, self.runs]
+        return [self.problems, *self.summary, self.model, self.crossovers, *self.ddp, self.runs]
 
 
-def build_tables(ds: Dataset) -> Tables:
+def build_tables(ds: Dataset, workloads: Sequence[Workload] = ()) -> Tables:
     rows = fit_models(ds.points)
     node_aware = node_aware_table(ds)  # only when some multi-node layout has node-aware results
     return Tables(
@@ -321,7 +323,16 @@ def build_tables(ds: Dataset) -> Tables:
         problems=problems_table(ds),
         runs=runs_table(ds),
         model_rows=rows,
+        ddp=ddp_tables(workloads),
     )
+
+
+def _sections(tables: Tables, figures: Sequence[FigureInfo]) -> list[str]:
+    """Figure sections in order, plus the DDP section when it has tables but no figure."""
+    sections = list(dict.fromkeys(f.section for f in figures))
+    if tables.ddp and DDP_SECTION not in sections:
+        sections.append(DDP_SECTION)
+    return sections
 
 
 # --------------------------------------------------------------------------- writers
@@ -379,7 +390,7 @@ def _overview(ds: Dataset) -> list[str]:
 
 
 def write_html(path: Path, title: str, ds: Dataset, tables: Tables, figures: Sequence[FigureInfo]) -> Path:
-    sections = list(dict.fromkeys(f.section for f in figures))
+    sections = _sections(tables, figures)
     anchors = {s: "fig-" + "".join(c if c.isalnum() else "-" for c in s.lower()) for s in sections}
     parts = [f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>{html.escape(title)}</title>"
              f"<style>{_CSS}</style></head><body><h1>{html.escape(title)}</h1>"]
@@ -398,6 +409,7 @@ def write_html(path: Path, title: str, ds: Dataset, tables: Tables, figures: Seq
     parts += [_html_table(tables.model), _html_table(tables.crossovers)]
     for s in sections:
         parts.append(f"<h2 id='{anchors[s]}'>{html.escape(s)}</h2>")
+        parts += [_html_table(t) for t in tables.ddp] if s == DDP_SECTION else []
         for f in (f for f in figures if f.section == s):
             src = _png_data_uri(path.parent / f.filename)
             parts.append(f"<figure><a href='{html.escape(f.filename)}'><img src='{src}' alt='{html.escape(f.filename)}'>"
@@ -417,8 +429,9 @@ def write_markdown(path: Path, title: str, ds: Dataset, tables: Tables, figures:
         lines.append(tables.problems.markdown())
     lines += [t.markdown() for t in tables.summary]
     lines += ["## α–β model and crossovers", "", tables.model.markdown(), tables.crossovers.markdown()]
-    for s in dict.fromkeys(f.section for f in figures):
+    for s in _sections(tables, figures):
         lines += [f"## {s}", ""]
+        lines += [t.markdown() for t in tables.ddp] if s == DDP_SECTION else []
         for f in (f for f in figures if f.section == s):
             lines += [f"![{f.caption}]({f.filename})", "", f"*{f.text}*", ""]
     lines += ["## Runs", "", tables.runs.markdown()]

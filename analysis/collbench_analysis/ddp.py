@@ -1,0 +1,685 @@
+"""DDP gradient synchronisation: ``workload`` records, the overlap model, figures and tables.
+
+``collbench --workload ddp --model M --algo A,B`` all-reduces every gradient bucket of a model
+back to back per step and writes one ``"type": "workload"`` record per algorithm (fields:
+analysis/README.md "DDP gradient synchronisation"). The loader in :mod:`.load` only counts
+these records; this module reads them itself, so nothing in the collective analysis changes.
+
+Overlap model (the same text is in analysis/README.md). It turns *measured* per-bucket
+all-reduce times into a *modelled* training step; every number it gives is a model from
+measured communication times, never a measurement:
+
+- Backward produces gradients in bucket order; bucket k is ready when the backward pass has
+  produced the gradients of buckets 0..k. Only ``--compute-ms F,B,O`` is known, so backward
+  time B is spread over the buckets in proportion to their bytes:
+  ready_k = B · cumsum(bytes)[k] / total_bytes. (Only this proportional spreading is
+  implemented; per-layer backward profiles are not read.)
+- All-reduces run one at a time, in bucket order, on one communication stream:
+  start_k = max(ready_k, end_{k-1}), end_k = start_k + bucket_p50_us[k].
+- Exposed communication = max(0, end_last − B), the part of the sync after backward ends;
+  step time = F + max(B, end_last) + O.
+- Without compute (no ``--compute-ms``) nothing can overlap: exposed = the sum of the bucket
+  times (buckets back to back from t = 0), and no step time or speed-up is given.
+- Projected speed-up over one device for the same global batch (strong scaling of the
+  data-parallel step): one device runs the global batch as n micro-batches,
+  T1 = n·(F + B) + O; n ranks take Tn = F + max(B, end_last) + O; speed-up = T1 / Tn,
+  efficiency = speed-up / n.
+
+Since the last bucket is ready exactly when backward ends, its all-reduce is always exposed:
+exposed ≥ bucket_p50_us[last] whenever compute is given.
+"""
+from __future__ import annotations
+
+import json
+import math
+import textwrap
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterable, Mapping, Sequence
+
+import matplotlib
+
+matplotlib.use("Agg")
+from matplotlib import rc_context  # noqa: E402
+from matplotlib.axes import Axes  # noqa: E402
+from matplotlib.figure import Figure  # noqa: E402
+from matplotlib.patches import Patch  # noqa: E402
+
+from .load import (  # noqa: E402
+    LIBRARY_ALGO, SCHEMA, LoadError, Run, TimeStats, group_by, layout_name, layout_sort_key, link_note,
+)
+from .plots import DPI, STYLE, FigureInfo, Style, add_footnote  # noqa: E402
+from .tables import Table, fmt_num  # noqa: E402
+
+SECTION = "DDP gradient synchronisation"
+MODEL_LABEL = "model from measured communication times"
+TIMELINE_LABEL = "model built on measured communication times"
+MIB = 1 << 20
+# Fields that may differ between records of one model and then name the series beside the algorithm.
+_SERIES_FIELDS = ("backend", "device", "grad_dtype", "bucket_cap_mb", "first_bucket_cap_mb")
+_REQUIRED = ("run_id", "algo", "model", "world_size", "nodes", "ranks_per_node", "buckets")
+
+
+# --------------------------------------------------------------------------- records
+
+@dataclass(frozen=True)
+class Bucket:
+    """One gradient bucket, in the order it becomes ready in the backward pass."""
+
+    index: int
+    tensors: int
+    count: int
+    bytes: int
+    first: str = ""
+    last: str = ""
+
+
+@dataclass(frozen=True)
+class Compute:
+    """What ``--compute-ms F,B,O`` declared: one device's forward/backward/optimizer per step (ms)."""
+
+    forward_ms: float
+    backward_ms: float
+    optimizer_ms: float
+
+
+@dataclass(frozen=True)
+class Workload:
+    """One ``workload`` record (one algorithm), joined with its run record's link declaration."""
+
+    source: str
+    run_id: str
+    algo: str
+    model: str
+    world_size: int
+    nodes: int
+    ranks_per_node: int
+    buckets: tuple[Bucket, ...]
+    bucket_p50_us: tuple[float, ...]
+    step: TimeStats | None
+    compute: Compute | None = None
+    workload: str = "ddp"
+    op: str = "allreduce"
+    backend: str = "mpi"
+    device: str = "cpu"
+    model_source: str | None = None
+    param_count: int | None = None
+    param_tensors: int | None = None
+    grad_dtype: str = "float32"
+    redop: str | None = "sum"
+    grad_bytes: int | None = None
+    bucket_cap_mb: float | None = None
+    first_bucket_cap_mb: float | None = None
+    grad_order: str | None = None
+    mode: str | None = None
+    sync: str | None = None
+    iters: int | None = None
+    warmup: int | None = None
+    checked: bool | None = None
+    wrong: int = 0
+    skipped: bool = False
+    skip_reason: str | None = None
+    inter_node_link: str | None = None  # from the run record; None: no run record or nothing declared
+    per_node: tuple[int, ...] | None = None  # uneven layouts only, from the run record
+
+    @property
+    def layout(self) -> str:
+        return layout_name(self.nodes, self.ranks_per_node, self.per_node)
+
+    @property
+    def bucket_bytes(self) -> list[int]:
+        return [b.bytes for b in self.buckets]
+
+    @property
+    def total_bytes(self) -> int:
+        return self.grad_bytes if self.grad_bytes is not None else sum(self.bucket_bytes)
+
+    @property
+    def measured(self) -> bool:
+        """Timed and usable by the model: a step time and one bucket time per bucket."""
+        return (not self.skipped and self.step is not None and len(self.buckets) > 0
+                and len(self.bucket_p50_us) == len(self.buckets))
+
+    def identity(self) -> tuple[Any, ...]:
+        """What a re-run of the same measurement shares (the last one loaded wins)."""
+        return (self.model, self.layout, self.algo, *(getattr(self, f) for f in _SERIES_FIELDS))
+
+
+def _step_stats(raw: Mapping[str, Any] | None) -> TimeStats | None:
+    """``step_us`` as :class:`TimeStats`; ``stddev`` (the workload contract) or ``stdev`` (result records) both read."""
+    if raw is None:
+        return None
+
+    def get(key: str) -> float | None:
+        v = raw.get(key)
+        return None if v is None else float(v)
+
+    return TimeStats(p50=float(raw["p50"]), min=get("min"), p5=get("p5"), mean=get("mean"), p95=get("p95"),
+                     p99=get("p99"), max=get("max"), stdev=get("stddev") if "stddev" in raw else get("stdev"))
+
+
+def _compute(raw: Mapping[str, Any] | None) -> Compute | None:
+    if raw is None:
+        return None
+    return Compute(float(raw["forward_ms"]), float(raw["backward_ms"]), float(raw["optimizer_ms"]))
+
+
+def parse_workload(rec: Mapping[str, Any], where: str, run: Run | None = None) -> Workload:
+    """One workload record; a missing or malformed field is a :class:`LoadError` naming ``where``.
+
+    The fields the model needs are checked here, not through the schema file, so the reader
+    does not depend on every field of the record; the others are optional.
+    """
+    missing = [k for k in _REQUIRED if k not in rec]
+    skipped = bool(rec.get("skipped", False))
+    if not skipped:
+        missing += [k for k in ("step_us", "bucket_p50_us") if rec.get(k) is None]
+    if missing:
+        raise LoadError(f"{where}: workload record: field {missing[0]!r} is missing")
+    try:
+        buckets = tuple(Bucket(int(b["index"]), int(b.get("tensors", 0)), int(b.get("count", 0)), int(b["bytes"]),
+                               str(b.get("first", "")), str(b.get("last", ""))) for b in rec["buckets"])
+        per_bucket = tuple(float(v) for v in (rec.get("bucket_p50_us") or ()))
+        step = _step_stats(rec.get("step_us"))
+        compute = _compute(rec.get("compute"))
+    except (KeyError, TypeError, ValueError) as err:
+        raise LoadError(f"{where}: workload record: malformed field ({err!r})") from None
+    if not skipped and len(per_bucket) != len(buckets):
+        raise LoadError(f"{where}: workload record: {len(per_bucket)} bucket_p50_us values for "
+                        f"{len(buckets)} buckets")
+    same_world = run is not None and run.world_size == rec["world_size"]
+    optional = {k: rec[k] for k in ("workload", "op", "backend", "device", "model_source", "param_count",
+                                    "param_tensors", "grad_dtype", "redop", "grad_bytes", "bucket_cap_mb",
+                                    "first_bucket_cap_mb", "grad_order", "mode", "sync", "iters", "warmup",
+                                    "checked", "skip_reason") if k in rec}
+    return Workload(
+        source=where, run_id=str(rec["run_id"]), algo=str(rec["algo"]), model=str(rec["model"]),
+        world_size=int(rec["world_size"]), nodes=int(rec["nodes"]), ranks_per_node=int(rec["ranks_per_node"]),
+        buckets=buckets, bucket_p50_us=per_bucket, step=step, compute=compute,
+        wrong=int(rec.get("wrong") or 0), skipped=skipped,
+        inter_node_link=run.inter_node_link if run is not None else None,
+        per_node=run.per_node if same_world else None, **optional)
+
+
+def read_records(paths: Iterable[str | Path]) -> tuple[list[tuple[str, dict[str, Any]]], dict[str, Run]]:
+    """Every ``workload`` record (with its ``file:line``) and every run record in ``paths``.
+
+    A line that is not JSON is left to :func:`.load.load`, which reports it (or, on a file's
+    last line, warns): this reader runs after it and must not report the same line twice.
+    """
+    from .load import _parse_run  # the one run-record parser (validation included)
+
+    found: list[tuple[str, dict[str, Any]]] = []
+    runs: dict[str, Run] = {}
+    for path in paths:
+        try:
+            lines = Path(path).read_text(encoding="utf-8").split("\n")
+        except (OSError, UnicodeDecodeError) as err:
+            raise LoadError(f"{path}: cannot read ({err})") from None
+        for lineno, line in enumerate(lines, 1):
+            if not line.strip():
+                continue
+            try:
+                rec = json.loads(line)
+            except json.JSONDecodeError:
+                continue
+            if not isinstance(rec, dict) or rec.get("schema") != SCHEMA:
+                continue
+            if rec.get("type") == "workload":
+                found.append((f"{path}:{lineno}", rec))
+            elif rec.get("type") == "run":
+                run = _parse_run(rec, f"{path}:{lineno}")
+                runs[run.run_id] = run
+    return found, runs
+
+
+def load_workloads(paths: Iterable[str | Path], runs: Mapping[str, Run] | None = None) -> list[Workload]:
+    """The workload records of ``paths`` (files, e.g. ``Dataset.files``), in file order.
+
+    Each is joined by ``run_id`` with its run record, for ``inter_node_link`` and uneven
+    layouts: from ``runs`` when given (``Dataset.runs``), else from the run records in the files.
+    """
+    found, own_runs = read_records(paths)
+    known = {**own_runs, **(runs or {})}
+    return [parse_workload(rec, where, known.get(str(rec.get("run_id")))) for where, rec in found]
+
+
+def latest(workloads: Iterable[Workload]) -> list[Workload]:
+    """Keep the last-loaded record per :meth:`Workload.identity` (a re-run supersedes)."""
+    out: dict[tuple[Any, ...], Workload] = {}
+    for w in workloads:
+        out.pop(w.identity(), None)
+        out[w.identity()] = w
+    return list(out.values())
+
+
+# --------------------------------------------------------------------------- overlap model
+
+def ready_times_us(bucket_bytes: Sequence[int], backward_us: float) -> list[float]:
+    """When each bucket's gradients exist: backward spread over buckets in proportion to bytes.
+
+    The last bucket is ready exactly at ``backward_us``. Buckets of zero bytes in total (no
+    size known) fall back to an even spread by bucket count.
+    """
+    n = len(bucket_bytes)
+    total = float(sum(bucket_bytes))
+    ready: list[float] = []
+    acc = 0.0
+    for k, b in enumerate(bucket_bytes):
+        acc += b
+        ready.append(backward_us * (acc / total if total > 0 else (k + 1) / n))
+    return ready
+
+
+def schedule_us(ready_us: Sequence[float], bucket_us: Sequence[float]) -> tuple[list[float], list[float]]:
+    """One communication stream, bucket order: start_k = max(ready_k, end_{k-1}), end_k = start_k + t_k."""
+    starts: list[float] = []
+    ends: list[float] = []
+    prev_end = 0.0
+    for ready, t in zip(ready_us, bucket_us):
+        start = max(ready, prev_end)
+        starts.append(start)
+        ends.append(start + t)
+        prev_end = start + t
+    return starts, ends
+
+
+@dataclass(frozen=True)
+class Overlap:
+    """The modelled step of one workload record (µs, time 0 = start of backward).
+
+    A model from measured communication times, not a measurement.
+    """
+
+    bucket_us: tuple[float, ...]
+    ready_us: tuple[float, ...]
+    start_us: tuple[float, ...]
+    end_us: tuple[float, ...]
+    compute: Compute | None
+
+    @property
+    def backward_us(self) -> float:
+        return self.compute.backward_ms * 1e3 if self.compute else 0.0
+
+    @property
+    def sync_us(self) -> float:
+        """Sum of the bucket times: the sync with nothing overlapped."""
+        return sum(self.bucket_us)
+
+    @property
+    def comm_end_us(self) -> float:
+        return self.end_us[-1] if self.end_us else 0.0
+
+    @property
+    def exposed_us(self) -> float:
+        """Communication after backward ends: max(0, end_last − B); all of it without compute."""
+        return max(0.0, self.comm_end_us - self.backward_us)
+
+    def exposed_part_us(self, k: int) -> float:
+        """How much of bucket k's all-reduce lies after backward ends (the hatched part of the timeline)."""
+        return max(0.0, self.end_us[k] - max(self.start_us[k], self.backward_us))
+
+    @property
+    def step_us(self) -> float | None:
+        """F + max(B, end_last) + O; None without compute."""
+        if self.compute is None:
+            return None
+        c = self.compute
+        return (c.forward_ms + c.optimizer_ms) * 1e3 + max(self.backward_us, self.comm_end_us)
+
+
+def overlap(bucket_bytes: Sequence[int], bucket_us: Sequence[float], compute: Compute | None) -> Overlap:
+    """The overlap model (module docstring): ready, start and end time of every bucket.
+
+    Without compute every bucket is ready at 0, so the all-reduces run back to back and the
+    exposed time is their sum (no overlap).
+    """
+    if len(bucket_bytes) != len(bucket_us):
+        raise ValueError(f"{len(bucket_us)} bucket times for {len(bucket_bytes)} buckets")
+    backward = compute.backward_ms * 1e3 if compute else 0.0
+    ready = ready_times_us(bucket_bytes, backward) if compute else [0.0] * len(bucket_us)
+    starts, ends = schedule_us(ready, bucket_us)
+    return Overlap(tuple(float(t) for t in bucket_us), tuple(ready), tuple(starts), tuple(ends), compute)
+
+
+def workload_overlap(w: Workload) -> Overlap:
+    return overlap(w.bucket_bytes, w.bucket_p50_us, w.compute)
+
+
+@dataclass(frozen=True)
+class Projection:
+    """Projected strong scaling of the data-parallel step (ms): a model from measured communication times."""
+
+    world_size: int
+    t1_ms: float
+    tn_ms: float
+
+    @property
+    def speedup(self) -> float:
+        return self.t1_ms / self.tn_ms if self.tn_ms > 0 else math.nan
+
+    @property
+    def efficiency(self) -> float:
+        return self.speedup / self.world_size if self.world_size > 0 else math.nan
+
+
+def project(world_size: int, compute: Compute, exposed_ms: float) -> Projection:
+    """T1 = n·(F + B) + O (one device, the global batch as n micro-batches); Tn = F + B + exposed + O.
+
+    F + B + exposed equals F + max(B, end_last), since exposed = max(0, end_last − B).
+    """
+    f, b, o = compute.forward_ms, compute.backward_ms, compute.optimizer_ms
+    return Projection(world_size, world_size * (f + b) + o, f + b + exposed_ms + o)
+
+
+def workload_projection(w: Workload) -> Projection | None:
+    if w.compute is None or not w.measured:
+        return None
+    return project(w.world_size, w.compute, workload_overlap(w).exposed_us / 1e3)
+
+
+# --------------------------------------------------------------------------- naming
+
+def varying(workloads: Sequence[Workload]) -> list[str]:
+    """Series fields that differ within ``workloads`` (they then appear in the series name)."""
+    return [f for f in _SERIES_FIELDS if len({getattr(w, f) for w in workloads}) > 1]
+
+
+def series_name(w: Workload, fields: Sequence[str]) -> str:
+    """``ring`` or, where backends/dtypes/bucket caps vary, ``ring (nccl, cap 25 MB)``."""
+    extra = []
+    for f in fields:
+        v = getattr(w, f)
+        extra.append(f"cap {v:g} MB" if f == "bucket_cap_mb" and v is not None
+                     else f"first {v:g} MB" if f == "first_bucket_cap_mb" and v is not None else str(v))
+    return w.algo + (f" ({', '.join(extra)})" if extra else "")
+
+
+def _series_order(name_algo: tuple[str, str]) -> tuple[bool, str]:
+    return (name_algo[1] != LIBRARY_ALGO, name_algo[0])
+
+
+def workload_links(workloads: Iterable[Workload]) -> list[str | None]:
+    """Distinct ``inter_node_link`` values of the multi-node records (declared sorted, None last)."""
+    found = {w.inter_node_link for w in workloads if w.nodes > 1}
+    return sorted(v for v in found if v is not None) + ([None] if None in found else [])
+
+
+def workload_note(workloads: Iterable[Workload]) -> str:
+    """The figure/table footnote: the declared inter-node link, as collective figures carry it."""
+    return link_note(workload_links(workloads))
+
+
+def _slug(text: str) -> str:
+    return "".join(c if c.isalnum() or c in "-." else "_" for c in text)
+
+
+def _style(workloads: Iterable[Workload]) -> Style:
+    """Colours per algorithm by the collective figures' rule (library black, others tab10)."""
+    algos = sorted({w.algo for w in workloads if w.algo != LIBRARY_ALGO})
+    cmap = matplotlib.colormaps["tab10" if len(algos) <= 10 else "tab20"]
+    colors = {a: matplotlib.colors.to_hex(cmap(i % cmap.N)) for i, a in enumerate(algos)}
+    colors[LIBRARY_ALGO] = "#222222"
+    markers = {a: "osD^v<>ph*XP"[i % 12] for i, a in enumerate(algos)}
+    markers[LIBRARY_ALGO] = "s"
+    return Style(colors, markers, {})
+
+
+def model_summary(ws: Sequence[Workload]) -> str:
+    """``resnet50: 25.6 M parameters in 161 tensors, 97.5 MiB float32 gradients`` (from the first record)."""
+    w = ws[0]
+    parts = []
+    if w.param_count is not None:
+        parts.append(f"{w.param_count / 1e6:.3g} M parameters" +
+                     (f" in {w.param_tensors} tensors" if w.param_tensors is not None else ""))
+    parts.append(f"{w.total_bytes / MIB:.4g} MiB {w.grad_dtype} gradients")
+    return f"{w.model}: " + ", ".join(parts)
+
+
+# --------------------------------------------------------------------------- figures
+
+def _save(fig: Figure, outdir: Path, name: str) -> str:
+    fig.savefig(outdir / name, dpi=DPI)
+    return name
+
+
+def plot_sync(model: str, ws: Sequence[Workload], style: Style, outdir: Path) -> FigureInfo:
+    """(a) Step sync time per algorithm, grouped by layout: p50 bars, p5–p95 error bars."""
+    fields = varying(ws)
+    layouts = sorted({w.layout for w in ws}, key=layout_sort_key)
+    series = sorted({(series_name(w, fields), w.algo) for w in ws}, key=_series_order)
+    by_key = {(w.layout, series_name(w, fields)): w for w in ws}
+    fig = Figure(figsize=(max(7.0, 1.2 + 0.5 * len(layouts) * len(series)), 5.0), layout="constrained")
+    ax = fig.subplots()
+    width = 0.8 / max(1, len(series))
+    for i, (name, algo) in enumerate(series):
+        xs, ys, lo, hi = [], [], [], []
+        for j, lay in enumerate(layouts):
+            w = by_key.get((lay, name))
+            if w is None or w.step is None:
+                continue
+            xs.append(j - 0.4 + width * (i + 0.5))
+            ys.append(w.step.p50 / 1e3)
+            lo.append((w.step.p50 - w.step.lo) / 1e3)
+            hi.append((w.step.hi - w.step.p50) / 1e3)
+        ax.bar(xs, ys, width * 0.92, yerr=[lo, hi], capsize=3, label=name,
+               color=style.colors.get(algo, "#7f7f7f"), edgecolor="white", linewidth=0.5, zorder=2)
+    world = {w.layout: w.world_size for w in ws}
+    ax.set_xticks(range(len(layouts)))
+    ax.set_xticklabels([f"{lay}\n{world[lay]} ranks" for lay in layouts])
+    ax.set_xlim(-0.6, len(layouts) - 0.4)
+    ax.grid(axis="x", which="both", visible=False)
+    ax.set_ylim(bottom=0)
+    ax.set_xlabel("Layout (nodes × ranks per node)")
+    ax.set_ylabel("Gradient sync per step, p50 (ms)")
+    width = int(fig.get_figwidth() * 9)  # ≈ title characters per inch at 12 pt bold
+    ax.set_title(textwrap.fill(f"DDP gradient sync per step — {model_summary(ws)}, {len(ws[0].buckets)} buckets",
+                               width))
+    ax.legend(title="algorithm (error bars: p5–p95)", loc="best")
+    note = workload_note(ws)
+    add_footnote(fig, note)
+    name = _save(fig, outdir, f"ddp_sync_{_slug(model)}.png")
+    return FigureInfo(SECTION, name, f"{model}: measured sync time of one DDP step (every gradient bucket "
+                      "all-reduced back to back, max over ranks) per algorithm and layout, p50 with p5–p95 "
+                      "error bars.", note)
+
+
+def _bar(ax: Axes, row: float, start: float, length: float, **kw: Any) -> None:
+    ax.broken_barh([(start, length)], (row - 0.35, 0.7), **kw)
+
+
+def plot_timeline(w: Workload, name: str, outdir: Path) -> FigureInfo:
+    """(b) One modelled step: compute row (F, B, O) and each bucket's all-reduce on a comm row.
+
+    Times in ms from the start of forward. The part of the communication after backward ends
+    (exposed) is hatched; without compute only the comm row is drawn, all of it exposed.
+    """
+    ov = workload_overlap(w)
+    c = w.compute
+    f_ms = c.forward_ms if c else 0.0
+    b_ms = ov.backward_us / 1e3
+    fig = Figure(figsize=(10.0, 3.8), layout="constrained")
+    ax = fig.subplots()
+    comm_row, compute_row = 0.0, 1.0
+    colors = ("#4c72b0", "#8fb0dc")
+    for k in range(len(ov.bucket_us)):
+        s, e = f_ms + ov.start_us[k] / 1e3, f_ms + ov.end_us[k] / 1e3
+        _bar(ax, comm_row, s, e - s, facecolors=colors[k % 2], edgecolor="white", linewidth=0.4)
+        part = ov.exposed_part_us(k) / 1e3
+        if part > 0:
+            _bar(ax, comm_row, e - part, part, facecolors="none", edgecolor="#c44e52", hatch="///", linewidth=0.6)
+        if len(ov.bucket_us) <= 16 and e - s > 0:
+            ax.text((s + e) / 2, comm_row, str(k), ha="center", va="center", fontsize=7, color="white")
+    handles = [Patch(facecolor=colors[0], label="bucket all-reduce (measured p50)"),
+               Patch(facecolor="none", edgecolor="#c44e52", hatch="///", label="exposed (after backward)")]
+    end_ms = f_ms + ov.comm_end_us / 1e3
+    if c is not None:
+        _bar(ax, compute_row, 0.0, f_ms, facecolors="#55a868")
+        _bar(ax, compute_row, f_ms, b_ms, facecolors="#dd8452")
+        wait = max(0.0, ov.comm_end_us / 1e3 - b_ms)
+        if wait > 0:
+            _bar(ax, compute_row, f_ms + b_ms, wait, facecolors="#eeeeee", edgecolor="#c44e52", hatch="///",
+                 linewidth=0.6)
+        _bar(ax, compute_row, f_ms + b_ms + wait, c.optimizer_ms, facecolors="#8172b3")
+        ax.plot([f_ms + r / 1e3 for r in ov.ready_us], [compute_row - 0.42] * len(ov.ready_us), "|",
+                color="#333333", markersize=6)
+        end_ms = f_ms + b_ms + wait + c.optimizer_ms
+        ax.axvline(f_ms + b_ms, color="#333333", linestyle=":", linewidth=1)
+        handles = [Patch(facecolor="#55a868", label="forward"), Patch(facecolor="#dd8452", label="backward"),
+                   Patch(facecolor="#8172b3", label="optimizer"), *handles]
+        ax.set_yticks([comm_row, compute_row], ["all-reduce", "compute"])
+        detail = (f"exposed {fmt_num(ov.exposed_us / 1e3)} ms of {fmt_num(ov.sync_us / 1e3)} ms sync, "
+                  f"step {fmt_num(ov.step_us / 1e3)} ms")  # type: ignore[operator]
+    else:
+        ax.set_yticks([comm_row], ["all-reduce"])
+        detail = f"no --compute-ms: nothing overlaps, exposed = all {fmt_num(ov.sync_us / 1e3)} ms"
+    ax.set_xlim(0, end_ms * 1.02 if end_ms > 0 else 1)
+    ax.set_ylim(-0.6, (compute_row if c else comm_row) + 0.6)
+    ax.grid(axis="y", visible=False)
+    ax.set_xlabel("Time in one training step (ms)" + (" (ticks: bucket ready)" if c else ""))
+    ax.set_title(f"DDP step timeline — {TIMELINE_LABEL}\n{w.model}, {w.layout} ({w.world_size} ranks), {name}: "
+                 f"{detail}")
+    ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0, fontsize=8)
+    note = workload_note([w])
+    add_footnote(fig, note)
+    fname = _save(fig, outdir, f"ddp_timeline_{_slug(w.model)}_{w.layout}_{_slug(name)}.png")
+    cap = (f"{w.model}, {w.layout}, {name}: one DDP step, {TIMELINE_LABEL} (bucket p50 all-reduce times, "
+           "compute from --compute-ms spread over buckets by bytes); hatched: communication exposed after "
+           "backward." if c else
+           f"{w.model}, {w.layout}, {name}: bucket all-reduces back to back ({TIMELINE_LABEL}); without "
+           "--compute-ms nothing overlaps, so all of it is exposed.")
+    return FigureInfo(SECTION, fname, cap, note)
+
+
+_NODE_LINESTYLES = ("-", ":", "-.", (0, (6, 2, 1, 2)))
+
+
+def plot_speedup(model: str, ws: Sequence[Workload], style: Style, outdir: Path) -> FigureInfo | None:
+    """(c) Projected speed-up vs world size, one line per algorithm, ideal y = x dashed (compute only).
+
+    One line per (algorithm, node count): 1x4 and 2x2 share a world size, and a line joining
+    them would suggest a trend along n that is really a change of layout. Colour = algorithm,
+    line style = node count.
+    """
+    fields = varying(ws)
+    with_compute = [w for w in ws if w.compute is not None and w.measured]
+    if not with_compute:
+        return None
+    fig = Figure(figsize=(8.0, 5.0), layout="constrained")
+    ax = fig.subplots()
+    node_counts = sorted({w.nodes for w in with_compute})
+    dash = {n: _NODE_LINESTYLES[i % len(_NODE_LINESTYLES)] for i, n in enumerate(node_counts)}
+    top = 1
+    labelled: set[str] = set()
+    for (name, algo, nodes), grp in sorted(
+            group_by(with_compute, lambda w: (series_name(w, fields), w.algo, w.nodes)).items(),
+            key=lambda kv: (*_series_order(kv[0][:2]), kv[0][2])):
+        grp = sorted(grp, key=lambda w: layout_sort_key(w.layout))
+        xs = [w.world_size for w in grp]
+        ys = [workload_projection(w).speedup for w in grp]  # type: ignore[union-attr]
+        kw = style.kw(algo, "")
+        ax.plot(xs, ys, label=None if name in labelled else name, color=kw["color"], marker=kw["marker"],
+                linewidth=kw["linewidth"], linestyle=dash[nodes])
+        labelled.add(name)
+        top = max(top, *xs)
+    ax.plot([1, top], [1, top], linestyle="--", color="#888888", linewidth=1.2, label="ideal (speed-up = n)")
+    if len(node_counts) > 1:
+        for n in node_counts:
+            ax.plot([], [], color="#555555", linestyle=dash[n], label=f"{n} node{'s' * (n > 1)}")
+    ax.set_xlim(0.5, top + 0.5)
+    ax.set_ylim(bottom=0)
+    ax.set_xlabel("World size n (ranks)")
+    ax.set_ylabel("Projected speed-up over one device")
+    ax.set_title(f"DDP projected speed-up: {model}\n{MODEL_LABEL}, not a measurement")
+    ax.legend(title="algorithm" + (", nodes" if len(node_counts) > 1 else ""), loc="upper left")
+    note = workload_note(with_compute)
+    add_footnote(fig, note)
+    name = _save(fig, outdir, f"ddp_speedup_{_slug(model)}.png")
+    computes = sorted({(w.compute.forward_ms, w.compute.backward_ms, w.compute.optimizer_ms)  # type: ignore[union-attr]
+                       for w in with_compute})
+    cs = "; ".join(f"F={fmt_num(f)}, B={fmt_num(b)}, O={fmt_num(o)} ms" for f, b, o in computes)
+    return FigureInfo(SECTION, name, f"{model}: projected speed-up over one device for the same global batch, "
+                      f"T1/Tn with T1 = n·(F+B)+O and Tn = F+max(B, end of last all-reduce)+O ({cs}) — "
+                      f"{MODEL_LABEL}, not a measurement; one line per algorithm and node count; dashed: ideal.",
+                      note)
+
+
+def timeline_choice(ws: Sequence[Workload]) -> Workload:
+    """The record whose step the timeline shows: the largest layout, its fastest algorithm.
+
+    Fastest by modelled step when compute is given, else by step sync p50; the largest layout
+    is where communication matters most.
+    """
+    big = max((w.layout for w in ws), key=layout_sort_key)
+    cands = [w for w in ws if w.layout == big]
+
+    def cost(w: Workload) -> float:
+        ov = workload_overlap(w)
+        return ov.step_us if ov.step_us is not None else w.step.p50  # type: ignore[union-attr]
+
+    return min(cands, key=lambda w: (cost(w), w.algo))
+
+
+def make_figures(workloads: Sequence[Workload], outdir: Path) -> list[FigureInfo]:
+    """Per model: sync bars, one step timeline, and the speed-up projection (when compute is known)."""
+    ws = [w for w in latest(workloads) if w.measured]
+    if not ws:
+        return []
+    outdir.mkdir(parents=True, exist_ok=True)
+    style = _style(ws)
+    figs: list[FigureInfo] = []
+    with rc_context(STYLE):
+        for model, grp in group_by(ws, lambda w: w.model).items():
+            figs.append(plot_sync(model, grp, style, outdir))
+            chosen = timeline_choice(grp)
+            figs.append(plot_timeline(chosen, series_name(chosen, varying(grp)), outdir))
+            info = plot_speedup(model, grp, style, outdir)
+            figs += [info] if info else []
+    return figs
+
+
+# --------------------------------------------------------------------------- tables
+
+def _ms(us: float | None) -> str:
+    return fmt_num(us / 1e3) if us is not None else "—"
+
+
+def tables(workloads: Sequence[Workload]) -> list[Table]:
+    """One table per model: layout, algorithm, buckets, grad MiB, step sync p50/p95, and the model columns.
+
+    The exposed / projected / speed-up / efficiency columns are filled only where the record
+    carries compute, and dropped when none does.
+    """
+    out: list[Table] = []
+    for model, grp in group_by(latest(workloads), lambda w: w.model).items():
+        fields = varying(grp)
+        note = (f"{model_summary(grp)}. Step sync: every bucket all-reduced back to back, max over ranks, "
+                "measured. Exposed comm, projected step, speed-up and efficiency: "
+                f"{MODEL_LABEL} (overlap model, analysis/README.md), not measurements; compute from --compute-ms.")
+        link = workload_note(grp)
+        t = Table(f"DDP gradient synchronisation: {model}",
+                  ["layout", "algorithm", "buckets", "grad MiB", "step sync p50 (ms)", "step sync p95 (ms)",
+                   "exposed comm (ms)", "projected step (ms)", "speed-up", "efficiency", "note"],
+                  align="llrrrrrrrrl", note=note + (f" {link}." if link else ""))
+        t.row_classes = []
+        for w in sorted(grp, key=lambda w: (layout_sort_key(w.layout), _series_order((series_name(w, fields), w.algo)))):
+            flags = []
+            if w.wrong > 0:
+                flags.append(f"WRONG RESULTS ({w.wrong})")
+            if w.skipped:
+                flags.append(f"skipped: {w.skip_reason or 'no reason given'}")
+            row = [w.layout, series_name(w, fields), str(len(w.buckets)), f"{w.total_bytes / MIB:.4g}"]
+            if w.measured:
+                ov = workload_overlap(w)
+                proj = workload_projection(w)
+                row += [_ms(w.step.p50), _ms(w.step.p95 if w.step.p95 is not None else w.step.hi)]  # type: ignore[union-attr]
+                row += ([_ms(ov.exposed_us), _ms(ov.step_us), f"{proj.speedup:.3g}×", f"{proj.efficiency:.0%}"]
+                        if proj is not None else ["—"] * 4)
+            else:
+                row += ["—"] * 6
+            t.rows.append(row + ["; ".join(flags) or "—"])
+            t.row_classes.append("bad" if w.wrong > 0 else "")
+        for header in ("exposed comm (ms)", "projected step (ms)", "speed-up", "efficiency", "note"):
+            t.drop_blank_column(header)
+        out.append(t)
+    return out
