@@ -30,7 +30,15 @@ struct AlgoEntry {
   CollFn run = nullptr;
   SupportFn supports = nullptr;  // null: supports every case
   TrafficFn traffic = nullptr;   // null: no memory-traffic model (no efficiency reported)
+  bool native_avg = false;       // applies RedOp::avg itself (NCCL's ncclAvg); else run_entry does
 };
+
+// Runs `e` on `a`: what every caller does instead of e.run, so RedOp::avg works with every
+// algorithm the way NCCL defines ncclAvg. Unless the entry is native_avg: floating inputs are
+// pre-multiplied by 1/n (an allreduce into recv, then run in place; the other ops into a
+// scratch copy) and summed; integers are summed, then divided by n (truncating, as C). The
+// scaling runs in the transport's memory space (its reduce kernel), so device buffers work.
+void run_entry(const AlgoEntry& e, Transport& t, const CollArgs& a);
 
 class Registry {
  public:

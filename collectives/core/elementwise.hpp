@@ -10,7 +10,9 @@
 
 namespace collbench {
 
-enum class RedOp : std::uint8_t { sum, prod, max, min };
+// avg is NCCL's ncclAvg: its element-wise combination is a sum; the 1/n (pre-scale of floating
+// inputs, division of integer results) is applied around the algorithm by run_entry.
+enum class RedOp : std::uint8_t { sum, prod, max, min, avg };
 
 template <class T, bool = std::is_integral_v<T>>
 struct WrapType {  // floats compute as themselves
@@ -47,7 +49,7 @@ struct Arith<bfloat16> : HalfArith<bfloat16, to_bfloat16> {};
 
 template <class T, RedOp Op>
 CB_HD_INLINE T apply(T a, T b) {
-  if constexpr (Op == RedOp::sum) return Arith<T>::sum(a, b);
+  if constexpr (Op == RedOp::sum || Op == RedOp::avg) return Arith<T>::sum(a, b);
   else if constexpr (Op == RedOp::prod) return Arith<T>::prod(a, b);
   else if constexpr (Op == RedOp::max) return Arith<T>::max(a, b);
   else return Arith<T>::min(a, b);
@@ -61,6 +63,7 @@ CB_HD_INLINE T apply(RedOp op, T a, T b) {
     case RedOp::prod: return apply<T, RedOp::prod>(a, b);
     case RedOp::max: return apply<T, RedOp::max>(a, b);
     case RedOp::min: return apply<T, RedOp::min>(a, b);
+    case RedOp::avg: return apply<T, RedOp::avg>(a, b);
   }
   return a;
 }

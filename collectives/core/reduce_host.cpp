@@ -132,6 +132,7 @@ constexpr ReduceFn kTable[8][4] = {CB_ROW(i8),  CB_ROW(u8),   CB_ROW(i32), CB_RO
 }  // namespace
 
 ReduceFn host_reduce_fn(RedOp op, DType dtype) {
+  if (op == RedOp::avg) op = RedOp::sum;
   return kTable[static_cast<int>(dtype)][static_cast<int>(op)];
 }
 
@@ -141,6 +142,6 @@ std::optional<RedOp> parse_redop(std::string_view name) {
   return std::nullopt;
 }
 
-std::string redop_names() { return "sum, prod, max, min"; }
+std::string redop_names() { return "sum, prod, max, min, avg"; }
 
 }  // namespace collbench

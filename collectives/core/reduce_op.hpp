@@ -19,7 +19,7 @@ struct ReduceOp {
   ReduceFn host_fn = nullptr;  // device memory spaces launch their own kernel for (kind, dtype)
 };
 
-inline constexpr RedOp kAllRedOps[] = {RedOp::sum, RedOp::prod, RedOp::max, RedOp::min};
+inline constexpr RedOp kAllRedOps[] = {RedOp::sum, RedOp::prod, RedOp::max, RedOp::min, RedOp::avg};
 
 constexpr std::string_view redop_name(RedOp op) {
   switch (op) {
@@ -27,13 +27,14 @@ constexpr std::string_view redop_name(RedOp op) {
     case RedOp::prod: return "prod";
     case RedOp::max: return "max";
     case RedOp::min: return "min";
+    case RedOp::avg: return "avg";
   }
   return "?";
 }
 std::optional<RedOp> parse_redop(std::string_view name);
 std::string redop_names();
 
-// The vectorised host kernel for (op, dtype); never null.
+// The vectorised host kernel for (op, dtype); never null. avg's is sum's (its combination).
 ReduceFn host_reduce_fn(RedOp op, DType dtype);
 inline ReduceOp make_reduce_op(RedOp op, DType dtype) { return {op, dtype, host_reduce_fn(op, dtype)}; }
 

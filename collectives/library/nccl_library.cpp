@@ -44,6 +44,7 @@ ncclRedOp_t nccl_op(const ReduceOp& r) {
     case RedOp::prod: return ncclProd;
     case RedOp::max: return ncclMax;
     case RedOp::min: return ncclMin;
+    case RedOp::avg: return ncclAvg;  // native (NCCL >= 2.10): the entries say native_avg
   }
   return ncclSum;
 }
@@ -171,12 +172,12 @@ constexpr const char* kScatterDesc = "grouped ncclSend at the root (nccl-tests s
 constexpr const char* kAny = "any world size, any root, any count; device memory on the nccl backend";
 
 COLLBENCH_REGISTER({Op::broadcast, "library", "nccl", "ncclBroadcast", kAny, &bcast});
-COLLBENCH_REGISTER({Op::reduce, "library", "nccl", "ncclReduce", kAny, &reduce});
-COLLBENCH_REGISTER({Op::allreduce, "library", "nccl", "ncclAllReduce", kAny, &allreduce});
+COLLBENCH_REGISTER({Op::reduce, "library", "nccl", "ncclReduce", kAny, &reduce, nullptr, nullptr, true});
+COLLBENCH_REGISTER({Op::allreduce, "library", "nccl", "ncclAllReduce", kAny, &allreduce, nullptr, nullptr, true});
 COLLBENCH_REGISTER({Op::gather, "library", "nccl", kGatherDesc, kAny, kGather});
 COLLBENCH_REGISTER({Op::allgather, "library", "nccl", "ncclAllGather", kAny, &allgather});
 COLLBENCH_REGISTER({Op::scatter, "library", "nccl", kScatterDesc, kAny, kScatter});
-COLLBENCH_REGISTER({Op::reduce_scatter, "library", "nccl", "ncclReduceScatter", kAny, &reduce_scatter});
+COLLBENCH_REGISTER({Op::reduce_scatter, "library", "nccl", "ncclReduceScatter", kAny, &reduce_scatter, nullptr, nullptr, true});
 COLLBENCH_REGISTER({Op::alltoall, "library", "nccl", kAlltoallDesc, kAny, kAlltoall});
 
 }  // namespace

@@ -1,6 +1,10 @@
 #include "collectives/verify/check.hpp"
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 namespace collbench::verify {
@@ -35,12 +39,45 @@ T expected(const Case& c, std::size_t i) {
   return T{};
 }
 
+// Machine epsilon (ulp of 1) of a floating type.
+template <class T>
+double epsilon() {
+  if constexpr (std::is_same_v<T, float16>) return 0x1p-10;
+  else if constexpr (std::is_same_v<T, bfloat16>) return 0x1p-7;
+  else return std::numeric_limits<T>::epsilon();
+}
+
+// avg (NCCL's ncclAvg): element i's expected value and how far a result may be from it.
+// Integers: the (wrapping) sum divided by n, truncating: exact. Floats: the exact mean; exact
+// when n is a power of two (x/n is exact), else within n x eps x max|input| (n roundings of the
+// pre-scale and n - 1 of the sum, each at most half an ulp of a value <= max|input|).
+template <class T>
+std::pair<double, double> expected_avg(const Case& c, std::size_t i) {
+  const std::size_t k = c.op == Op::reduce_scatter ? c.rank * c.count + i : i;
+  if constexpr (std::is_integral_v<T>) {
+    return {static_cast<double>(static_cast<T>(static_cast<long long>(expected<T>(c, i)) / c.world)), 0.0};
+  } else {
+    double sum = 0, largest = 0;
+    for (int r = 0; r < c.world; ++r) {
+      const double x = static_cast<double>(input_value(c, r, k));
+      sum += x;
+      largest = std::max(largest, std::abs(x));
+    }
+    const bool exact = (c.world & (c.world - 1)) == 0;
+    return {sum / c.world, exact ? 0.0 : c.world * epsilon<T>() * largest};
+  }
+}
+
 // Compares got[0, n), which is elements [first, first + n) of the region, into `out`.
 template <class T>
 void check_range(const Case& c, const T* got, std::size_t first, std::size_t n, Check& out) {
+  const bool avg = op_reduces(c.op) && c.redop == RedOp::avg;
   for (std::size_t j = 0; j < n; ++j) {
-    const double e = to_double(expected<T>(c, first + j)), g = to_double(got[j]);
-    if (e != g) {
+    double e, tolerance = 0;
+    if (avg) std::tie(e, tolerance) = expected_avg<T>(c, first + j);
+    else e = to_double(expected<T>(c, first + j));
+    const double g = to_double(got[j]);
+    if (!(std::abs(e - g) <= tolerance)) {
       if (out.wrong == 0) out = {0, first + j, e, g};
       ++out.wrong;
     }
@@ -103,7 +140,7 @@ Outcome run_checked(Transport& t, const AlgoEntry& entry, const Case& c, std::si
   const Pointers p = arrange(c, send.data(), recv.data());
   args.send = p.send;
   args.recv = p.recv;
-  return run_in_place(m, c, send.data(), recv.data(), [&] { entry.run(t, args); });
+  return run_in_place(m, c, send.data(), recv.data(), [&] { run_entry(entry, t, args); });
 }
 
 }  // namespace collbench::verify

@@ -68,7 +68,8 @@ long long input_value(const Case& c, int rank, std::size_t i) {
   const long long r = rank, n = c.world, ii = static_cast<long long>(i % 1000003);  // keep products small
   if (!op_reduces(c.op)) return (r * 37 + ii * 11) % pattern_period(c.dtype);  // distinct per rank and position
   switch (c.redop) {
-    case RedOp::sum: {
+    case RedOp::sum:
+    case RedOp::avg: {
       // At most `limit` in total: ranks past the limit contribute 0 (only in huge worlds).
       const long long limit = exact_limit(c.dtype);
       const long long contributors = std::min(n, limit);

@@ -23,10 +23,10 @@ class CollectiveWorkload final : public Workload {
                      double stretch)
       : Workload(std::move(call), label), t_(t), entry_(e), args_(a), stretch_(stretch) {}
   void run() override {
-    if (stretch_ <= 0) return entry_.run(t_, args_);
+    if (stretch_ <= 0) return run_entry(entry_, t_, args_);
     using Clock = std::chrono::steady_clock;
     const Clock::time_point t0 = Clock::now();
-    entry_.run(t_, args_);
+    run_entry(entry_, t_, args_);
     const Clock::time_point t1 = Clock::now();
     const Clock::time_point until = t1 + std::chrono::duration_cast<Clock::duration>((t1 - t0) * stretch_);
     while (Clock::now() < until) {

@@ -26,7 +26,7 @@ class DdpStep final : public Workload {
     MemorySpace& m = t_.memory();
     for (std::size_t k = 0; k < args_.size(); ++k) {
       const auto t0 = Clock::now();
-      entry_.run(t_, args_[k]);
+      run_entry(entry_, t_, args_[k]);
       m.synchronize();  // a device bucket's time is its own (a no-op on the host)
       bucket_us_[k].push_back(std::chrono::duration<double, std::micro>(Clock::now() - t0).count());
     }
@@ -191,7 +191,8 @@ std::vector<PointResult> measure_ddp(PointEnv& env, const DdpBlock& b) {
                                               "ddp " + b.model.name + "/" + b.algos[i]->algo));
     rs.push_back(&results[i]);
   }
-  const TimingSpec spec = timing_spec(b.settings, env.barrier_us);
+  TimingSpec spec = timing_spec(b.settings, env.barrier_us);
+  spec.convention_ops = 0;  // the reference tools' conventions are per collective, not per step
   std::vector<DdpStep*> ws;
   for (std::size_t i = 0; i < owned.size(); ++i) {
     if (auto why = warm_up_or_skip(env, *owned[i], spec)) {

@@ -87,7 +87,9 @@ void add_ddp_blocks(std::vector<Block>& plan, const CaseSpec& c, const std::stri
   const auto cap = static_cast<std::uint64_t>(s.bucket_cap_mb * double(1 << 20));
   std::vector<workload::Bucket> buckets =
       workload::assign_buckets(model, ready, std::max<std::uint64_t>(cap, 1), kDdpFirstBucketBytes, s.grad_dtype);
-  for (RedOp r : s.redops) plan.push_back(DdpBlock{algos, model, buckets, r, s});
+  // DDP averages gradients (each bucket divided by the world size, then summed): avg unless asked.
+  for (RedOp r : s.redops_given ? s.redops : std::vector<RedOp>{RedOp::avg})
+    plan.push_back(DdpBlock{algos, model, buckets, r, s});
 }
 
 }  // namespace

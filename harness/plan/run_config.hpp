@@ -33,6 +33,7 @@ struct Settings {
   bool check = true;
   std::vector<DType> dtypes{DType::float32};
   std::vector<RedOp> redops{RedOp::sum};
+  bool redops_given = false;  // --redop/redop: set; unset, a DDP workload averages (as DDP does)
   int root = 0;
   std::vector<bool> placements{false};  // in_place values to run: {false}, {true} or both
   bool batch = false;

@@ -157,8 +157,11 @@ constexpr SettingOption kOptions[] = {
      [](Settings& s, std::string_view v) { s.check = parse_bool(v); }},
     {"dtype", "-d", "LIST", "element types, comma-separated, or all (default float32)", "dtype names or all", true,
      [](Settings& s, std::string_view v) { s.dtypes = parse_dtypes(v); }},
-    {"redop", "-o", "LIST", "reduction ops for reducing collectives, or all (default sum)", "sum, prod, max, min, all",
-     true, [](Settings& s, std::string_view v) { s.redops = parse_redops(v); }},
+    {"redop", "-o", "LIST", "reduction ops for reducing collectives, or all (default sum; avg as NCCL's ncclAvg)", "sum, prod, max, min, avg, all",
+     true, [](Settings& s, std::string_view v) {
+       s.redops = parse_redops(v);
+       s.redops_given = true;
+     }},
     {"root", "-r", "R", "root rank of rooted collectives (default 0)", "an integer from 0 to world size - 1", false,
      [](Settings& s, std::string_view v) {
        s.root = static_cast<int>(parse_int(v, 0, 1 << 30, "an integer from 0 to world size - 1"));

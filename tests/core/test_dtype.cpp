@@ -18,7 +18,8 @@ TEST(DType, NamesRoundTrip) {
 
 TEST(RedOpNames, RoundTrip) {
   for (RedOp op : kAllRedOps) EXPECT_EQ(parse_redop(redop_name(op)), op);
-  EXPECT_FALSE(parse_redop("avg"));
+  EXPECT_EQ(parse_redop("avg"), RedOp::avg);
+  EXPECT_FALSE(parse_redop("mean"));
 }
 
 TEST(OpNames, RoundTripAndBufferSizes) {

@@ -24,7 +24,7 @@ CASES = [
     ("unknown algo", ["--op", "allreduce", "--algo", "nope"], 0, ["unknown algo 'nope'", "ring"], None),
     ("algo not for this op", ["--op", "alltoall", "--algo", "ring"], 0, ["unknown algo 'ring' for op alltoall", "pairwise"], None),
     ("unknown dtype", ["--dtype", "float33"], 0, ["unknown dtype 'float33'", "float32"], None),
-    ("unknown redop", ["--redop", "avg"], 0, ["unknown redop 'avg'", "sum"], None),
+    ("unknown redop", ["--redop", "mean"], 0, ["unknown redop 'mean'", "avg"], None),
     ("unknown backend", ["--backend", "gloo"], 0, ["--backend", "gloo", "mpi"], None),
     ("unknown device", ["--device", "tpu"], 0, ["--device", "tpu", "cpu"], None),
     ("--device cuda without a GPU", ["--device", "cuda", *SMALL], 0, ["cuda"], None),

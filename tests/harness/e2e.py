@@ -74,7 +74,7 @@ BAD_INPUTS = [
     (["-n", "0"], "--iters"),
     (["-c", "7"], "--check"),
     (["--dtype", "float33"], "unknown dtype"),
-    (["--redop", "avg"], "unknown redop"),
+    (["--redop", "mean"], "unknown redop"),
     (["--inplace", "2"], "--inplace"),
     (["--backend", "nccl"], "--backend nccl moves device memory only"),
     (["--batch", "--interleave"], "cannot be combined"),
@@ -214,7 +214,7 @@ def test_modes(collbench: str, mpiexec: str, workdir: str) -> None:
         fail("--keep-samples 8: samples_us only on points with at most 8 samples")
     if any("samples_us" in r for r in small):
         fail("--keep-samples 0: no samples_us")
-    if {r["dtype"] for r in small} != {"int8", "bfloat16"} or {r["redop"] for r in small} != {"sum", "prod", "max", "min"}:
+    if {r["dtype"] for r in small} != {"int8", "bfloat16"} or {r["redop"] for r in small} != {"sum", "prod", "max", "min", "avg"}:
         fail("dtype x redop sweep incomplete")
     print("modes: OK")
 

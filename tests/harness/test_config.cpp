@@ -87,7 +87,7 @@ TEST(SweepFile, GoodFileIsEquivalentToFlags) {
   EXPECT_EQ(from_file.name, "demo");
   EXPECT_EQ(from_file.layouts, (std::vector<std::string>{"1x2", "2x2"}));
   EXPECT_EQ(a["settings"]["mode"], "batch");
-  EXPECT_EQ(a["settings"]["redop"].size(), 4u);
+  EXPECT_EQ(a["settings"]["redop"].size(), 5u);
 }
 
 TEST(SweepFile, CasesInheritDefaultsAndOverride) {
@@ -215,7 +215,7 @@ TEST(CommandLine, BadArgumentsSayWhatAndWhatIsAccepted) {
       {{"-w", "-3"}, "-w/--warmup"},
       {{"-c", "2"}, "-c/--check"},
       {{"--dtype", "float33"}, "unknown dtype 'float33'"},
-      {{"--redop", "avg"}, "unknown redop 'avg'"},
+      {{"--redop", "mean"}, "unknown redop 'mean'"},
       {{"--inplace", "maybe"}, "--inplace"},
       {{"--backend", "nccl"}, "--backend nccl moves device memory only"},
       {{"--backend", "gloo"}, "unknown --backend 'gloo'"},
