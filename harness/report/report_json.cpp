@@ -346,8 +346,8 @@ std::optional<std::string> foreign_line(const std::string& path) {
     };
     if (field("schema") != kSchema) return where(std::string("not a ") + kSchema + " record");
     const std::string type = field("type");
-    if (type != "run" && type != "result" && type != "end")
-      return where("record type '" + type + "' is not run, result or end");
+    if (type != "run" && type != "result" && type != "workload" && type != "end")
+      return where("record type '" + type + "' is not run, result, workload or end");
   }
   return std::nullopt;
 }

@@ -451,6 +451,8 @@ def test_ddp(collbench: str, mpiexec: str, workdir: str) -> None:
         fail(f"resnet50: exit {p.returncode}")
     runs = cc.check_file(str(out), runs=1)
     wls = cc.workload_records(str(out))
+    if p.returncode != 0 or "avg" != wls[0]["redop"]:
+        fail(f"a DDP workload averages by default: {wls[0]['redop']}")
     if list(runs.values()) != [[]] or {w["algo"] for w in wls} != set(algos_for(collbench, "allreduce")):
         fail(f"one workload record per allreduce algorithm, no result records: {[w['algo'] for w in wls]}")
     for w in wls:
@@ -467,6 +469,13 @@ def test_ddp(collbench: str, mpiexec: str, workdir: str) -> None:
             fail(f"{w['algo']}: mode {w['mode']}, {w['iters']} steps, bucket times {w['bucket_p50_us']}")
     if "workload ddp  model resnet50" not in p.stdout:
         fail("the table names the workload")
+    # A file holding workload records takes more runs (appended, and resumed).
+    for extra in ([], ["--resume"]):
+        p = run(mpirun(mpiexec, 2, [collbench, "--op", "allreduce", "--algo", "ring", "-b", "8", "-e", "8", "-n", "2",
+                                    "--quiet", "--json", str(out), *extra]))
+        if p.returncode != 0:
+            fail(f"appending {extra} to a file with workload records: exit {p.returncode}")
+    cc.check_file(str(out), runs=3)
     # A model file and a gradient-ready order file (the five lines the README shows write them).
     model, order = d / "tiny.yaml", d / "order.txt"
     model.write_text("name: tiny\nparams:\n  - {name: a.weight, shape: [300000]}\n  - {name: a.bias, shape: [7]}\n"
