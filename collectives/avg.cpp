@@ -78,16 +78,12 @@ void run_entry(const AlgoEntry& e, Transport& t, const CollArgs& a) {
     if (op_traits(e.op).result_on == Ranks::root && t.rank() != a.root) return;
     return divide(t.memory(), a.recv, recv_elems(e.op, a.count, n), a.dtype, n);
   }
-  MemorySpace& m = t.memory();
-  if (e.op == Op::allreduce) {  // scaled into recv, then in place: no extra buffer
-    scale(m, a, a.recv, a.send, a.count, n);
-    sum.send = a.recv;
-  } else {
-    const std::size_t in = send_elems(e.op, a.count, n);
-    void* copy = a.scratch(a.bytes(in), kScaledSlot);
-    scale(m, a, copy, a.send, in, n);
-    sum.send = copy;
-  }
+  // Into a copy, then out of place, whatever the call's placement: scaling into recv and running
+  // in place would save the buffer, but not every library takes MPI_IN_PLACE (coll/han in 4.1).
+  const std::size_t in = send_elems(e.op, a.count, n);
+  void* copy = a.scratch(a.bytes(in), kScaledSlot);
+  scale(t.memory(), a, copy, a.send, in, n);
+  sum.send = copy;
   e.run(t, sum);
 }
 

@@ -35,8 +35,7 @@ struct AlgoEntry {
 
 // Runs `e` on `a`: what every caller does instead of e.run, so RedOp::avg works with every
 // algorithm the way NCCL defines ncclAvg. Unless the entry is native_avg: floating inputs are
-// pre-multiplied by 1/n (an allreduce into recv, then run in place; the other ops into a
-// scratch copy) and summed; integers are summed, then divided by n (truncating, as C). The
+// pre-multiplied by 1/n into a scratch copy (one input's size) and summed from it; integers are summed, then divided by n (truncating, as C). The
 // scaling runs in the transport's memory space (its reduce kernel), so device buffers work.
 void run_entry(const AlgoEntry& e, Transport& t, const CollArgs& a);
 

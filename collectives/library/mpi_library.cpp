@@ -240,7 +240,16 @@ Transport& han_transport(Transport& t) {
 
 template <void (*Call)(Transport&, const CollArgs&)>
 void on_han(Transport& t, const CollArgs& a) {
-  Call(han_transport(t), a);
+  Transport& h = han_transport(t);
+#if defined(OMPI_MAJOR_VERSION) && OMPI_MAJOR_VERSION < 5
+  // 4.1's han offsets MPI_IN_PLACE as if it were a buffer in its reduce tasks: past one
+  // segment the process dies at address 0x10001 (measured: a 2x2 allreduce of 30 MiB; fixed
+  // in 5.0, open-mpi/ompi#11488 and #11800).
+  if ((Call == &allreduce || Call == &reduce) && a.send == a.recv)
+    throw NotSupported("Open MPI 4.1's coll/han crashes on MPI_IN_PLACE reduce/allreduce (fixed in 5.0): in place refused",
+                       t.error_context());
+#endif
+  Call(h, a);
 }
 
 constexpr const char* kHan = "Open MPI only, at least 2 nodes; any root, any count below 2^31 elements";

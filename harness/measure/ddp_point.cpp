@@ -134,9 +134,13 @@ DdpLayout ddp_layout(const DdpBlock& b) {
 }
 
 std::uint64_t ddp_memory_need(const DdpBlock& b, int world_size) {
-  std::uint64_t extra = 0;
-  for (const auto& k : b.buckets) extra = std::max(extra, point_memory_need(Op::allreduce, k.count, k.dtype, world_size).extra);
-  return 2 * ddp_layout(b).total + extra;
+  std::uint64_t extra = 0, largest = 0;
+  for (const auto& k : b.buckets) {
+    extra = std::max(extra, point_memory_need(Op::allreduce, k.count, k.dtype, world_size).extra);
+    largest = std::max(largest, k.bytes);
+  }
+  // avg scales each bucket's gradients into a scratch copy first (run_entry).
+  return 2 * ddp_layout(b).total + extra + (b.redop == RedOp::avg ? largest : 0);
 }
 
 std::vector<PointResult> measure_ddp(PointEnv& env, const DdpBlock& b) {
