@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "collectives/verify/check.hpp"
+#include "harness/plan/auto_algos.hpp"
 #include "harness/run/control.hpp"
 #include "harness/run/memcheck.hpp"
 
@@ -15,18 +16,20 @@ using Clock = std::chrono::steady_clock;
 
 constexpr std::uint64_t kAlign = 256;
 
-// One training step's gradient sync with one algorithm: every bucket all-reduced in turn. Each
-// bucket's own time is kept per call (every call on every rank alike, so the lists line up
-// across ranks); forget() drops the warm-up's.
+// One training step's gradient sync with one algorithm (auto: each bucket's own choice): every
+// bucket all-reduced in turn. Each bucket's own time is kept per call (every call on every rank
+// alike, so the lists line up across ranks); forget() drops the warm-up's.
 class DdpStep final : public Workload {
  public:
-  DdpStep(Transport& t, const AlgoEntry& e, std::vector<CollArgs> args, CallInfo call, const std::string& label)
-      : Workload(std::move(call), label), t_(t), entry_(e), args_(std::move(args)), bucket_us_(args_.size()) {}
+  DdpStep(Transport& t, std::vector<const AlgoEntry*> entries, std::vector<CollArgs> args, CallInfo call,
+          const std::string& label)
+      : Workload(std::move(call), label), t_(t), entries_(std::move(entries)), args_(std::move(args)),
+        bucket_us_(args_.size()) {}
   void run() override {
     MemorySpace& m = t_.memory();
     for (std::size_t k = 0; k < args_.size(); ++k) {
       const auto t0 = Clock::now();
-      run_entry(entry_, t_, args_[k]);
+      run_entry(*entries_[k], t_, args_[k]);
       m.synchronize();  // a device bucket's time is its own (a no-op on the host)
       bucket_us_[k].push_back(std::chrono::duration<double, std::micro>(Clock::now() - t0).count());
     }
@@ -35,12 +38,10 @@ class DdpStep final : public Workload {
     for (auto& v : bucket_us_) v.clear();
   }
   const std::vector<std::vector<double>>& bucket_us() const { return bucket_us_; }
-  const AlgoEntry& entry() const { return entry_; }
-  const std::vector<CollArgs>& args() const { return args_; }
 
  private:
   Transport& t_;
-  const AlgoEntry& entry_;
+  std::vector<const AlgoEntry*> entries_;
   std::vector<CollArgs> args_;
   std::vector<std::vector<double>> bucket_us_;
 };
@@ -89,6 +90,22 @@ PointResult::Ddp ddp_info(const DdpBlock& b) {
     d.buckets.push_back(std::move(out));
   }
   return d;
+}
+
+// The entry each bucket runs: the algorithm's, or for auto the tuning file's choice at that
+// bucket's size and dtype (recorded per bucket: chosen, tuning).
+std::vector<const AlgoEntry*> bucket_entries(PointEnv& env, const DdpBlock& b, const AlgoEntry& e, PointResult& r) {
+  std::vector<const AlgoEntry*> out(b.buckets.size(), &e);
+  if (&e != &auto_entry(Op::allreduce) || !env.autos) return out;
+  for (std::size_t k = 0; k < b.buckets.size(); ++k) {
+    const CollectiveBlock one{Op::allreduce, {&e}, b.buckets[k].dtype, b.redop, std::nullopt, false, b.settings};
+    out[k] = env.autos->resolve(one, b.buckets[k].bytes).algos.front();
+    if (const TunedChoice* c = env.autos->choice_of(*out[k])) {
+      r.ddp->buckets[k].chosen = c->algo;
+      r.ddp->buckets[k].tuning = c->origin;
+    }
+  }
+  return out;
 }
 
 // The one dtype of the gradients, or "mixed" (a model file with several and no --grad-dtype).
@@ -176,6 +193,7 @@ std::vector<PointResult> measure_ddp(PointEnv& env, const DdpBlock& b) {
   std::vector<PointResult*> rs;
   for (std::size_t i = 0; i < b.algos.size(); ++i) {
     std::vector<CollArgs> args;
+    const std::vector<const AlgoEntry*> entries = bucket_entries(env, b, *b.algos[i], results[i]);
     for (std::size_t k = 0; k < b.buckets.size(); ++k) {
       CollArgs a;
       a.send = static_cast<const char*>(send.data()) + at.offsets[k];
@@ -185,13 +203,13 @@ std::vector<PointResult> measure_ddp(PointEnv& env, const DdpBlock& b) {
       a.op = make_reduce_op(b.redop, a.dtype);
       a.segment_bytes = b.settings.segment_bytes;
       a.workspace = &scratch;
-      if (b.algos[i]->supports && !results[i].skipped)
-        if (auto why = b.algos[i]->supports(t.size(), a)) skip(results[i], "bucket " + std::to_string(k) + ": " + *why);
+      if (entries[k]->supports && !results[i].skipped)
+        if (auto why = entries[k]->supports(t.size(), a)) skip(results[i], "bucket " + std::to_string(k) + ": " + *why);
       args.push_back(a);
     }
     if (results[i].skipped) continue;
     CallInfo call{"allreduce", b.algos[i]->algo, s.bytes, -1, ""};
-    owned.push_back(std::make_unique<DdpStep>(t, *b.algos[i], std::move(args), call,
+    owned.push_back(std::make_unique<DdpStep>(t, entries, std::move(args), call,
                                               "ddp " + b.model.name + "/" + b.algos[i]->algo));
     rs.push_back(&results[i]);
   }

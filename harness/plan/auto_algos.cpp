@@ -20,10 +20,14 @@ const AlgoEntry& auto_entry(Op op) {
 }
 
 bool has_auto(const std::vector<Block>& plan) {
-  for (const Block& b : plan)
+  for (const Block& b : plan) {
     if (const auto* c = std::get_if<CollectiveBlock>(&b))
       for (const AlgoEntry* e : c->algos)
         if (e == &auto_entry(c->op)) return true;
+    if (const auto* d = std::get_if<DdpBlock>(&b))
+      for (const AlgoEntry* e : d->algos)
+        if (e == &auto_entry(Op::allreduce)) return true;
+  }
   return false;
 }
 

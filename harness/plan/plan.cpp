@@ -77,9 +77,6 @@ void add_ddp_blocks(std::vector<Block>& plan, const CaseSpec& c, const std::stri
   for (const OpChoice& choice : c.ops)
     if (!std::holds_alternative<Op>(choice) || std::get<Op>(choice) != Op::allreduce)
       throw UsageError("--workload ddp all-reduces gradients; accepted: --op allreduce (the default for a workload)");
-  if (std::find(c.algos.begin(), c.algos.end(), kAutoAlgo) != c.algos.end())
-    throw UsageError("--algo auto is per message size; --workload ddp takes named algorithms; accepted: e.g. "
-                     "--algo ring,library");
   const auto algos = resolve_algos(Op::allreduce, c.algos, backend, registry);
   workload::Model model = workload::resolve_model(s.model);
   const std::vector<std::size_t> ready =

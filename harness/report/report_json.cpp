@@ -144,8 +144,13 @@ json workload_json(const PointResult& r, const std::string& run_id) {
   json buckets = json::array();
   for (std::size_t k = 0; k < d.buckets.size(); ++k) {
     const auto& b = d.buckets[k];
-    buckets.push_back({{"index", k}, {"tensors", b.tensors}, {"count", b.count}, {"bytes", b.bytes}, {"dtype", b.dtype},
-                       {"first", b.first}, {"last", b.last}});
+    json one = {{"index", k}, {"tensors", b.tensors}, {"count", b.count}, {"bytes", b.bytes}, {"dtype", b.dtype},
+                {"first", b.first}, {"last", b.last}};
+    if (b.chosen) {  // --algo auto only
+      one["chosen"] = *b.chosen;
+      one["tuning"] = opt(b.tuning);
+    }
+    buckets.push_back(std::move(one));
   }
   json compute = nullptr;
   if (d.compute_ms)

@@ -129,6 +129,10 @@ void TableReport::print_ddp_row(const PointResult& r) const {
   if (r.checked) std::fprintf(out_, "%6llu", static_cast<unsigned long long>(r.wrong));
   else std::fprintf(out_, "%6s", "N/A");
   std::fprintf(out_, "   %s\n", buckets.c_str());
+  std::string chosen;
+  for (const auto& k : r.ddp->buckets)
+    if (k.chosen) chosen += " " + *k.chosen;
+  if (!chosen.empty()) std::fprintf(out_, "#  %s per bucket (ready order):%s\n", r.algo.c_str(), chosen.c_str());
 }
 
 void TableReport::print_column_header(std::size_t first, std::size_t n) const {

@@ -51,6 +51,7 @@ struct PointResult {
     std::size_t tensors = 0;
     std::uint64_t count = 0, bytes = 0;
     std::string dtype, first, last;  // first/last: parameter names, in the bucket's order
+    std::optional<std::string> chosen, tuning;  // --algo auto: this bucket's algorithm and its FILE:LINE
   };
   struct Ddp {
     std::string model, model_source, grad_order;

@@ -427,6 +427,19 @@ def test_auto(collbench: str, mpiexec: str, workdir: str, colltune: str) -> None
         if f"algo: {r['chosen']}}}" not in text or r["tuning_match"] != "exact" or r["wrong"] or r["skipped"]:
             fail(f"{r['bytes']} B: chosen {r['chosen']!r} from {r['tuning']!r} ({text.strip()!r}), "
                  f"match {r['tuning_match']!r}, wrong {r['wrong']}")
+    # A DDP step with auto: each bucket runs the file's choice for its size (linear: one 84-byte bucket).
+    ddp = d / "ddp.jsonl"
+    p = run(mpirun(mpiexec, 2, [collbench, "--workload", "ddp", "--model", "linear", "--algo", "auto,library",
+                                "--tuning", str(tuning), "-n", "3", "-w", "1", "--quiet", "--json", str(ddp)]))
+    if p.returncode != 0:
+        fail(f"ddp auto: exit {p.returncode}")
+    cc.check_file(str(ddp), runs=1)
+    (w,) = [w for w in cc.workload_records(str(ddp)) if w["algo"] == "auto"]
+    (b,) = w["buckets"]
+    path, _, line = b.get("tuning", "").rpartition(":")
+    text = lines[int(line) - 1] if path == str(tuning) and line.isdigit() else ""
+    if b["bytes"] != 84 or f"algo: {b.get('chosen')}}}" not in text or w["wrong"] or w["skipped"]:
+        fail(f"ddp auto bucket {b} ({text.strip()!r}), wrong {w['wrong']}, skipped {w['skip_reason']!r}")
     # A bad file or none: one line, exit 2, nothing written.
     bad = d / "bad.yaml"
     bad.write_text("schema: collbench-tuning/0\nentries: []\n")
