@@ -10,10 +10,12 @@ all-reduce times into a *modelled* training step; every number it gives is a mod
 measured communication times, never a measurement:
 
 - Backward produces gradients in bucket order; bucket k is ready when the backward pass has
-  produced the gradients of buckets 0..k. Only ``--compute-ms F,B,O`` is known, so backward
-  time B is spread over the buckets in proportion to their bytes:
-  ready_k = B · cumsum(bytes)[k] / total_bytes. (Only this proportional spreading is
-  implemented; per-layer backward profiles are not read.)
+  produced the gradients of buckets 0..k. With a per-layer profile (``--compute-profile FILE``;
+  ``compute.source`` = ``"profile:PATH"``) the record carries ``compute.bucket_backward_ms``,
+  the backward time that produces each bucket's gradients, and the ready times come from it:
+  ready_k = 1000 · sum(bucket_backward_ms[0..k]) µs (its sum is B within rounding). With
+  ``--compute-ms F,B,O`` only (no ``bucket_backward_ms``), backward time B is spread over the
+  buckets in proportion to their bytes: ready_k = B · cumsum(bytes)[k] / total_bytes.
 - All-reduces run one at a time, in bucket order, on one communication stream:
   start_k = max(ready_k, end_{k-1}), end_k = start_k + bucket_p50_us[k].
 - Exposed communication = max(0, end_last − B), the part of the sync after backward ends;
@@ -25,8 +27,9 @@ measured communication times, never a measurement:
   T1 = n·(F + B) + O; n ranks take Tn = F + max(B, end_last) + O; speed-up = T1 / Tn,
   efficiency = speed-up / n.
 
-Since the last bucket is ready exactly when backward ends, its all-reduce is always exposed:
-exposed ≥ bucket_p50_us[last] whenever compute is given.
+Since the last bucket is ready exactly when backward ends (with a profile: within its
+rounding), its all-reduce is always exposed: exposed ≥ bucket_p50_us[last] whenever compute is
+given.
 """
 from __future__ import annotations
 
@@ -74,13 +77,28 @@ class Bucket:
     last: str = ""
 
 
+PROFILE_PREFIX = "profile:"
+
+
 @dataclass(frozen=True)
 class Compute:
-    """What ``--compute-ms F,B,O`` declared: one device's forward/backward/optimizer per step (ms)."""
+    """One device's forward/backward/optimizer per step (ms), from ``--compute-ms F,B,O`` or a profile.
+
+    ``source`` is ``"--compute-ms"`` (also when the record has none) or ``"profile:PATH"``;
+    ``bucket_backward_ms`` (per-layer profile only) is the backward time producing each
+    bucket's gradients, one per bucket in gradient-ready order, summing to ``backward_ms``.
+    """
 
     forward_ms: float
     backward_ms: float
     optimizer_ms: float
+    source: str = "--compute-ms"
+    bucket_backward_ms: tuple[float, ...] | None = None
+
+    @property
+    def profile(self) -> str | None:
+        """The per-layer profile's path when compute came from one, else None."""
+        return self.source[len(PROFILE_PREFIX):] if self.source.startswith(PROFILE_PREFIX) else None
 
 
 @dataclass(frozen=True)
@@ -161,7 +179,27 @@ def _step_stats(raw: Mapping[str, Any] | None) -> TimeStats | None:
 def _compute(raw: Mapping[str, Any] | None) -> Compute | None:
     if raw is None:
         return None
-    return Compute(float(raw["forward_ms"]), float(raw["backward_ms"]), float(raw["optimizer_ms"]))
+    source = raw.get("source")
+    per_bucket = raw.get("bucket_backward_ms")
+    if per_bucket is not None and not isinstance(per_bucket, (list, tuple)):
+        raise TypeError(f"compute.bucket_backward_ms is {type(per_bucket).__name__}, not a list")
+    return Compute(float(raw["forward_ms"]), float(raw["backward_ms"]), float(raw["optimizer_ms"]),
+                   "--compute-ms" if source is None else str(source),
+                   None if per_bucket is None else tuple(float(v) for v in per_bucket))
+
+
+def _check_profile(compute: Compute | None, n_buckets: int, where: str) -> None:
+    """``compute.bucket_backward_ms``: one finite, non-negative value per bucket (a LoadError otherwise)."""
+    if compute is None or compute.bucket_backward_ms is None:
+        return
+    values = compute.bucket_backward_ms
+    if len(values) != n_buckets:
+        raise LoadError(f"{where}: workload record: {len(values)} compute.bucket_backward_ms values for "
+                        f"{n_buckets} buckets")
+    for k, v in enumerate(values):
+        if not math.isfinite(v) or v < 0:
+            raise LoadError(f"{where}: workload record: compute.bucket_backward_ms[{k}] = {v!r} "
+                            "(must be a finite number >= 0)")
 
 
 def parse_workload(rec: Mapping[str, Any], where: str, run: Run | None = None) -> Workload:
@@ -187,6 +225,7 @@ def parse_workload(rec: Mapping[str, Any], where: str, run: Run | None = None) -
     if not skipped and len(per_bucket) != len(buckets):
         raise LoadError(f"{where}: workload record: {len(per_bucket)} bucket_p50_us values for "
                         f"{len(buckets)} buckets")
+    _check_profile(compute, len(buckets), where)
     same_world = run is not None and run.world_size == rec["world_size"]
     optional = {k: rec[k] for k in ("workload", "op", "backend", "device", "model_source", "param_count",
                                     "param_tensors", "grad_dtype", "redop", "grad_bytes", "bucket_cap_mb",
@@ -271,6 +310,16 @@ def ready_times_us(bucket_bytes: Sequence[int], backward_us: float) -> list[floa
     return ready
 
 
+def profile_ready_times_us(bucket_backward_ms: Sequence[float]) -> list[float]:
+    """When each bucket's gradients exist, from a per-layer profile: 1000 · sum(bucket_backward_ms[0..k])."""
+    ready: list[float] = []
+    acc = 0.0
+    for ms in bucket_backward_ms:
+        acc += ms
+        ready.append(acc * 1e3)
+    return ready
+
+
 def schedule_us(ready_us: Sequence[float], bucket_us: Sequence[float]) -> tuple[list[float], list[float]]:
     """One communication stream, bucket order: start_k = max(ready_k, end_{k-1}), end_k = start_k + t_k."""
     starts: list[float] = []
@@ -331,13 +380,22 @@ class Overlap:
 def overlap(bucket_bytes: Sequence[int], bucket_us: Sequence[float], compute: Compute | None) -> Overlap:
     """The overlap model (module docstring): ready, start and end time of every bucket.
 
-    Without compute every bucket is ready at 0, so the all-reduces run back to back and the
-    exposed time is their sum (no overlap).
+    Ready times come from ``compute.bucket_backward_ms`` when the record has a per-layer
+    profile, else from spreading backward over the buckets by bytes. Without compute every
+    bucket is ready at 0, so the all-reduces run back to back and the exposed time is their
+    sum (no overlap).
     """
     if len(bucket_bytes) != len(bucket_us):
         raise ValueError(f"{len(bucket_us)} bucket times for {len(bucket_bytes)} buckets")
-    backward = compute.backward_ms * 1e3 if compute else 0.0
-    ready = ready_times_us(bucket_bytes, backward) if compute else [0.0] * len(bucket_us)
+    if compute is None:
+        ready = [0.0] * len(bucket_us)
+    elif compute.bucket_backward_ms is not None:
+        if len(compute.bucket_backward_ms) != len(bucket_us):
+            raise ValueError(f"{len(compute.bucket_backward_ms)} bucket_backward_ms values for "
+                             f"{len(bucket_us)} buckets")
+        ready = profile_ready_times_us(compute.bucket_backward_ms)
+    else:
+        ready = ready_times_us(bucket_bytes, compute.backward_ms * 1e3)
     starts, ends = schedule_us(ready, bucket_us)
     return Overlap(tuple(float(t) for t in bucket_us), tuple(ready), tuple(starts), tuple(ends), compute)
 
@@ -423,6 +481,16 @@ def _style(workloads: Iterable[Workload]) -> Style:
     markers = {a: "osD^v<>ph*XP"[i % 12] for i, a in enumerate(algos)}
     markers[LIBRARY_ALGO] = "s"
     return Style(colors, markers, {})
+
+
+def compute_note(workloads: Iterable[Workload]) -> str:
+    """Where compute came from: ``compute from --compute-ms`` and/or ``compute: per-layer profile PATH``."""
+    computes = [w.compute for w in workloads if w.compute is not None]
+    profiles = sorted({c.profile for c in computes if c.profile is not None})
+    parts = ["compute from --compute-ms"] if not profiles or any(c.profile is None for c in computes) else []
+    if profiles:
+        parts.append(f"compute: per-layer profile{'s' * (len(profiles) > 1)} {', '.join(profiles)}")
+    return "; ".join(parts)
 
 
 def model_summary(ws: Sequence[Workload]) -> str:
@@ -541,11 +609,13 @@ def plot_timeline(w: Workload, name: str, outdir: Path) -> FigureInfo:
                  f"{detail}")
     ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0, fontsize=8)
     note = workload_note([w])
-    add_footnote(fig, note)
+    profile = c.profile if c is not None else None
+    profile_note = f"compute: per-layer profile {profile}, bucket ready times from it" if profile else ""
+    add_footnote(fig, "; ".join(n.rstrip(".") for n in (note, profile_note) if n))
     fname = _save(fig, outdir, f"ddp_timeline_{_slug(w.model)}_{w.layout}_{_slug(name)}.png")
+    how = profile_note if profile else "compute from --compute-ms spread over buckets by bytes"
     cap = (f"{w.model}, {w.layout}, {name}: one DDP step, {TIMELINE_LABEL} (bucket p50 all-reduce times, "
-           "compute from --compute-ms spread over buckets by bytes); hatched: communication exposed after "
-           "backward." if c else
+           f"{how}); hatched: communication exposed after backward." if c else
            f"{w.model}, {w.layout}, {name}: bucket all-reduces back to back ({TIMELINE_LABEL}); without "
            "--compute-ms nothing overlaps, so all of it is exposed.")
     return FigureInfo(SECTION, fname, cap, note)
@@ -655,7 +725,7 @@ def tables(workloads: Sequence[Workload]) -> list[Table]:
         fields = varying(grp)
         note = (f"{model_summary(grp)}. Step sync: every bucket all-reduced back to back, max over ranks, "
                 "measured. Exposed comm, projected step, speed-up and efficiency: "
-                f"{MODEL_LABEL} (overlap model, analysis/README.md), not measurements; compute from --compute-ms.")
+                f"{MODEL_LABEL} (overlap model, analysis/README.md), not measurements; {compute_note(grp)}.")
         link = workload_note(grp)
         t = Table(f"DDP gradient synchronisation: {model}",
                   ["layout", "algorithm", "buckets", "grad MiB", "step sync p50 (ms)", "step sync p95 (ms)",

@@ -77,6 +77,16 @@ PointResult::Ddp ddp_info(const DdpBlock& b) {
   d.bucket_cap_mb = b.settings.bucket_cap_mb;
   d.first_bucket_cap_mb = static_cast<double>(kDdpFirstBucketBytes) / (1 << 20);
   d.compute_ms = b.settings.compute_ms;
+  if (d.compute_ms) d.compute_source = "--compute-ms";
+  if (b.profile) {
+    d.compute_ms = std::array<double, 3>{b.profile->forward_ms, b.profile->backward_ms(), b.profile->optimizer_ms};
+    d.compute_source = "profile:" + b.settings.compute_profile;
+    for (const auto& k : b.buckets) {
+      double ms = 0;
+      for (std::size_t i : k.params) ms += b.profile->param_backward_ms[i];
+      d.bucket_backward_ms.push_back(ms);
+    }
+  }
   for (const auto& k : b.buckets) {
     PointResult::DdpBucket out;
     out.tensors = k.params.size();

@@ -85,8 +85,10 @@ void add_ddp_blocks(std::vector<Block>& plan, const CaseSpec& c, const std::stri
   std::vector<workload::Bucket> buckets =
       workload::assign_buckets(model, ready, std::max<std::uint64_t>(cap, 1), kDdpFirstBucketBytes, s.grad_dtype);
   // DDP averages gradients (each bucket divided by the world size, then summed): avg unless asked.
+  std::optional<workload::ComputeProfile> profile;
+  if (!s.compute_profile.empty()) profile = workload::load_compute_profile(s.compute_profile, model);
   for (RedOp r : s.redops_given ? s.redops : std::vector<RedOp>{RedOp::avg})
-    plan.push_back(DdpBlock{algos, model, buckets, r, s});
+    plan.push_back(DdpBlock{algos, model, buckets, r, s, profile});
 }
 
 }  // namespace

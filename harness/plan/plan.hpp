@@ -12,6 +12,7 @@
 #include "harness/plan/sizes.hpp"
 #include "harness/workload/buckets.hpp"
 #include "harness/workload/model.hpp"
+#include "harness/workload/profile.hpp"
 
 namespace collbench {
 
@@ -45,6 +46,7 @@ struct DdpBlock {
   std::vector<workload::Bucket> buckets;  // in gradient-ready order, one dtype each
   RedOp redop = RedOp::sum;
   Settings settings;
+  std::optional<workload::ComputeProfile> profile;  // --compute-profile
   std::uint64_t grad_bytes() const;
 };
 

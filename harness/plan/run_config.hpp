@@ -56,6 +56,7 @@ struct Settings {
   std::optional<DType> grad_dtype;      // gradients' dtype; unset: each parameter's own
   std::string grad_order;               // gradient-ready order file; "": reverse registration order
   std::optional<std::array<double, 3>> compute_ms;  // forward, backward, optimizer per step (ms)
+  std::string compute_profile;          // or a per-layer profile file (workload/profile.hpp)
 
   bool adaptive() const { return min_time_s > 0 || max_noise > 0; }
   TimingMode mode() const {

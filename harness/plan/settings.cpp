@@ -257,6 +257,10 @@ constexpr SettingOption kOptions[] = {
        for (std::size_t i = 0; i < 3; ++i) ms[i] = parse_number(parts[i], 0, 1e9, "three numbers >= 0, e.g. 30,60,5");
        s.compute_ms = ms;
      }},
+    {"compute_profile", "", "FILE",
+     "--workload ddp: a per-layer profile instead (forward_ms, optimizer_ms, backward_ms per module), giving each "
+     "bucket's backward time",
+     "a readable .yaml/.json file", false, [](Settings& s, std::string_view v) { s.compute_profile = std::string(v); }},
     {"pairs", "", "auto|all|S-D,...",
      "pingpong: rank pairs to measure; auto (default) = one intra-node and one inter-node pair, all = every i<j",
      "auto, all, or rank pairs SRC-DST, e.g. 0-1,0-4", true,
@@ -308,8 +312,11 @@ void validate_settings(const Settings& s) {
                      " sizes; accepted: a larger step or a smaller range");
   if (s.batch && s.interleave)
     throw UsageError("--batch and --interleave cannot be combined; accepted: one of them");
-  if (s.workload.empty() && (!s.model.empty() || !s.grad_order.empty() || s.compute_ms))
-    throw UsageError("--model, --grad-order and --compute-ms describe a workload; accepted: with --workload ddp");
+  if (s.workload.empty() && (!s.model.empty() || !s.grad_order.empty() || s.compute_ms || !s.compute_profile.empty()))
+    throw UsageError(
+        "--model, --grad-order, --compute-ms and --compute-profile describe a workload; accepted: with --workload ddp");
+  if (s.compute_ms && !s.compute_profile.empty())
+    throw UsageError("--compute-ms and --compute-profile both give the step's compute; accepted: one of them");
   if (!s.workload.empty() && s.model.empty())
     throw UsageError("--workload ddp needs a model; accepted: --model resnet50 (or linear, bert-base, gpt2, vit-b16, "
                      "llama2-7b, a .json/.yaml parameter list)");

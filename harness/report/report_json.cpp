@@ -64,6 +64,7 @@ json settings_json(const Settings& s) {
     j["grad_dtype"] = s.grad_dtype ? json(dtype_name(*s.grad_dtype)) : json(nullptr);
     j["grad_order"] = s.grad_order.empty() ? json(nullptr) : json(s.grad_order);
     j["compute_ms"] = s.compute_ms ? json(*s.compute_ms) : json(nullptr);
+    j["compute_profile"] = s.compute_profile.empty() ? json(nullptr) : json(s.compute_profile);
   }
   return j;
 }
@@ -153,8 +154,13 @@ json workload_json(const PointResult& r, const std::string& run_id) {
     buckets.push_back(std::move(one));
   }
   json compute = nullptr;
-  if (d.compute_ms)
-    compute = {{"forward_ms", (*d.compute_ms)[0]}, {"backward_ms", (*d.compute_ms)[1]}, {"optimizer_ms", (*d.compute_ms)[2]}};
+  if (d.compute_ms) {
+    compute = {{"forward_ms", (*d.compute_ms)[0]},
+               {"backward_ms", (*d.compute_ms)[1]},
+               {"optimizer_ms", (*d.compute_ms)[2]},
+               {"source", d.compute_source}};
+    if (!d.bucket_backward_ms.empty()) compute["bucket_backward_ms"] = d.bucket_backward_ms;
+  }
   return {{"type", "workload"},
           {"schema", kSchema},
           {"run_id", run_id},

@@ -60,7 +60,9 @@ struct PointResult {
     double bucket_cap_mb = 0, first_bucket_cap_mb = 0;
     std::vector<DdpBucket> buckets;
     std::vector<double> bucket_p50_us;  // per bucket: max over ranks, p50 over every timed step
-    std::optional<std::array<double, 3>> compute_ms;
+    std::optional<std::array<double, 3>> compute_ms;  // forward, backward, optimizer
+    std::string compute_source;                        // "--compute-ms" or "profile:PATH"
+    std::vector<double> bucket_backward_ms;            // profile only: each bucket's backward time
   };
   std::optional<Ddp> ddp;
 };

@@ -11,6 +11,7 @@
 #include <unordered_map>
 
 #include "collectives/core/error.hpp"
+#include "harness/workload/text_file.hpp"
 
 namespace collbench::workload {
 
@@ -145,18 +146,7 @@ std::vector<std::size_t> parse_ready_order(const std::string& text, const std::s
 }
 
 std::vector<std::size_t> load_ready_order(const std::string& path, const Model& m) {
-  const auto fail = [&path](const std::string& why) {
-    throw UsageError("ready order " + path + ": cannot read (" + why + ")");
-  };
-  std::error_code ec;
-  if (!std::filesystem::exists(path, ec)) fail("no such file");
-  if (!std::filesystem::is_regular_file(path, ec)) fail("not a regular file");
-  std::ifstream in(path, std::ios::binary);
-  if (!in.is_open()) fail(std::strerror(errno));
-  std::ostringstream bytes;
-  bytes << in.rdbuf();
-  if (in.bad()) fail("I/O error");
-  return parse_ready_order(bytes.str(), path, m);
+  return parse_ready_order(read_text_file(path, "ready order"), path, m);
 }
 
 }  // namespace collbench::workload

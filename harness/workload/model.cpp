@@ -15,6 +15,7 @@
 #include <unordered_map>
 
 #include "collectives/core/error.hpp"
+#include "harness/workload/text_file.hpp"
 
 namespace collbench::workload {
 
@@ -461,15 +462,7 @@ Model parse_model_text(const std::string& text, const std::string& path) {
 Model load_model_file(const std::string& path) {
   const Loader ld(path);
   if (!format_of(path)) ld.fail("", "unknown extension; accepted: .json, .yaml, .yml");
-  std::error_code ec;
-  if (!std::filesystem::exists(path, ec)) ld.fail("", "cannot read (no such file)");
-  if (!std::filesystem::is_regular_file(path, ec)) ld.fail("", "cannot read (not a regular file)");
-  std::ifstream in(path, std::ios::binary);
-  if (!in.is_open()) ld.fail("", std::string("cannot read (") + std::strerror(errno) + ")");
-  std::ostringstream bytes;
-  bytes << in.rdbuf();
-  if (in.bad()) ld.fail("", "cannot read (I/O error)");
-  return parse_model_text(bytes.str(), path);
+  return parse_model_text(read_text_file(path, "model file"), path);
 }
 
 Model resolve_model(const std::string& name_or_path) {

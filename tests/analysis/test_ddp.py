@@ -13,8 +13,12 @@ LINK = "emulated: veth through a Linux bridge, tbf 1gbit"
 
 
 def workload(ctx: RunCtx, algo: str, bucket_bytes: Sequence[int], bucket_us: Sequence[float],
-             compute: tuple[float, float, float] | None = None, model: str = "toy", **extra: Any) -> dict[str, Any]:
-    """One workload record as the C++ side writes it (the contract in analysis/README.md)."""
+             compute: tuple[float, float, float] | dict[str, Any] | None = None, model: str = "toy", **extra: Any) -> dict[str, Any]:
+    """One workload record as the C++ side writes it (the contract in analysis/README.md).
+
+    ``compute``: ``(F, B, O)`` as ``--compute-ms`` writes it (no ``source``, like older records),
+    or the ``compute`` object itself (e.g. a per-layer profile's).
+    """
     step = sum(bucket_us)
     rec: dict[str, Any] = {
         "type": "workload", "schema": SCHEMA, "run_id": ctx.run_id, "workload": "ddp", "op": "allreduce",
@@ -29,7 +33,8 @@ def workload(ctx: RunCtx, algo: str, bucket_bytes: Sequence[int], bucket_us: Seq
         "step_us": {"p5": step * 0.95, "p50": step, "p95": step * 1.1, "mean": step * 1.01, "min": step * 0.9,
                     "max": step * 1.2, "stddev": step * 0.03},
         "bucket_p50_us": list(bucket_us),
-        "compute": None if compute is None else dict(zip(("forward_ms", "backward_ms", "optimizer_ms"), compute)),
+        "compute": (None if compute is None else dict(compute) if isinstance(compute, dict)
+                    else dict(zip(("forward_ms", "backward_ms", "optimizer_ms"), compute))),
         "checked": True, "wrong": 0, "skipped": False, "skip_reason": None,
     }
     rec.update(extra)
@@ -86,6 +91,25 @@ def test_ready_times_proportional_to_bytes() -> None:
 
     assert ready_times_us([1, 3], 8.0) == pytest.approx([2.0, 8.0])
     assert ready_times_us([0, 0], 8.0) == pytest.approx([4.0, 8.0])  # no sizes: even spread
+
+
+def test_profile_ready_times_differ_from_the_bytes_rule() -> None:
+    from collbench_analysis.ddp import Compute, overlap
+
+    # 3 buckets of equal bytes, B = 12 ms, each all-reduce 2 ms.
+    bytes_, times = [4096, 4096, 4096], [2000.0, 2000.0, 2000.0]
+    prof = overlap(bytes_, times, Compute(5.0, 12.0, 1.0, "profile:layers.csv", (10.0, 1.0, 1.0)))
+    assert prof.ready_us == pytest.approx((10000.0, 11000.0, 12000.0))
+    assert prof.start_us == pytest.approx((10000.0, 12000.0, 14000.0))  # bucket 0 late: the stream queues
+    assert prof.end_us == pytest.approx((12000.0, 14000.0, 16000.0))
+    assert prof.exposed_us == pytest.approx(4000.0)
+    assert prof.step_us == pytest.approx((5.0 + 16.0 + 1.0) * 1e3)
+    # The same record without the profile: backward spread by bytes (equal here).
+    flat = overlap(bytes_, times, Compute(5.0, 12.0, 1.0))
+    assert flat.ready_us == pytest.approx((4000.0, 8000.0, 12000.0))
+    assert flat.start_us == pytest.approx((4000.0, 8000.0, 12000.0))
+    assert flat.end_us == pytest.approx((6000.0, 10000.0, 14000.0))
+    assert flat.exposed_us == pytest.approx(2000.0)
 
 
 # --------------------------------------------------------------------------- loading, figures, report
@@ -230,3 +254,66 @@ def test_skipped_and_wrong_records_are_flagged_not_plotted(tmp_path: Path) -> No
     notes = {row[1]: row[-1] for row in t.rows}
     assert notes == {"ring": "WRONG RESULTS (3)", "tree": "skipped: NotSupported: demo"}
     assert t.row_classes == ["bad", ""]
+
+
+def _profile(bucket_backward_ms: list[float], path: str = "prof/resnet.csv") -> dict[str, Any]:
+    return {"forward_ms": 5.0, "backward_ms": sum(bucket_backward_ms), "optimizer_ms": 1.0,
+            "source": f"profile:{path}", "bucket_backward_ms": bucket_backward_ms}
+
+
+def test_profile_record_loads_and_drives_the_model(tmp_path: Path) -> None:
+    from collbench_analysis.ddp import load_workloads, make_figures, tables, workload_overlap
+
+    ctx = RunCtx("w", 1, 2)
+    rec = workload(ctx, "ring", [8, 8, 8], [2000.0, 2000.0, 2000.0], compute=_profile([10.0, 1.0, 1.0]))
+    path = write_jsonl(tmp_path / "w.jsonl", [ctx.record(), rec])
+    (w,) = load_workloads([path])
+    assert w.compute is not None and w.compute.profile == "prof/resnet.csv"
+    assert w.compute.bucket_backward_ms == (10.0, 1.0, 1.0)
+    ov = workload_overlap(w)
+    assert ov.end_us == pytest.approx((12000.0, 14000.0, 16000.0)) and ov.exposed_us == pytest.approx(4000.0)
+    (t,) = tables([w])
+    assert "compute: per-layer profile prof/resnet.csv" in t.note and "--compute-ms" not in t.note
+    assert t.rows[0][t.headers.index("exposed comm (ms)")] == "4"
+    timeline = [f for f in make_figures([w], tmp_path / "o") if f.filename.startswith("ddp_timeline_")]
+    assert len(timeline) == 1 and "compute: per-layer profile prof/resnet.csv" in timeline[0].caption
+
+
+@pytest.mark.parametrize("values, message", [
+    ([10.0, 2.0], r"2 compute\.bucket_backward_ms values for 3 buckets"),
+    ([10.0, 1.0, 1.0, 0.5], r"4 compute\.bucket_backward_ms values for 3 buckets"),
+    ([10.0, -1.0, 3.0], r"compute\.bucket_backward_ms\[1\] = -1\.0"),
+])
+def test_bad_bucket_backward_ms_names_file_and_line(tmp_path: Path, values: list[float], message: str) -> None:
+    from collbench_analysis.ddp import load_workloads
+    from collbench_analysis.load import LoadError
+
+    ctx = RunCtx("w", 1, 2)
+    good = workload(ctx, "tree", [8, 8, 8], [1.0, 2.0, 3.0], compute=_profile([1.0, 1.0, 1.0]))
+    bad = workload(ctx, "ring", [8, 8, 8], [1.0, 2.0, 3.0], compute=_profile(values))
+    path = write_jsonl(tmp_path / "w.jsonl", [ctx.record(), good, bad])
+    with pytest.raises(LoadError, match=r"w\.jsonl:3: workload record: " + message):
+        load_workloads([path])
+
+
+def test_record_without_source_or_profile_behaves_as_before(tmp_path: Path) -> None:
+    from collbench_analysis.ddp import load_workloads, make_figures, tables, workload_overlap
+
+    ctx = RunCtx("w", 1, 2)
+    old = workload(ctx, "ring", [1000, 1000, 2000], [300.0, 400.0, 500.0], (4.0, 10.0, 1.0))
+    assert set(old["compute"]) == {"forward_ms", "backward_ms", "optimizer_ms"}
+    explicit = workload(ctx, "tree", [1000, 1000, 2000], [300.0, 400.0, 500.0],
+                        compute={"forward_ms": 4.0, "backward_ms": 10.0, "optimizer_ms": 1.0,
+                                 "source": "--compute-ms"})
+    path = write_jsonl(tmp_path / "w.jsonl", [ctx.record(), old, explicit])
+    ws = load_workloads([path])
+    for w in ws:
+        assert w.compute is not None and w.compute.source == "--compute-ms" and w.compute.profile is None
+        assert w.compute.bucket_backward_ms is None
+        ov = workload_overlap(w)  # the bytes rule, as in test_comm_hidden_but_the_last_buckets_tail
+        assert ov.ready_us == pytest.approx((2500.0, 5000.0, 10000.0))
+        assert ov.end_us == pytest.approx((2800.0, 5400.0, 10500.0)) and ov.exposed_us == pytest.approx(500.0)
+    (t,) = tables(ws)
+    assert "compute from --compute-ms" in t.note and "profile" not in t.note
+    caps = " ".join(f.caption for f in make_figures(ws, tmp_path / "o"))
+    assert "spread over buckets by bytes" in caps and "profile" not in caps

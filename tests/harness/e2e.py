@@ -476,7 +476,7 @@ def test_ddp(collbench: str, mpiexec: str, workdir: str) -> None:
         if w["skipped"] and cc.skipped_as_expected(w):
             continue
         if w["skipped"] or not w["checked"] or w["wrong"] or w["compute"] != {"forward_ms": 30.0, "backward_ms": 60.0,
-                                                                               "optimizer_ms": 5.0}:
+                                                                               "optimizer_ms": 5.0, "source": "--compute-ms"}:
             fail(f"{w['algo']}: skipped {w['skip_reason']!r}, checked {w['checked']}, wrong {w['wrong']}, {w['compute']}")
         if w["mode"] != "interleaved" or w["iters"] < 3 or not all(t > 0 for t in w["bucket_p50_us"]):
             fail(f"{w['algo']}: mode {w['mode']}, {w['iters']} steps, bucket times {w['bucket_p50_us']}")
@@ -508,6 +508,20 @@ def test_ddp(collbench: str, mpiexec: str, workdir: str) -> None:
     if w["grad_dtype"] != "mixed" or sorted(got) != sorted([("a.bias", "a.weight", "float32"),
                                                            ("b.weight", "b.weight", "bfloat16")]):
         fail(f"tiny model buckets: {got} ({w['grad_dtype']})")
+    # A per-layer profile: each bucket's backward time from its modules' (split by bytes).
+    profile = d / "profile.yaml"
+    profile.write_text("forward_ms: 5\noptimizer_ms: 1\nbackward_ms: {a: 3, b: 2}\n")
+    out3 = d / "profile.jsonl"
+    p = run(mpirun(mpiexec, 2, [collbench, "--workload", "ddp", "--model", str(model), "--compute-profile", str(profile),
+                                "--algo", "ring", "-n", "2", "-w", "1", "--json", str(out3), "--quiet"]))
+    if p.returncode != 0:
+        fail(f"profile: exit {p.returncode}")
+    cc.check_file(str(out3), runs=1)
+    (w,) = cc.workload_records(str(out3))
+    c = w["compute"]
+    got = {b["first"][0]: ms for b, ms in zip(w["buckets"], c.get("bucket_backward_ms", []))}
+    if got != {"a": 3.0, "b": 2.0} or c["backward_ms"] != 5.0 or c["source"] != f"profile:{profile}":
+        fail(f"profile compute: {c}")
     # Bad input: one line, exit 2, nothing written.
     bad_file = d / "bad.json"
     bad_file.write_text('{"name": "x",\n "params": [\n  {"name": "w", "shape": [3, -1]}]}\n')
@@ -515,7 +529,10 @@ def test_ddp(collbench: str, mpiexec: str, workdir: str) -> None:
                           (["--model", str(bad_file)], f"model file {bad_file}"),
                           (["--model", "resnet50", "--bucket-cap-mb", "0"], "--bucket-cap-mb"),
                           (["--model", "llama2-7b"], "not enough memory"),
-                          (["--model", "resnet50", "--grad-order", str(order)], str(order))):
+                          (["--model", "resnet50", "--grad-order", str(order)], str(order)),
+                          (["--model", "resnet50", "--compute-profile", str(profile)], "covered by no backward_ms entry"),
+                          (["--model", "resnet50", "--compute-ms", "1,2,3", "--compute-profile", str(profile)],
+                           "one of them")):
         res = d / "none.jsonl"
         p = run(mpirun(mpiexec, 2, [collbench, "--workload", "ddp", *extra, "--json", str(res)]))
         errors = [ln for ln in p.stderr.splitlines() if ln.startswith("collbench: error:")]
