@@ -225,31 +225,30 @@ std::vector<PointResult> measure_ddp(PointEnv& env, const DdpBlock& b) {
   }
   TimingSpec spec = timing_spec(b.settings, env.barrier_us);
   spec.convention_ops = 0;  // the reference tools' conventions are per collective, not per step
-  std::vector<DdpStep*> ws;
+  std::vector<std::size_t> warm;  // indices into owned/rs of the steps that warmed up
   for (std::size_t i = 0; i < owned.size(); ++i) {
     if (auto why = warm_up_or_skip(env, *owned[i], spec)) {
       skip(*rs[i], *why);
       continue;
     }
     owned[i]->forget();
-    ws.push_back(owned[i].get());
+    warm.push_back(i);
   }
   // Interleaved: every algorithm's steps alternate (A B A B ...); otherwise one after the other.
-  const auto time_steps = [&](std::span<DdpStep* const> group) {
-    std::vector<Workload*> wl(group.begin(), group.end());
+  const auto time_steps = [&](std::span<const std::size_t> group) {
+    std::vector<Workload*> wl;
+    for (std::size_t i : group) wl.push_back(owned[i].get());
     const std::vector<Timing> timings = time_workloads(t, env.control, wl, spec);
-    for (std::size_t i = 0; i < group.size(); ++i) {
-      PointResult& r = *rs[static_cast<std::size_t>(std::find_if(owned.begin(), owned.end(), [&](const auto& o) {
-                             return o.get() == group[i];
-                           }) - owned.begin())];
-      record_timing(r, timings[i], Op::allreduce);
-      r.ddp->bucket_p50_us = bucket_p50s(env.control, *group[i]);
+    for (std::size_t j = 0; j < group.size(); ++j) {
+      PointResult& r = *rs[group[j]];
+      record_timing(r, timings[j], Op::allreduce);
+      r.ddp->bucket_p50_us = bucket_p50s(env.control, *owned[group[j]]);
     }
   };
   try {
-    if (b.settings.interleave) time_steps(ws);
+    if (b.settings.interleave) time_steps(warm);
     else
-      for (DdpStep* w : ws) time_steps(std::span<DdpStep* const>(&w, 1));
+      for (const std::size_t& i : warm) time_steps(std::span<const std::size_t>(&i, 1));
   } catch (const NotSupported& e) {  // an algorithm refused mid-run, on every rank alike
     for (PointResult* r : rs)
       if (!r->time_us && !r->skipped) skip(*r, e.message());
