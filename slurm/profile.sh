@@ -5,9 +5,10 @@
 #   srun [SRUN-OPTS] slurm/profile.sh [OPTIONS] -- collbench ARGS...
 #   mpirun [MPIRUN-OPTS] slurm/profile.sh [OPTIONS] -- collbench ARGS...
 #
-# Each selected rank runs `nsys profile -t TRACE -o OUT/collbench.%q{RANKVAR} collbench ARGS`
-# (RANKVAR = OMPI_COMM_WORLD_RANK under mpirun, SLURM_PROCID under srun, PMIX_RANK otherwise);
-# the other ranks run collbench unprofiled (they must still run: it is one MPI job).
+# Each selected rank runs `nsys profile --trace=TRACE --output=OUT/collbench.%q{RANKVAR}
+# --nvtx-domain-include=collbench collbench ARGS` (RANKVAR = OMPI_COMM_WORLD_RANK under mpirun,
+# SLURM_PROCID under srun, PMIX_RANK otherwise); the other ranks run collbench unprofiled (they
+# must still run: it is one MPI job).
 #
 # Options:
 #   --ranks LIST      ranks to profile, e.g. 0,3 or 0-3,8 or all (default: all)
@@ -15,12 +16,15 @@
 #                     arguments contain --device cuda)
 #   --out DIR         report folder (default ${COLLBENCH_PROFILE_OUT:-nsys-<jobid>|nsys-local})
 #   --mpi-impl IMPL   for -t mpi: openmpi (default) or mpich
+#   --nvtx-domains L  NVTX domains recorded (with nvtx in --trace): default collbench, the
+#                     domain of every collbench range; all = no filter (other libraries' too)
 #   --nsys PATH       the nsys binary (default: nsys on PATH, $NSYS)
 #   --nsys-args "…"   more options for `nsys profile` (word-split), e.g. "--sample=none"
 #   -h, --help        this text
 # Exit: the program's (or nsys's) exit status; 2 when nsys is missing or the usage is wrong.
-# Open the reports with nsys-ui; NVTX ranges: nsys stats --report nvtx_sum OUT/collbench.0.nsys-rep
-# (see slurm/README.md, "Profiling").
+# Open the per-rank reports on one timeline in nsys-ui: File > Open... selecting all of them, or
+# File > New multi-report view; NVTX ranges: nsys stats --report nvtx_sum OUT/collbench.0.nsys-rep
+# (slurm/README.md, "Profiling": which ranges, how to check the reports' time alignment).
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/../scripts/lib.sh"
 PROG=profile
@@ -55,7 +59,7 @@ rank_var() {
 }
 
 main() {
-  local ranks=all trace=nvtx,mpi,osrt out=${COLLBENCH_PROFILE_OUT:-} mpi_impl=openmpi
+  local ranks=all trace=nvtx,mpi,osrt out=${COLLBENCH_PROFILE_OUT:-} mpi_impl=openmpi domains=collbench
   local nsys=${NSYS:-nsys} nsys_args=()
   while (($#)); do
     case $1 in
@@ -67,6 +71,8 @@ main() {
       --out=*) out=${1#*=}; shift ;;
       --mpi-impl) mpi_impl=${2:?--mpi-impl needs openmpi or mpich}; shift 2 ;;
       --mpi-impl=*) mpi_impl=${1#*=}; shift ;;
+      --nvtx-domains) domains=${2:?--nvtx-domains needs a list or all}; shift 2 ;;
+      --nvtx-domains=*) domains=${1#*=}; shift ;;
       --nsys) nsys=${2:?--nsys needs a path}; shift 2 ;;
       --nsys=*) nsys=${1#*=}; shift ;;
       --nsys-args) read -r -a nsys_args <<<"${2:-}"; shift 2 ;;
@@ -77,6 +83,11 @@ main() {
     esac
   done
   (($#)) || die "no program given; usage: profile.sh [OPTIONS] -- collbench ARGS..."
+  [[ $domains =~ ^[A-Za-z0-9_.:-]+(,[A-Za-z0-9_.:-]+)*$ ]] ||
+    die "bad --nvtx-domains '$domains' (expected NAME,NAME... or all)"
+  # every rank checks the whole list, so a bad item stops all of them alike
+  [[ $ranks == all || $ranks =~ ^[0-9]+(-[0-9]+)?(,[0-9]+(-[0-9]+)?)*$ ]] ||
+    die "bad --ranks '$ranks' (expected N, N-M, a comma list of them, or all)"
 
   local nsys_bin
   nsys_bin=$(command -v "$nsys" 2>/dev/null) ||
@@ -105,6 +116,8 @@ main() {
   if [[ -n $var ]]; then name+=".%q{$var}"; else name+=".$rank"; fi
   local cmd=("$nsys_bin" profile --trace="$trace" --output="$name" --force-overwrite=true)
   [[ ,$trace, == *,mpi,* ]] && cmd+=(--mpi-impl="$mpi_impl")
+  # nsys accepts the domain filter only with NVTX tracing on
+  [[ ,$trace, == *,nvtx,* && $domains != all ]] && cmd+=(--nvtx-domain-include="$domains")
   cmd+=("${nsys_args[@]}" "$@")
   [[ $rank == 0 || -n ${COLLBENCH_PROFILE_VERBOSE:-} ]] && log "rank $rank: ${cmd[*]}"
   exec "${cmd[@]}"
