@@ -6,6 +6,8 @@ pkgs=(cmake g++ make git pkg-config iproute2 util-linux procps
       libgtest-dev libgmock-dev libbenchmark-dev
       python3 python3-matplotlib python3-numpy python3-scipy python3-pytest python3-jsonschema python3-yaml
       chromium chromium-driver python3-selenium
+      python3-pandas python3-tabulate python3-venv python3-pip python3-setuptools python3-wheel
+      dpkg-dev mmdebstrap environment-modules ccache
       slurm-wlm munge clang libclang-rt-14-dev)
 missing=()
 for p in "${pkgs[@]}"; do

@@ -9,6 +9,16 @@
 
 PROG=$(basename "$0")
 
+# An installed tree (cmake --install, the .deb: P/share/collbench) has scripts/installed.sh,
+# naming the folder of its programs (P/bin); a checkout has none and uses build/collbench.
+COLLBENCH_INSTALLED_BINDIR=""
+if [[ -f ${BASH_SOURCE[0]%/*}/installed.sh ]]; then
+  # shellcheck source=/dev/null
+  source "${BASH_SOURCE[0]%/*}/installed.sh"
+  [[ $COLLBENCH_INSTALLED_BINDIR == /* ]] ||
+    COLLBENCH_INSTALLED_BINDIR=$(cd "${BASH_SOURCE[0]%/*}/../$COLLBENCH_INSTALLED_BINDIR" 2>/dev/null && pwd) || true
+fi
+
 say() { echo "$PROG: $*"; }                                  # progress, on stdout
 log() { [[ ${QUIET:-0} == 1 ]] || echo "$PROG: $*" >&2; }     # progress where stdout is data
 warn() { echo "$PROG: warning: $*" >&2; }

@@ -13,7 +13,7 @@
 #
 # Runs `analysis/collplot <jobdir> -o <jobdir>/plots COLLPLOT-ARGS` with Debian's
 # /usr/bin/python3 (matplotlib; override with COLLBENCH_PYTHON). COLLBENCH_REPO names the
-# checkout when it cannot be found from the submit directory.
+# checkout (or installed tree, P/share/collbench) when it cannot be found from the submit directory.
 set -euo pipefail
 
 # A spooled copy under sbatch, like slurm/sweep.sh: find the checkout the same way.

@@ -11,8 +11,9 @@
 # (3 x 2 for small.yaml); --nodes N asks for more nodes (layouts that need more than the
 # allocation are skipped by sweep.sh). Needs root (network namespaces), slurm-wlm, munge.
 #
-# Environment: COLLBENCH (binary, default build/collbench), COLLBENCH_RESULTS (default
-# results/local, ignored by git), COLLBENCH_CLUSTER_STATE (default /tmp/collbench-cluster),
+# Environment: COLLBENCH (binary, default build/collbench; installed: P/bin/collbench),
+# COLLBENCH_RESULTS (default results/local, ignored by git; installed: ./results/local),
+# COLLBENCH_CLUSTER_STATE (default /tmp/collbench-cluster),
 # COLLBENCH_LOCAL_TIMEOUT (seconds to wait for the job, default 1800), COLLBENCH_OUT (resume
 # into that job folder). A cluster already running in the same state folder is used and
 # left running.
@@ -67,7 +68,10 @@ main() {
   [[ $timeout_s =~ ^[0-9]+$ && $want_nodes =~ ^[0-9]+$ ]] || die "--timeout and --nodes take numbers"
   [[ $(id -u) == 0 ]] || die "must run as root (the local cluster uses network namespaces)"
 
-  local bin=${COLLBENCH:-$REPO/build/collbench}
+  local bin=${COLLBENCH:-$REPO/build/collbench} results=$REPO/results/local
+  if [[ -n $COLLBENCH_INSTALLED_BINDIR ]]; then # an installed tree (scripts/lib.sh)
+    bin=${COLLBENCH:-$COLLBENCH_INSTALLED_BINDIR/collbench} results=$PWD/results/local
+  fi
   [[ $bin == /* ]] || bin="$PWD/$bin"
   [[ -x $bin ]] || die "collbench binary '$bin' not found (scripts/build.sh, or COLLBENCH=/path/to/collbench)"
   sweep=${sweep:-$REPO/slurm/sweeps/small.yaml}
@@ -108,7 +112,7 @@ main() {
   fi
 
   export COLLBENCH=$bin
-  export COLLBENCH_RESULTS=${COLLBENCH_RESULTS:-$REPO/results/local}
+  export COLLBENCH_RESULTS=${COLLBENCH_RESULTS:-$results}
   mkdir -p "$COLLBENCH_RESULTS"
   cd "$REPO"
   JOB=$("$CLUSTER/client.sh" sbatch --parsable -N "$n" --ntasks-per-node="$r" \

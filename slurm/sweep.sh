@@ -44,7 +44,8 @@
 #   -h, --help         this text
 #
 # Environment:
-#   COLLBENCH            the collbench binary (default <repo>/build/collbench)
+#   COLLBENCH            the collbench binary (default <repo>/build/collbench; the installed
+#                        P/share/collbench/slurm/sweep.sh runs P/bin/collbench)
 #   COLLBENCH_RESULTS    parent of job folders (default <submit dir>/results)
 #   COLLBENCH_OUT        job folder (like --out)
 #   COLLBENCH_LAUNCHER   srun | mpirun (like --launcher)
@@ -55,7 +56,7 @@
 #   COLLBENCH_OVERSUBSCRIBE=1  more ranks than cores are intended (also implied by the local
 #                        test cluster, slurm/cluster/): yield_when_idle, mpirun --oversubscribe
 #   COLLBENCH_ANALYSIS=0 same as --no-analysis;  COLLBENCH_TUNE=1 same as --tune
-#   COLLBENCH_REPO       the collbench checkout
+#   COLLBENCH_REPO       the collbench checkout (or installed tree, P/share/collbench)
 #
 # Job folder: results.jsonl, steps.tsv, steps/<layout>.log, slurm-env.txt, nodelist.txt,
 # job.txt (scontrol show job), jobs.tsv (one line per job that used the folder), sweep.yaml,
@@ -64,7 +65,8 @@
 set -euo pipefail
 
 # Slurm runs this file as a spooled copy, so its own folder may say nothing about the checkout
-# (which holds the shell library, the build and the sweeps): try COLLBENCH_REPO, this file's
+# or installed tree (which holds the shell library, the build and the sweeps; installed:
+# P/share/collbench, its binary in P/bin, see scripts/lib.sh): try COLLBENCH_REPO, this file's
 # folder, the submitted path (scontrol's Command=), the submit directory, the current one.
 for REPO in "${COLLBENCH_REPO:-}" "$(dirname "${BASH_SOURCE[0]}")/.." \
   "$([[ -n ${SLURM_JOB_ID:-} ]] && scontrol show job "$SLURM_JOB_ID" 2>/dev/null |
@@ -72,7 +74,7 @@ for REPO in "${COLLBENCH_REPO:-}" "$(dirname "${BASH_SOURCE[0]}")/.." \
   "${SLURM_SUBMIT_DIR:-}" "$PWD" ""; do
   [[ -n $REPO && -f $REPO/scripts/lib.sh && -f $REPO/slurm/lib/steps.sh ]] && break
 done
-[[ -n $REPO ]] || { echo "sweep: error: cannot find the collbench checkout: submit from it or set COLLBENCH_REPO" >&2; exit 2; }
+[[ -n $REPO ]] || { echo "sweep: error: cannot find the collbench checkout or installed tree: submit from it or set COLLBENCH_REPO" >&2; exit 2; }
 REPO=$(cd "$REPO" && pwd)
 # shellcheck source-path=SCRIPTDIR/..
 {

@@ -17,7 +17,9 @@ from typing import Any, Iterator, Mapping
 
 import jsonschema
 
-SCHEMA_FILE = Path(__file__).resolve().parents[2] / "results" / "schema" / "collbench-1.json"
+# Beside this file: in the checkout a link to results/schema/, in an installed package (pip,
+# cmake --install) a copy.
+SCHEMA_FILE = Path(__file__).resolve().parent / "collbench-1.json"
 RECORD_TYPES = ("run", "result", "workload", "end")
 
 _VALIDATOR = jsonschema.Draft202012Validator

@@ -33,16 +33,19 @@ parse_args() {
   [[ $STEP_TIMEOUT =~ ^[0-9]+$ ]] || die "COLLBENCH_STEP_TIMEOUT must be seconds"
 }
 
-# find_binary -> BIN (absolute, executable), RESUME_ARG[] (--resume when collbench offers it)
+# find_binary -> BIN (absolute, executable), RESUME_ARG[] (--resume when collbench offers it):
+# $COLLBENCH, else an installed tree's bin/collbench, else the checkout's build/collbench.
 find_binary() {
   if [[ -n ${COLLBENCH:-} ]]; then
     BIN=$(command -v "$COLLBENCH" 2>/dev/null || true)
     [[ $BIN == */* ]] || BIN=$COLLBENCH
+  elif [[ -n $COLLBENCH_INSTALLED_BINDIR ]]; then
+    BIN="$COLLBENCH_INSTALLED_BINDIR/collbench" # an installed tree: its own program (lib.sh)
   else
     BIN="$REPO/build/collbench"
   fi
   [[ $BIN == /* ]] || BIN="$PWD/$BIN"
-  [[ -x $BIN ]] || die "collbench binary '$BIN' not found or not executable (build it: scripts/build.sh, or set COLLBENCH=/path/to/collbench)"
+  [[ -x $BIN ]] || die "collbench binary '$BIN' not found or not executable (build it: scripts/build.sh, install it: cmake --install, or set COLLBENCH=/path/to/collbench)"
   RESUME_ARG=()
   # no pipe into grep -q: it exits at the first match, collbench's --help gets SIGPIPE and
   # pipefail turns the match into a failure (seen: resumed jobs without --resume)

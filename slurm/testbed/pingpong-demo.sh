@@ -27,6 +27,7 @@ if (($#)) && [[ $1 != -- ]]; then layout=$1; shift; fi
 nodes=$((10#${BASH_REMATCH[1]}))
 [[ ${1:-} == -- ]] && shift
 collbench=${COLLBENCH:-$repo/build/collbench}
+[[ -n $COLLBENCH_INSTALLED_BINDIR ]] && collbench=${COLLBENCH:-$COLLBENCH_INSTALLED_BINDIR/collbench} # installed (lib.sh)
 [[ -x $collbench ]] || die "no collbench at $collbench (build it: scripts/build.sh, or set COLLBENCH)"
 [[ $(id -u) == 0 ]] || die "must run as root (network namespaces)"
 
