@@ -79,11 +79,11 @@ def collplot_main(argv: Sequence[str] | None = None) -> int:
         for t in (tables.model, tables.crossovers):
             print(f"\n{t.title}\n{t.text()}")
     if not args.quiet:
-        bad = sum(1 for p in ds.points if p.wrong > 0)
+        bad = int((ds.results["wrong"] > 0).sum())
         if bad:
             print(f"collplot: {bad} point(s) reported wrong results — see the report's first table",
                   file=sys.stderr)
-        print(f"collplot: {len(ds.points)} points from {len(ds.files)} file(s) -> {len(figures)} figures, "
+        print(f"collplot: {len(ds.results)} points from {len(ds.files)} file(s) -> {len(figures)} figures, "
               f"{html_path}, {md_path}")
     return EXIT_OK
 
@@ -164,14 +164,14 @@ def collcompare_main(argv: Sequence[str] | None = None) -> int:
         before = load([args.before])
         after = load([args.after])
         for side, ds in (("before", before), ("after", after)):
-            if not ds.points:  # workload (DDP) records only: nothing here compares them yet
+            if ds.results.empty:  # workload (DDP) records only: nothing here compares them yet
                 raise LoadError(f"{side}: no result records (collcompare compares collective results)")
     except LoadError as err:
         print(f"collcompare: error: {err}", file=sys.stderr)
         return EXIT_BAD_INPUT
     from . import compare as cmp
 
-    res = cmp.compare(before.points, after.points, args.threshold, mode=args.mode, controls=args.control,
+    res = cmp.compare(before.results, after.results, args.threshold, mode=args.mode, controls=args.control,
                       alpha=args.alpha, correction=args.correction, quantile=args.quantile)
     for line in cmp.header_lines(res, args.before, args.after):
         print(f"collcompare: {line}")
@@ -182,7 +182,7 @@ def collcompare_main(argv: Sequence[str] | None = None) -> int:
         print("collcompare: no point changed significantly beyond the threshold")
     if args.outdir is not None:
         args.outdir.mkdir(parents=True, exist_ok=True)
-        figs = cmp.plot_changes(res, args.outdir, {**before.runs, **after.runs})
+        figs = cmp.plot_changes(res, args.outdir)
         md = cmp.write_markdown(args.outdir / "compare.md", res, args.before, args.after, figs)
         page = cmp.write_html(args.outdir / "compare.html", res, args.before, args.after, figs)
         print(f"collcompare: wrote {md}, {page} and {len(figs)} figure(s)")

@@ -27,12 +27,17 @@ import statistics
 from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Sequence
 
 import numpy as np
 from scipy import stats
 
-from .load import MATCH_FIELDS, Point, Run, format_bytes, group_by, match_key
+import pandas as pd
+
+from .load import MATCH_FIELDS, format_bytes, frame_note
+
+# A row of the results frame (``DataFrame.itertuples``): its columns as attributes (``p.algo``, ``p.p50_us``).
+Point = Any
 from .tables import Table, fmt_num
 
 MIN_SAMPLES = 5  # fewer samples in a run: the percentile's uncertainty cannot be estimated
@@ -181,9 +186,9 @@ def run_estimate(p: Point, quantile: float = 50.0, seed: int = 0) -> RunEstimate
     its standard error approximated as the median's normal-theory value, 1.2533 σ / √n with
     σ ≈ (p95 − p5) / 3.29.
     """
-    assert p.time is not None
-    if p.samples:
-        x = np.asarray(p.samples, dtype=float)
+    assert p.measured
+    if p.samples_us:
+        x = np.asarray(p.samples_us, dtype=float)
         n = len(x)
         v = float(np.percentile(x, quantile))
         if n < 2 or v <= 0:
@@ -194,14 +199,13 @@ def run_estimate(p: Point, quantile: float = 50.0, seed: int = 0) -> RunEstimate
         spread = math.log(mid / lo) if lo > 0 else 0.0
         return RunEstimate(math.log(v), float(np.var(np.log(np.maximum(boot, 1e-12)), ddof=1)), n, spread)
     n = p.iters or 0
-    t = p.time
-    lo = t.p5 if t.p5 is not None else t.lo
-    v = t.p50 if quantile >= 50 else lo + (t.p50 - lo) * max(0.0, quantile - 5) / 45
+    p50, lo = p.p50_us, p.lo_us  # lo: p5 (min when a record lacks it)
+    v = p50 if quantile >= 50 else lo + (p50 - lo) * max(0.0, quantile - 5) / 45
     if v <= 0:
         return RunEstimate(-math.inf, math.inf, n)
-    sigma = (t.hi - t.lo) / 3.29
+    sigma = (p.hi_us - p.lo_us) / 3.29
     se = 1.2533 * sigma / math.sqrt(max(n, 1)) / v
-    spread = math.log(t.p50 / lo) * 5 / 6 if lo > 0 and t.p50 > lo else 0.0  # p5..p50 scaled to p10..p50
+    spread = math.log(p50 / lo) * 5 / 6 if lo > 0 and p50 > lo else 0.0  # p5..p50 scaled to p10..p50
     return RunEstimate(math.log(v), se * se, n, spread)
 
 
@@ -241,12 +245,18 @@ def size_band(nbytes: int) -> int:
 
 # --------------------------------------------------------------------------- matching
 
-def _by_run(points: Iterable[Point]) -> dict[tuple[Any, ...], dict[str, Point]]:
-    """key → run_id → point (within a run, the last loaded wins)."""
-    out: dict[tuple[Any, ...], dict[str, Point]] = {}
-    for p in points:
-        out.setdefault(match_key(p), {})[p.run_id or p.source] = p
-    return out
+def _by_run(results: pd.DataFrame) -> tuple[dict[tuple[Any, ...], dict[str, Point]], int]:
+    """key (the point identity, :data:`MATCH_FIELDS`) → run → row, and the number of runs.
+
+    Within a run the last loaded row of an identity wins; a row without run_id is its own run.
+    """
+    df = results.assign(key=list(zip(*(results[c] for c in MATCH_FIELDS))) if len(results) else [],
+                        run=results["run_id"].fillna(results["source"]))
+    df = df.drop_duplicates(["key", "run"], keep="last")
+    rows = list(df.drop(columns=["key", "run"]).itertuples(index=False))  # once: per group it is slow
+    runs = df["run"].tolist()
+    table = {key: {runs[i]: rows[i] for i in idx} for key, idx in df.groupby("key", sort=False).indices.items()}
+    return table, df["run"].nunique()
 
 
 _ALGO = MATCH_FIELDS.index("algo")
@@ -280,14 +290,14 @@ def _mean_log(ests: Sequence[RunEstimate]) -> tuple[float, float]:
     return sum(e.log_m for e in ests) / k, sum(e.var for e in ests) / (k * k)
 
 
-def compare(before: Iterable[Point], after: Iterable[Point], threshold: float = 0.10, *, mode: str = "auto",
+def compare(before: pd.DataFrame, after: pd.DataFrame, threshold: float = 0.10, *, mode: str = "auto",
             controls: Sequence[str] = ("library",), alpha: float = 0.05, correction: str = "bh",
             quantile: float = DEFAULT_QUANTILE) -> Comparison:
-    """Match points by :data:`MATCH_FIELDS` across the runs of each side and judge them."""
+    """Match the results frames' points by :data:`MATCH_FIELDS` across the runs of each side and judge them."""
     if mode not in MODES:
         raise ValueError(f"unknown mode {mode!r} (expected one of {MODES})")
-    b_tab, a_tab = _by_run(before), _by_run(after)
-    n_runs = (len({r for v in b_tab.values() for r in v}), len({r for v in a_tab.values() for r in v}))
+    (b_tab, b_runs_n), (a_tab, a_runs_n) = _by_run(before), _by_run(after)
+    n_runs = (b_runs_n, a_runs_n)
     replicated = min(n_runs) >= 2
     controls = tuple(controls)
     diffs: list[PointDiff] = []
@@ -383,8 +393,10 @@ def _between_run_variance(pending: list[tuple[PointDiff, list[RunEstimate], list
     variance (1.4826 · MAD)² is taken, and scaled back for the point judged. Between-run changes
     have heavier tails than a normal, so the test uses a t distribution with SINGLE_RUN_DF.
     """
-    bands = group_by(pending, lambda t: (t[0].method, size_band(t[0].point.bytes)))
-    everything = group_by(pending, lambda t: t[0].method)
+    keys = pd.DataFrame({"method": [d.method for d, _, _ in pending],
+                         "band": [size_band(d.point.bytes) for d, _, _ in pending]})
+    bands = {k: [pending[i] for i in rows] for k, rows in keys.groupby(["method", "band"], sort=False).indices.items()}
+    everything = {k: [pending[i] for i in rows] for k, rows in keys.groupby("method", sort=False).indices.items()}
     own = {id(d): _own_variance(eb, ea) for d, eb, ea in pending if len(eb) >= 2 and len(ea) >= 2}
     for (method, _), members in bands.items():
         if replicated and all(len(eb) >= 2 and len(ea) >= 2 for _, eb, ea in members):
@@ -488,31 +500,29 @@ def _pct(v: float | None) -> str:
 
 def _shown(p: Point | None, quantile: float) -> float | None:
     """The compared percentile of a point's samples (its p50 when the record has none)."""
-    if p is None or p.time is None:
+    if p is None or not p.measured:
         return None
-    return float(np.percentile(p.samples, quantile)) if p.samples else p.time.p50
+    return float(np.percentile(p.samples_us, quantile)) if p.samples_us else p.p50_us
 
 
 def diff_table(cmp: Comparison, diffs: Sequence[PointDiff] | None = None) -> Table:
     """Points grouped by series (op/algo/variant/layout), with the change and its 95 % CI."""
     rows = cmp.changed if diffs is None else list(diffs)
     q = f"p{cmp.quantile:g}"
-    t = Table("Changed points" if diffs is None else "All points",
-              ["point", "size", f"before {q} (µs)", f"after {q} (µs)", "change", "95% CI", "p (adj.)", "raw change",
-               "verdict", "note"], align="lrrrrrrrll",
-              note=cmp.method_sentence() + f". before/after: the {q} time, geometric mean over each side's runs; "
-                   f"change = AFTER ÷ BEFORE − 1 of the (normalised) {q} time (> 0: slower).")
-    last = None
-    for d in rows:
-        p = d.point
-        where = _where(p)
-        bt, at = d.times or (_shown(d.before, cmp.quantile), _shown(d.after, cmp.quantile))
-        ci = f"[{_pct(d.ci[0])}, {_pct(d.ci[1])}]" if d.ci else "—"
-        t.rows.append([where if where != last else "", format_bytes(p.bytes), fmt_num(bt), fmt_num(at),
-                       _pct(d.change), ci, fmt_num(d.p_adj, 2), _pct(d.raw_change), str(d.verdict), d.reason])
-        t.row_classes.append("bad" if d.verdict is Verdict.REGRESSED else "")
-        last = where
-    return t
+    shown = [d.times or (_shown(d.before, cmp.quantile), _shown(d.after, cmp.quantile)) for d in rows]
+    where = pd.Series([_where(d.point) for d in rows], dtype=object)
+    frame = pd.DataFrame({
+        "point": where.where(where != where.shift()).fillna(""),  # a series' name once, on its first row
+        "size": [format_bytes(d.point.bytes) for d in rows],
+        f"before {q} (µs)": [fmt_num(b) for b, _ in shown], f"after {q} (µs)": [fmt_num(a) for _, a in shown],
+        "change": [_pct(d.change) for d in rows],
+        "95% CI": [f"[{_pct(d.ci[0])}, {_pct(d.ci[1])}]" if d.ci else "—" for d in rows],
+        "p (adj.)": [fmt_num(d.p_adj, 2) for d in rows], "raw change": [_pct(d.raw_change) for d in rows],
+        "verdict": [str(d.verdict) for d in rows], "note": [d.reason for d in rows]})
+    return Table("Changed points" if diffs is None else "All points", frame, align="lrrrrrrrll",
+                 note=cmp.method_sentence() + f". before/after: the {q} time, geometric mean over each side's runs; "
+                      f"change = AFTER ÷ BEFORE − 1 of the (normalised) {q} time (> 0: slower).",
+                 row_classes=["bad" if d.verdict is Verdict.REGRESSED else "" for d in rows])
 
 
 def counts(diffs: Sequence[PointDiff]) -> dict[Verdict, int]:
@@ -560,50 +570,61 @@ def write_html(path: Path, cmp: Comparison, before: str, after: str, figures: Se
     return path
 
 
-def plot_changes(cmp: Comparison, outdir: Path, runs: Mapping[str, Run] | None = None) -> list[str]:
+def changes_frame(cmp: Comparison) -> pd.DataFrame:
+    """The judged points (not controls) with a change: one row each, for the figures."""
+    judged = [d for d in cmp.diffs if d.change is not None and d.point.bytes > 0 and d.verdict is not Verdict.CONTROL]
+    return pd.DataFrame({
+        "op": [d.point.op for d in judged], "label": [_line_label(d.point) for d in judged],
+        "bytes": [d.point.bytes for d in judged], "change": [100 * d.change for d in judged],
+        "ci_lo": [100 * d.ci[0] if d.ci else np.nan for d in judged],
+        "ci_hi": [100 * d.ci[1] if d.ci else np.nan for d in judged],
+        "verdict": [d.verdict for d in judged], "method": [d.method for d in judged],
+        # both sides' multi-node points carry their runs' declared inter-node link (the footnote)
+        "nodes": [max(p.nodes for p in (d.before, d.after) if p is not None) for d in judged],
+        "inter_node_link": [next((p.inter_node_link for p in (d.before, d.after) if p is not None
+                                  and isinstance(p.inter_node_link, str)), None) for d in judged]})
+
+
+def plot_changes(cmp: Comparison, outdir: Path) -> list[str]:
     """One figure per op: change (%) vs size per series, with its 95 % CI band.
 
-    ``runs`` (both sides' run records) lets a figure with multi-node points carry the runs'
-    declared inter-node link as a footnote, as collplot's figures do.
+    A figure with multi-node points carries the runs' declared inter-node link as a footnote,
+    as collplot's figures do.
     """
     from matplotlib import rc_context
     from matplotlib.ticker import FuncFormatter
 
-    from .plots import STYLE, _legend, _new_figure, _save, add_footnote, apply_size_axis, figure_note
+    from .plots import STYLE, _legend, _new_figure, _save, add_footnote, apply_size_axis
 
-    judged = [d for d in cmp.diffs if d.change is not None and d.point.bytes > 0 and d.verdict is not Verdict.CONTROL]
     names: list[str] = []
     thr = cmp.threshold
     with rc_context(STYLE):
-        for op, grp in sorted(group_by(judged, lambda d: d.point.op).items()):
+        for op, grp in changes_frame(cmp).groupby("op"):
             fig, (ax,) = _new_figure()
-            lines = group_by(grp, lambda d: _line_label(d.point))
-            for label, ds in sorted(lines.items()):
-                ds = sorted(ds, key=lambda d: d.point.bytes)
-                xs = [d.point.bytes for d in ds]
-                line, = ax.plot(xs, [100 * d.change for d in ds], marker="o", markersize=3, label=label)
-                with_ci = [d for d in ds if d.ci]
-                if with_ci:
-                    ax.fill_between([d.point.bytes for d in with_ci], [100 * d.ci[0] for d in with_ci],
-                                    [100 * d.ci[1] for d in with_ci], color=line.get_color(), alpha=0.15, linewidth=0)
-                for d in ds:
-                    if d.verdict in CHANGED:
-                        bad = d.verdict is Verdict.REGRESSED
-                        ax.plot([d.point.bytes], [100 * d.change], marker="X" if bad else "P", markersize=10,
-                                color="#d62728" if bad else "#2ca02c", linestyle="none", zorder=5)
+            lines = grp.sort_values("bytes", kind="stable").groupby("label")
+            for label, ds in lines:
+                line, = ax.plot(ds["bytes"], ds["change"], marker="o", markersize=3, label=label)
+                with_ci = ds[ds["ci_lo"].notna()]
+                if len(with_ci):
+                    ax.fill_between(with_ci["bytes"], with_ci["ci_lo"], with_ci["ci_hi"], color=line.get_color(),
+                                    alpha=0.15, linewidth=0)
+                for verdict, marker, color in ((Verdict.REGRESSED, "X", "#d62728"), (Verdict.IMPROVED, "P", "#2ca02c")):
+                    hit = ds[ds["verdict"] == verdict]
+                    if len(hit):
+                        ax.plot(hit["bytes"], hit["change"], marker=marker, markersize=10, color=color,
+                                linestyle="none", zorder=5)
             ax.axhspan(-100 * thr, 100 * thr, color="#999999", alpha=0.15, linewidth=0, label=f"±{thr:.0%} threshold")
             ax.axhline(0.0, color="#222222", linewidth=1.0, linestyle="--")
             if cmp.drift.change is not None:
                 ax.axhline(100 * cmp.drift.change, color="#8c564b", linewidth=1.0, linestyle=":",
                            label=f"machine drift (controls, raw) {cmp.drift.change:+.0%}")
-            apply_size_axis(ax, [d.point.bytes for d in grp])
+            apply_size_axis(ax, grp["bytes"])
             ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:+.0f}%"))
-            kind = "control-normalised " if any(d.method == "normalised" for d in grp) else ""
+            kind = "control-normalised " if (grp["method"] == "normalised").any() else ""
             ax.set_ylabel(f"{kind}change of the p{cmp.quantile:g} time (> 0: slower)")
             ax.set_title(f"{op}: after vs before, 95% CI bands (X regressed, + improved)")
-            _legend(ax, len(lines) + 2, title="algorithm, layout")
-            sides = (p for d in grp for p in (d.before, d.after) if p is not None)
-            add_footnote(fig, figure_note(sides, runs or {}))
+            _legend(ax, lines.ngroups + 2, title="algorithm, layout")
+            add_footnote(fig, frame_note(grp))
             names.append(_save(fig, outdir, f"compare_{op}.png"))
     return names
 

@@ -41,6 +41,7 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
 import matplotlib
+import pandas as pd
 
 matplotlib.use("Agg")
 from matplotlib import rc_context  # noqa: E402
@@ -49,7 +50,7 @@ from matplotlib.figure import Figure  # noqa: E402
 from matplotlib.patches import Patch  # noqa: E402
 
 from .load import (  # noqa: E402
-    LIBRARY_ALGO, SCHEMA, LoadError, Run, TimeStats, group_by, layout_name, layout_sort_key, link_note,
+    LIBRARY_ALGO, SCHEMA, LoadError, layout_name, layout_sort_key, link_note, parse_run, per_node_of,
 )
 from .plots import DPI, STYLE, FigureInfo, Style, add_footnote  # noqa: E402
 from .tables import Table, fmt_num  # noqa: E402
@@ -78,6 +79,30 @@ class Bucket:
 
 
 PROFILE_PREFIX = "profile:"
+
+
+@dataclass(frozen=True)
+class StepStats:
+    """``step_us``: the whole step's sync time statistics (µs, max over ranks)."""
+
+    p50: float
+    min: float | None = None
+    p5: float | None = None
+    mean: float | None = None
+    p95: float | None = None
+    p99: float | None = None
+    max: float | None = None
+    stdev: float | None = None
+
+    @property
+    def lo(self) -> float:
+        """Fast end of the spread band: p5, else min, else p50."""
+        return next(v for v in (self.p5, self.min, self.p50) if v is not None)
+
+    @property
+    def hi(self) -> float:
+        """Slow end of the spread band: p95, else max, else p50."""
+        return next(v for v in (self.p95, self.max, self.p50) if v is not None)
 
 
 @dataclass(frozen=True)
@@ -114,7 +139,7 @@ class Workload:
     ranks_per_node: int
     buckets: tuple[Bucket, ...]
     bucket_p50_us: tuple[float, ...]
-    step: TimeStats | None
+    step: StepStats | None
     compute: Compute | None = None
     workload: str = "ddp"
     op: str = "allreduce"
@@ -158,13 +183,9 @@ class Workload:
         return (not self.skipped and self.step is not None and len(self.buckets) > 0
                 and len(self.bucket_p50_us) == len(self.buckets))
 
-    def identity(self) -> tuple[Any, ...]:
-        """What a re-run of the same measurement shares (the last one loaded wins)."""
-        return (self.model, self.layout, self.algo, *(getattr(self, f) for f in _SERIES_FIELDS))
 
-
-def _step_stats(raw: Mapping[str, Any] | None) -> TimeStats | None:
-    """``step_us`` as :class:`TimeStats`; ``stddev`` (the workload contract) or ``stdev`` (result records) both read."""
+def _step_stats(raw: Mapping[str, Any] | None) -> StepStats | None:
+    """``step_us`` as :class:`StepStats`; ``stddev`` (the workload contract) or ``stdev`` (result records) both read."""
     if raw is None:
         return None
 
@@ -172,7 +193,7 @@ def _step_stats(raw: Mapping[str, Any] | None) -> TimeStats | None:
         v = raw.get(key)
         return None if v is None else float(v)
 
-    return TimeStats(p50=float(raw["p50"]), min=get("min"), p5=get("p5"), mean=get("mean"), p95=get("p95"),
+    return StepStats(p50=float(raw["p50"]), min=get("min"), p5=get("p5"), mean=get("mean"), p95=get("p95"),
                      p99=get("p99"), max=get("max"), stdev=get("stddev") if "stddev" in raw else get("stdev"))
 
 
@@ -202,7 +223,7 @@ def _check_profile(compute: Compute | None, n_buckets: int, where: str) -> None:
                             "(must be a finite number >= 0)")
 
 
-def parse_workload(rec: Mapping[str, Any], where: str, run: Run | None = None) -> Workload:
+def parse_workload(rec: Mapping[str, Any], where: str, run: Mapping[str, Any] | None = None) -> Workload:
     """One workload record; a missing or malformed field is a :class:`LoadError` naming ``where``.
 
     The fields the model needs are checked here, not through the schema file, so the reader
@@ -226,7 +247,7 @@ def parse_workload(rec: Mapping[str, Any], where: str, run: Run | None = None) -
         raise LoadError(f"{where}: workload record: {len(per_bucket)} bucket_p50_us values for "
                         f"{len(buckets)} buckets")
     _check_profile(compute, len(buckets), where)
-    same_world = run is not None and run.world_size == rec["world_size"]
+    same_world = run is not None and run.get("world_size") == rec["world_size"]
     optional = {k: rec[k] for k in ("workload", "op", "backend", "device", "model_source", "param_count",
                                     "param_tensors", "grad_dtype", "redop", "grad_bytes", "bucket_cap_mb",
                                     "first_bucket_cap_mb", "grad_order", "mode", "sync", "iters", "warmup",
@@ -236,20 +257,18 @@ def parse_workload(rec: Mapping[str, Any], where: str, run: Run | None = None) -
         world_size=int(rec["world_size"]), nodes=int(rec["nodes"]), ranks_per_node=int(rec["ranks_per_node"]),
         buckets=buckets, bucket_p50_us=per_bucket, step=step, compute=compute,
         wrong=int(rec.get("wrong") or 0), skipped=skipped,
-        inter_node_link=run.inter_node_link if run is not None else None,
-        per_node=run.per_node if same_world else None, **optional)
+        inter_node_link=run.get("inter_node_link") if run is not None else None,
+        per_node=per_node_of(run.get("node_of_rank")) if same_world else None, **optional)
 
 
-def read_records(paths: Iterable[str | Path]) -> tuple[list[tuple[str, dict[str, Any]]], dict[str, Run]]:
+def read_records(paths: Iterable[str | Path]) -> tuple[list[tuple[str, dict[str, Any]]], dict[str, dict[str, Any]]]:
     """Every ``workload`` record (with its ``file:line``) and every run record in ``paths``.
 
     A line that is not JSON is left to :func:`.load.load`, which reports it (or, on a file's
     last line, warns): this reader runs after it and must not report the same line twice.
     """
-    from .load import _parse_run  # the one run-record parser (validation included)
-
     found: list[tuple[str, dict[str, Any]]] = []
-    runs: dict[str, Run] = {}
+    runs: dict[str, dict[str, Any]] = {}
     for path in paths:
         try:
             lines = Path(path).read_text(encoding="utf-8").split("\n")
@@ -267,29 +286,40 @@ def read_records(paths: Iterable[str | Path]) -> tuple[list[tuple[str, dict[str,
             if rec.get("type") == "workload":
                 found.append((f"{path}:{lineno}", rec))
             elif rec.get("type") == "run":
-                run = _parse_run(rec, f"{path}:{lineno}")
-                runs[run.run_id] = run
+                run = parse_run(rec, f"{path}:{lineno}")  # the one run-record parser (validation included)
+                runs[run["run_id"]] = run
     return found, runs
 
 
-def load_workloads(paths: Iterable[str | Path], runs: Mapping[str, Run] | None = None) -> list[Workload]:
+def load_workloads(paths: Iterable[str | Path], runs: pd.DataFrame | None = None) -> list[Workload]:
     """The workload records of ``paths`` (files, e.g. ``Dataset.files``), in file order.
 
     Each is joined by ``run_id`` with its run record, for ``inter_node_link`` and uneven
     layouts: from ``runs`` when given (``Dataset.runs``), else from the run records in the files.
     """
     found, own_runs = read_records(paths)
-    known = {**own_runs, **(runs or {})}
+    known = {**own_runs, **(runs.to_dict("index") if runs is not None else {})}
     return [parse_workload(rec, where, known.get(str(rec.get("run_id")))) for where, rec in found]
 
 
+IDENTITY = ("model", "layout", "algo", *_SERIES_FIELDS)
+
+
+def frame(workloads: Iterable[Workload]) -> pd.DataFrame:
+    """One row per workload record: its identity columns, world size, nodes, and the record (``record``)."""
+    ws = list(workloads)
+    cols = {c: [getattr(w, c) for w in ws] for c in (*IDENTITY, "world_size", "nodes")}
+    return pd.DataFrame({**cols, "record": ws}, columns=[*cols, "record"])
+
+
 def latest(workloads: Iterable[Workload]) -> list[Workload]:
-    """Keep the last-loaded record per :meth:`Workload.identity` (a re-run supersedes)."""
-    out: dict[tuple[Any, ...], Workload] = {}
-    for w in workloads:
-        out.pop(w.identity(), None)
-        out[w.identity()] = w
-    return list(out.values())
+    """Keep the last-loaded record per identity (model, layout, algorithm, series fields): a re-run supersedes."""
+    return frame(workloads).drop_duplicates(list(IDENTITY), keep="last")["record"].tolist()
+
+
+def by_model(workloads: Iterable[Workload]) -> list[tuple[str, list[Workload]]]:
+    """The records grouped by model, models in first-seen order."""
+    return [(model, g["record"].tolist()) for model, g in frame(workloads).groupby("model", sort=False)]
 
 
 # --------------------------------------------------------------------------- overlap model
@@ -440,7 +470,8 @@ def workload_projection(w: Workload) -> Projection | None:
 
 def varying(workloads: Sequence[Workload]) -> list[str]:
     """Series fields that differ within ``workloads`` (they then appear in the series name)."""
-    return [f for f in _SERIES_FIELDS if len({getattr(w, f) for w in workloads}) > 1]
+    f = frame(workloads)
+    return [c for c in _SERIES_FIELDS if f[c].nunique(dropna=False) > 1]
 
 
 def series_name(w: Workload, fields: Sequence[str]) -> str:
@@ -549,7 +580,8 @@ def plot_sync(model: str, ws: Sequence[Workload], style: Style, outdir: Path) ->
     name = _save(fig, outdir, f"ddp_sync_{_slug(model)}.png")
     return FigureInfo(SECTION, name, f"{model}: measured sync time of one DDP step (every gradient bucket "
                       "all-reduced back to back, max over ranks) per algorithm and layout, p50 with p5–p95 "
-                      "error bars.", note)
+                      "error bars. Read: the shortest bar in a layout is the algorithm that syncs the gradients "
+                      "fastest there.", note)
 
 
 def _bar(ax: Axes, row: float, start: float, length: float, **kw: Any) -> None:
@@ -615,9 +647,10 @@ def plot_timeline(w: Workload, name: str, outdir: Path) -> FigureInfo:
     fname = _save(fig, outdir, f"ddp_timeline_{_slug(w.model)}_{w.layout}_{_slug(name)}.png")
     how = profile_note if profile else "compute from --compute-ms spread over buckets by bytes"
     cap = (f"{w.model}, {w.layout}, {name}: one DDP step, {TIMELINE_LABEL} (bucket p50 all-reduce times, "
-           f"{how}); hatched: communication exposed after backward." if c else
-           f"{w.model}, {w.layout}, {name}: bucket all-reduces back to back ({TIMELINE_LABEL}); without "
-           "--compute-ms nothing overlaps, so all of it is exposed.")
+           f"{how}). Read: the hatched part is communication left after backward ends, the time the "
+           "step loses to the sync." if c else
+           f"{w.model}, {w.layout}, {name}: bucket all-reduces back to back ({TIMELINE_LABEL}). Read: without "
+           "--compute-ms nothing overlaps, so the whole row is exposed sync time.")
     return FigureInfo(SECTION, fname, cap, note)
 
 
@@ -641,10 +674,10 @@ def plot_speedup(model: str, ws: Sequence[Workload], style: Style, outdir: Path)
     dash = {n: _NODE_LINESTYLES[i % len(_NODE_LINESTYLES)] for i, n in enumerate(node_counts)}
     top = 1
     labelled: set[str] = set()
-    for (name, algo, nodes), grp in sorted(
-            group_by(with_compute, lambda w: (series_name(w, fields), w.algo, w.nodes)).items(),
-            key=lambda kv: (*_series_order(kv[0][:2]), kv[0][2])):
-        grp = sorted(grp, key=lambda w: layout_sort_key(w.layout))
+    lines = frame(with_compute).assign(name=[series_name(w, fields) for w in with_compute])
+    for (name, algo, nodes), g in sorted(lines.groupby(["name", "algo", "nodes"], sort=False),
+                                         key=lambda kv: (*_series_order(kv[0][:2]), kv[0][2])):
+        grp = sorted(g["record"], key=lambda w: layout_sort_key(w.layout))
         xs = [w.world_size for w in grp]
         ys = [workload_projection(w).speedup for w in grp]  # type: ignore[union-attr]
         kw = style.kw(algo, "")
@@ -670,7 +703,8 @@ def plot_speedup(model: str, ws: Sequence[Workload], style: Style, outdir: Path)
     cs = "; ".join(f"F={fmt_num(f)}, B={fmt_num(b)}, O={fmt_num(o)} ms" for f, b, o in computes)
     return FigureInfo(SECTION, name, f"{model}: projected speed-up over one device for the same global batch, "
                       f"T1/Tn with T1 = n·(F+B)+O and Tn = F+max(B, end of last all-reduce)+O ({cs}) — "
-                      f"{MODEL_LABEL}, not a measurement; one line per algorithm and node count; dashed: ideal.",
+                      f"{MODEL_LABEL}, not a measurement; one line per algorithm and node count. Read: the closer a "
+                      "line stays to the dashed ideal, the less the gradient sync limits scaling.",
                       note)
 
 
@@ -699,7 +733,7 @@ def make_figures(workloads: Sequence[Workload], outdir: Path) -> list[FigureInfo
     style = _style(ws)
     figs: list[FigureInfo] = []
     with rc_context(STYLE):
-        for model, grp in group_by(ws, lambda w: w.model).items():
+        for model, grp in by_model(ws):
             figs.append(plot_sync(model, grp, style, outdir))
             chosen = timeline_choice(grp)
             figs.append(plot_timeline(chosen, series_name(chosen, varying(grp)), outdir))
@@ -721,17 +755,13 @@ def tables(workloads: Sequence[Workload]) -> list[Table]:
     carries compute, and dropped when none does.
     """
     out: list[Table] = []
-    for model, grp in group_by(latest(workloads), lambda w: w.model).items():
+    for model, grp in by_model(latest(workloads)):
         fields = varying(grp)
         note = (f"{model_summary(grp)}. Step sync: every bucket all-reduced back to back, max over ranks, "
                 "measured. Exposed comm, projected step, speed-up and efficiency: "
                 f"{MODEL_LABEL} (overlap model, analysis/README.md), not measurements; {compute_note(grp)}.")
         link = workload_note(grp)
-        t = Table(f"DDP gradient synchronisation: {model}",
-                  ["layout", "algorithm", "buckets", "grad MiB", "step sync p50 (ms)", "step sync p95 (ms)",
-                   "exposed comm (ms)", "projected step (ms)", "speed-up", "efficiency", "note"],
-                  align="llrrrrrrrrl", note=note + (f" {link}." if link else ""))
-        t.row_classes = []
+        rows, classes = [], []
         for w in sorted(grp, key=lambda w: (layout_sort_key(w.layout), _series_order((series_name(w, fields), w.algo)))):
             flags = []
             if w.wrong > 0:
@@ -747,9 +777,44 @@ def tables(workloads: Sequence[Workload]) -> list[Table]:
                         if proj is not None else ["—"] * 4)
             else:
                 row += ["—"] * 6
-            t.rows.append(row + ["; ".join(flags) or "—"])
-            t.row_classes.append("bad" if w.wrong > 0 else "")
+            rows.append(row + ["; ".join(flags) or "—"])
+            classes.append("bad" if w.wrong > 0 else "")
+        t = Table.of(f"DDP gradient synchronisation: {model}",
+                     ["layout", "algorithm", "buckets", "grad MiB", "step sync p50 (ms)", "step sync p95 (ms)",
+                      "exposed comm (ms)", "projected step (ms)", "speed-up", "efficiency", "note"], rows,
+                     align="llrrrrrrrrl", note=note + (f" {link}." if link else ""), row_classes=classes)
         for header in ("exposed comm (ms)", "projected step (ms)", "speed-up", "efficiency", "note"):
             t.drop_blank_column(header)
         out.append(t)
     return out
+
+
+def answer_table(workloads: Sequence[Workload]) -> Table:
+    """The report's DDP answer: per model and layout, the fastest algorithm's step sync against the library's.
+
+    Empty (no rows) without measured workload records. With compute, the fastest algorithm's
+    projected step and speed-up (a model from measured communication times) are added.
+    """
+    ws = [w for w in latest(workloads) if w.measured]
+    rows = []
+    for model, grp in by_model(ws):
+        fields = varying(grp)
+        f = frame(grp).assign(p50=[w.step.p50 for w in grp])  # type: ignore[union-attr]
+        for layout, g in sorted(f.groupby("layout", sort=False), key=lambda kv: layout_sort_key(kv[0])):
+            best = g.loc[g["p50"].idxmin(), "record"]
+            lib = g.loc[g["algo"] == LIBRARY_ALGO, "p50"]
+            proj = workload_projection(best)
+            ov = workload_overlap(best)
+            rows.append([model, layout, series_name(best, fields), _ms(best.step.p50),  # type: ignore[union-attr]
+                         _ms(lib.min()) if len(lib) else "—",
+                         f"{lib.min() / best.step.p50:.2f}×" if len(lib) and best.step.p50 > 0 else "—",  # type: ignore[union-attr]
+                         _ms(ov.step_us) if proj is not None else "—",
+                         f"{proj.speedup:.3g}×" if proj is not None else "—"])
+    t = Table.of("DDP step time", ["model", "layout", "fastest sync", "step sync p50 (ms)", "library sync p50 (ms)",
+                                   "library ÷ fastest", "projected step (ms)", "projected speed-up"], rows,
+                 align="lllrrrrr",
+                 note="Step sync: every gradient bucket all-reduced back to back, max over ranks, measured. "
+                      f"Projected step and speed-up (with compute): {MODEL_LABEL}, not measurements.")
+    for header in ("library sync p50 (ms)", "library ÷ fastest", "projected step (ms)", "projected speed-up"):
+        t.drop_blank_column(header)
+    return t

@@ -1,27 +1,28 @@
-"""Load, validate and group collbench JSON Lines results (schema ``collbench/1``).
+"""Load and validate collbench JSON Lines results (schema ``collbench/1``) into pandas DataFrames.
 
-Everything downstream (plots, compare, model, report) works on the typed
-:class:`Point` / :class:`Run` records built here, so validation happens once and
-error messages can always name the offending ``file:line``. Records are validated
-against the JSON Schema results/schema/collbench-1.json (see :mod:`.schema`).
+``load(paths)`` returns a :class:`Dataset` whose ``results`` frame has one row per ``result``
+record: the record's fields as columns, ``time_us.*`` flattened to ``<stat>_us`` columns
+(``p50_us``, ``p5_us``, …), derived columns (``layout``, ``measured``, ``lo_us``/``hi_us``, the
+bandwidth band) and the run metadata joined by ``run_id`` (``inter_node_link``, ``hosts``, …).
+``runs`` has one row per run (its ``end`` record joined). Every record is validated against
+results/schema/collbench-1.json first (see :mod:`.schema`), so errors always name ``file:line``.
 """
 from __future__ import annotations
 
 import json
 import re
 import sys
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Hashable, Iterable, Mapping, Sequence, TypeVar
+from typing import Any, Callable, Iterable, Mapping, Sequence
+
+import pandas as pd
 
 from . import schema as _schema
 
 SCHEMA = _schema.schema_id()
 LIBRARY_ALGO = "library"
 P2P_OPS = _schema.p2p_ops()
-
-T = TypeVar("T")
-K = TypeVar("K", bound=Hashable)
 WarnFn = Callable[[str], None]
 
 
@@ -34,7 +35,7 @@ def warn_stderr(msg: str) -> None:
     print(f"warning: {msg}", file=sys.stderr)
 
 
-# --------------------------------------------------------------------------- sizes
+# --------------------------------------------------------------------------- sizes and layouts
 
 _SIZE_RE = re.compile(r"(\d+(?:\.\d+)?)\s*([KMGT]?)(?:I?B)?")
 _SCALE = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
@@ -58,192 +59,72 @@ def format_bytes(n: float) -> str:
     return f"{n:.0f}B"
 
 
-# --------------------------------------------------------------------------- records
-
-@dataclass(frozen=True)
-class TimeStats:
-    """Per-point time statistics in microseconds (over iterations, max over ranks)."""
-
-    p50: float
-    min: float | None = None
-    p5: float | None = None
-    mean: float | None = None
-    p95: float | None = None
-    p99: float | None = None
-    max: float | None = None
-    stdev: float | None = None
-
-    @property
-    def lo(self) -> float:
-        """Fast end of the spread band: p5, else min, else p50."""
-        return next(v for v in (self.p5, self.min, self.p50) if v is not None)
-
-    @property
-    def hi(self) -> float:
-        """Slow end of the spread band: p95, else max, else p50."""
-        return next(v for v in (self.p95, self.max, self.p50) if v is not None)
-
-    @property
-    def band_name(self) -> str:
-        return "p5–p95" if self.p5 is not None and self.p95 is not None else "min–max"
-
-    @property
-    def half_spread(self) -> float:
-        """Half the p5–p95 (or min–max) width: this run's own noise level."""
-        return (self.hi - self.lo) / 2.0
+def layout_name(nodes: int, ranks_per_node: int, per_node: Sequence[int] | None = None) -> str:
+    """``NxR`` for an even layout; each node's count joined by ``+`` for an uneven one (``3+1``)."""
+    return "+".join(map(str, per_node)) if per_node else f"{nodes}x{ranks_per_node}"
 
 
-@dataclass(frozen=True)
-class Point:
-    """One measured (or skipped) point: one ``result`` record."""
-
-    op: str
-    algo: str
-    backend: str
-    device: str
-    dtype: str
-    bytes: int
-    world_size: int
-    nodes: int
-    ranks_per_node: int
-    source: str
-    run_id: str | None = None
-    redop: str | None = None
-    root: int | None = None
-    in_place: bool = False
-    buffers: str = "plain"
-    count: int | None = None
-    iters: int | None = None
-    warmup: int | None = None
-    mode: str = "per_iter"
-    time: TimeStats | None = None
-    algbw: float | None = None
-    busbw: float | None = None
-    wrong: int = 0
-    checked: bool | None = None  # verification ran (None: the record does not say)
-    skipped: bool = False
-    skip_reason: str | None = None
-    src: int | None = None
-    dst: int | None = None
-    link: str | None = None
-    samples: tuple[float, ...] | None = None  # samples_us, when the record carries them (measurement order)
-    # Ranks on each node, from the run record, for uneven layouts only (3 ranks on one node, 1 on
-    # another): nodes x ranks_per_node (the most on a node) would name them like an even layout.
-    per_node: tuple[int, ...] | None = None
-
-    @property
-    def layout(self) -> str:
-        return layout_name(self.nodes, self.ranks_per_node, self.per_node)
-
-    @property
-    def is_p2p(self) -> bool:
-        return self.op in P2P_OPS
-
-    @property
-    def measured(self) -> bool:
-        return not self.skipped and self.time is not None
-
-    @property
-    def is_library(self) -> bool:
-        return self.algo == LIBRARY_ALGO
-
-    def bw_at(self, time_us: float) -> float:
-        """Bus bandwidth (GB/s) this point would have at ``time_us``.
-
-        busbw is inversely proportional to time, so the p5/p95 band of the
-        bandwidth is the reported busbw rescaled by p50/t (every measured record
-        carries busbw, the schema says so).
-        """
-        if time_us <= 0 or self.busbw is None or self.time is None or self.time.p50 <= 0:
-            return float("nan")
-        return self.busbw * self.time.p50 / time_us
-
-    @property
-    def bw(self) -> float:
-        """Bus bandwidth (GB/s) at p50."""
-        assert self.time is not None and self.busbw is not None
-        return self.busbw
-
-    @property
-    def bw_lo(self) -> float:
-        assert self.time is not None
-        return self.bw_at(self.time.hi)
-
-    @property
-    def bw_hi(self) -> float:
-        assert self.time is not None
-        return self.bw_at(self.time.lo)
+def layout_sort_key(layout: str) -> tuple[int, int, int]:
+    """Order layouts by world size, then node count, even before uneven: 1x2 < 1x4 < 2x2 < 3+1 < 4x1 ..."""
+    try:
+        if "+" in layout:
+            counts = [int(c) for c in layout.split("+")]
+            return (sum(counts), len(counts), 1)
+        nodes, _, rpn = layout.partition("x")
+        n, r = int(nodes), int(rpn)
+    except ValueError:
+        return (1 << 30, 0, 0)
+    return (n * r, n, 0)
 
 
-@dataclass
-class Run:
-    """One invocation's ``run`` record, plus its ``end`` record when present."""
+def per_node_of(node_of_rank: Sequence[int] | None) -> tuple[int, ...] | None:
+    """Ranks on each node (in node order) when they differ between nodes, else None."""
+    if not node_of_rank:
+        return None
+    counts = [list(node_of_rank).count(n) for n in sorted(set(node_of_rank))]
+    return tuple(counts) if len(set(counts)) > 1 else None
 
-    run_id: str
-    source: str
-    argv: list[str] = field(default_factory=list)
-    start_time: str | None = None
-    hosts: list[str] = field(default_factory=list)
-    node_of_rank: list[int] = field(default_factory=list)
-    world_size: int | None = None
-    nodes: int | None = None
-    ranks_per_node: int | None = None
-    backend: str | None = None
-    device: str | None = None
-    versions: dict[str, Any] = field(default_factory=dict)
-    git_commit: str | None = None
-    slurm: dict[str, Any] | None = None
-    inter_node_link: str | None = None  # what the launcher declared (e.g. an emulated link); None: unset or older record
-    end_time: str | None = None
-    exit_status: int | None = None
-    end_points: int | None = None
 
-    @property
-    def per_node(self) -> tuple[int, ...] | None:
-        """Ranks on each node (in node order) when they differ between nodes, else None."""
-        counts = [self.node_of_rank.count(n) for n in sorted(set(self.node_of_rank))]
-        return tuple(counts) if len(set(counts)) > 1 else None
+# --------------------------------------------------------------------------- frame layout
 
-    @property
-    def layout(self) -> str:
-        return layout_name(self.nodes, self.ranks_per_node, self.per_node) if self.nodes else "?"
-
-    @property
-    def finished(self) -> bool:
-        return self.end_time is not None
+TIME_KEYS = ("min", "p5", "p50", "mean", "p95", "p99", "max", "stdev")
+TIME_COLUMNS = tuple(f"{k}_us" for k in TIME_KEYS)  # time_us.p50 -> p50_us, …
+# Columns that hold None where a record has no value (kept as objects, not NaN floats).
+_POINT_FIELDS = ("op", "algo", "backend", "device", "dtype", "redop", "root", "in_place", "buffers", "bytes",
+                 "count", "world_size", "nodes", "ranks_per_node", "iters", "warmup", "mode", "wrong", "checked",
+                 "skipped", "skip_reason", "src", "dst", "link", "run_id")
+_INT_FIELDS = ("bytes", "world_size", "nodes", "ranks_per_node", "wrong")
+RUN_COLUMNS = ("run_id", "source", "argv", "start_time", "hosts", "node_of_rank", "world_size", "nodes",
+               "ranks_per_node", "backend", "device", "versions", "git_commit", "slurm", "inter_node_link",
+               "end_time", "exit_status", "end_points")
+# Run metadata joined onto every result of the run (the result's own fields keep their names).
+JOINED_RUN_COLUMNS = ("inter_node_link", "hosts", "node_of_rank", "git_commit", "start_time", "end_time",
+                      "exit_status")
+# The point identity, as the schema's x-collbench-point-identity (collectives/op_traits.hpp) says.
+MATCH_FIELDS: tuple[str, ...] = _schema.point_identity()
+VARIANT_FIELDS: tuple[str, ...] = ("device", "dtype", "redop", "in_place", "mode", "buffers")
 
 
 @dataclass
 class Dataset:
-    """All runs and points loaded from a set of inputs."""
+    """All runs and results loaded from a set of inputs, as DataFrames."""
 
     files: list[Path]
-    runs: dict[str, Run]
-    points: list[Point]
+    results: pd.DataFrame  # one row per result record (see the module docstring)
+    runs: pd.DataFrame  # one row per run record, indexed by run_id
     warnings: list[str] = field(default_factory=list)
     workloads: int = 0  # "workload" records seen (DDP); ddp.load_workloads reads them, not this loader
 
     @property
-    def measured(self) -> list[Point]:
-        return [p for p in self.points if p.measured]
+    def measured(self) -> pd.DataFrame:
+        return self.results[self.results["measured"]]
 
     @property
-    def skipped(self) -> list[Point]:
-        return [p for p in self.points if p.skipped]
-
-    @property
-    def collectives(self) -> list[Point]:
-        return [p for p in self.measured if not p.is_p2p]
-
-    @property
-    def p2p(self) -> list[Point]:
-        return [p for p in self.measured if p.is_p2p]
+    def skipped(self) -> pd.DataFrame:
+        return self.results[self.results["skipped"]]
 
 
-# --------------------------------------------------------------------------- validation
-
-_TIME_KEYS = ("min", "p5", "p50", "mean", "p95", "p99", "max", "stdev")
-
+# --------------------------------------------------------------------------- records
 
 def _validate(rec: Mapping[str, Any], where: str) -> None:
     """Schema check (results/schema/collbench-1.json); unknown fields are allowed."""
@@ -252,57 +133,33 @@ def _validate(rec: Mapping[str, Any], where: str) -> None:
         raise LoadError(f"{where}: {problem}")
 
 
-# Point fields that are the record's fields of the same name, copied as they are (the schema
-# has already checked their types); the others are converted below.
-_POINT_FIELDS = ("op", "algo", "backend", "device", "dtype", "bytes", "world_size", "nodes", "ranks_per_node",
-                 "run_id", "redop", "root", "in_place", "count", "iters", "warmup", "mode", "wrong", "skipped",
-                 "skip_reason")
-_P2P_FIELDS = ("src", "dst", "link")  # pingpong records only
-
-
-def _parse_result(rec: Mapping[str, Any], where: str) -> Point:
+def _result_row(rec: Mapping[str, Any], where: str) -> dict[str, Any]:
     _validate(rec, where)
+    row = {k: rec.get(k) for k in _POINT_FIELDS}
+    row["buffers"] = rec.get("buffers", "plain")
     t = rec["time_us"]
-    return Point(
-        **{k: rec[k] for k in _POINT_FIELDS},
-        **{k: rec.get(k) for k in _P2P_FIELDS},
-        source=where,
-        time=None if t is None else TimeStats(**{k: float(t[k]) for k in _TIME_KEYS}),
-        algbw=None if rec["algbw_GBps"] is None else float(rec["algbw_GBps"]),
-        busbw=None if rec["busbw_GBps"] is None else float(rec["busbw_GBps"]),
-        samples=tuple(float(v) for v in rec["samples_us"]) if rec.get("samples_us") else None,
-        buffers=rec.get("buffers", "plain"),
-        checked=rec.get("checked"),
-    )
+    row.update({c: (None if t is None else float(t[k])) for k, c in zip(TIME_KEYS, TIME_COLUMNS)})
+    row["algbw_GBps"] = rec["algbw_GBps"]
+    row["busbw_GBps"] = rec["busbw_GBps"]
+    row["samples_us"] = tuple(float(v) for v in rec["samples_us"]) if rec.get("samples_us") else None
+    row["source"] = where
+    return row
 
 
-_RUN_FIELDS = ("run_id", "start_time", "world_size", "nodes", "ranks_per_node", "backend", "device", "git_commit",
-               "slurm")
-_OPTIONAL_RUN_FIELDS = ("inter_node_link",)  # absent in records written before the field existed
-
-
-def _parse_run(rec: Mapping[str, Any], where: str) -> Run:
+def parse_run(rec: Mapping[str, Any], where: str) -> dict[str, Any]:
+    """One run record as a row of the ``runs`` frame (validated)."""
     _validate(rec, where)
-    return Run(
-        **{k: rec[k] for k in _RUN_FIELDS},
-        **{k: rec.get(k) for k in _OPTIONAL_RUN_FIELDS},
-        source=where,
-        argv=list(rec["argv"]),
-        hosts=list(rec["hosts"]),
-        node_of_rank=list(rec["node_of_rank"]),
-        versions=dict(rec["versions"]),
-    )
+    row = {k: rec.get(k) for k in RUN_COLUMNS}
+    row.update(source=where, argv=list(rec["argv"]), hosts=list(rec["hosts"]),
+               node_of_rank=list(rec["node_of_rank"]), versions=dict(rec["versions"]))
+    return row
 
 
-def _apply_end(runs: dict[str, Run], rec: Mapping[str, Any], where: str) -> None:
+def _apply_end(runs: dict[str, dict[str, Any]], rec: Mapping[str, Any], where: str) -> None:
     _validate(rec, where)
-    run_id = rec["run_id"]
-    run = runs.get(run_id)
-    if run is None:  # end without run record: keep it, so metadata tables still show it
-        run = runs.setdefault(run_id, Run(run_id=run_id, source=where))
-    run.end_time = rec["end_time"]
-    run.exit_status = rec["exit_status"]
-    run.end_points = rec["points"]
+    # end without run record: keep it, so metadata tables still show it
+    run = runs.setdefault(rec["run_id"], {"run_id": rec["run_id"], "source": where})
+    run.update(end_time=rec["end_time"], exit_status=rec["exit_status"], end_points=rec["points"])
 
 
 # --------------------------------------------------------------------------- files
@@ -333,12 +190,15 @@ def _read_lines(path: Path) -> list[str]:
         raise LoadError(f"{path}: cannot read ({err})") from None
 
 
-def _load_file(path: Path, ds: Dataset, warn: WarnFn) -> None:
+def _load_file(path: Path, results: list[dict[str, Any]], runs: dict[str, dict[str, Any]],
+               warnings: list[str], warn: WarnFn) -> int:
+    """Append the file's results and runs; return its number of workload records."""
     lines = _read_lines(path)
     nonblank = [i for i, line in enumerate(lines, 1) if line.strip()]
     if not nonblank:
         raise LoadError(f"{path}: empty file (no collbench records)")
     last = nonblank[-1]
+    workloads = 0
     for lineno in nonblank:
         where = f"{path}:{lineno}"
         try:
@@ -346,7 +206,7 @@ def _load_file(path: Path, ds: Dataset, warn: WarnFn) -> None:
         except json.JSONDecodeError as err:
             if lineno == last:
                 msg = f"{where}: truncated last line skipped (run killed mid-write?)"
-                ds.warnings.append(msg)
+                warnings.append(msg)
                 warn(msg)
                 continue
             raise LoadError(f"{where}: not valid JSON ({err.msg} at column {err.colno})") from None
@@ -358,32 +218,118 @@ def _load_file(path: Path, ds: Dataset, warn: WarnFn) -> None:
             raise LoadError(f"{where}: unsupported schema {shown} (this tool reads {SCHEMA!r})")
         kind = rec.get("type")
         if kind == "result":
-            point = _parse_result(rec, where)
-            run = ds.runs.get(point.run_id) if point.run_id else None
-            if run is not None and run.per_node and run.world_size == point.world_size:
-                point = replace(point, per_node=run.per_node)
-            ds.points.append(point)
+            results.append(_result_row(rec, where))
         elif kind == "run":
-            run = _parse_run(rec, where)
-            ds.runs[run.run_id] = run
+            row = parse_run(rec, where)
+            runs.pop(row["run_id"], None)  # a repeated run record replaces the earlier one
+            runs[row["run_id"]] = row
         elif kind == "end":
-            _apply_end(ds.runs, rec, where)
+            _apply_end(runs, rec, where)
         elif kind == "workload":
-            ds.workloads += 1
+            workloads += 1
         else:
             raise LoadError(f"{where}: unknown record type {kind!r} (expected run, result or end)")
+    return workloads
+
+
+def runs_frame(rows: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
+    """The ``runs`` frame (indexed by run_id) with ``per_node``, ``layout`` and ``finished``."""
+    df = pd.DataFrame([{c: r.get(c) for c in RUN_COLUMNS} for r in rows], columns=list(RUN_COLUMNS), dtype=object)
+    df["per_node"] = [per_node_of(n) for n in df["node_of_rank"]]
+    df["layout"] = [layout_name(n, r, pn) if n else "?"
+                    for n, r, pn in zip(df["nodes"], df["ranks_per_node"], df["per_node"])]
+    df["finished"] = df["end_time"].notna()
+    df.index = pd.Index(df["run_id"].to_numpy(), dtype=object)
+    return df
+
+
+def results_frame(rows: Sequence[Mapping[str, Any]], runs: pd.DataFrame) -> pd.DataFrame:
+    """The ``results`` frame: record columns, derived columns, run metadata joined by run_id."""
+    cols = [*_POINT_FIELDS, *TIME_COLUMNS, "algbw_GBps", "busbw_GBps", "samples_us", "source"]
+    df = pd.DataFrame({c: pd.Series([r[c] for r in rows], dtype=object) for c in cols}, columns=cols)
+    for c in _INT_FIELDS:
+        df[c] = df[c].astype("int64")
+    for c in (*TIME_COLUMNS, "algbw_GBps", "busbw_GBps"):
+        df[c] = df[c].astype("float64")
+    df["in_place"] = df["in_place"].astype(bool)
+    df["skipped"] = df["skipped"].astype(bool)
+    df["measured"] = ~df["skipped"] & df["p50_us"].notna()
+    df["is_p2p"] = df["op"].isin(P2P_OPS)
+    # The spread band: p5–p95 (min–max where a record lacks them); the bandwidth band is busbw
+    # rescaled by p50/t, since busbw is inversely proportional to time.
+    df["lo_us"] = df["p5_us"].fillna(df["min_us"]).fillna(df["p50_us"])
+    df["hi_us"] = df["p95_us"].fillna(df["max_us"]).fillna(df["p50_us"])
+    df["band"] = (df["p5_us"].notna() & df["p95_us"].notna()).map({True: "p5–p95", False: "min–max"})
+    scale = df["busbw_GBps"] * df["p50_us"]
+    df["busbw_lo"] = scale / df["hi_us"].where(df["hi_us"] > 0)
+    df["busbw_hi"] = scale / df["lo_us"].where(df["lo_us"] > 0)
+    # Run metadata. Uneven layouts (3 ranks on one node, 1 on another) are named by each node's
+    # count, which only the run record knows: nodes x ranks_per_node would name them like an even one.
+    meta = runs.reindex(df["run_id"].where(df["run_id"].notna(), None))
+    for c in (*JOINED_RUN_COLUMNS, "per_node"):
+        df[c] = pd.Series(meta[c].to_numpy(), index=df.index, dtype=object)
+    same_world = meta["world_size"].to_numpy() == df["world_size"].to_numpy()
+    df["per_node"] = [pn if ok else None for pn, ok in zip(df["per_node"], same_world)]
+    df["layout"] = [layout_name(n, r, pn) for n, r, pn in zip(df["nodes"], df["ranks_per_node"], df["per_node"])]
+    return df
 
 
 def load(paths: Sequence[str | Path], warn: WarnFn = warn_stderr) -> Dataset:
     """Load every input; raise :class:`LoadError` on anything but a truncated last line."""
     files = discover(paths)
-    ds = Dataset(files=files, runs={}, points=[])
-    for path in files:
-        _load_file(path, ds, warn)
-    if not ds.points and not ds.workloads:
-        names = ", ".join(str(f) for f in files)
-        raise LoadError(f"no result records in {names}")
-    return ds
+    results: list[dict[str, Any]] = []
+    runs: dict[str, dict[str, Any]] = {}
+    warnings: list[str] = []
+    workloads = sum(_load_file(path, results, runs, warnings, warn) for path in files)
+    if not results and not workloads:
+        raise LoadError(f"no result records in {', '.join(str(f) for f in files)}")
+    run_df = runs_frame(runs.values())
+    return Dataset(files, results_frame(results, run_df), run_df, warnings, workloads)
+
+
+# --------------------------------------------------------------------------- points of one view
+
+def latest(df: pd.DataFrame) -> pd.DataFrame:
+    """The last-loaded row per point identity (:data:`MATCH_FIELDS`): a re-run supersedes."""
+    return df.drop_duplicates(list(MATCH_FIELDS), keep="last")
+
+
+def _label_part(name: str, values: pd.Series) -> pd.Series:
+    if name == "in_place":
+        return values.map({True: "in-place", False: "out-of-place"})
+    if name == "redop":
+        return "redop=" + values.astype(str)
+    return values.astype(str)
+
+
+def views(df: pd.DataFrame, fields: Sequence[str] = VARIANT_FIELDS, by: Sequence[str] = ("op",)) -> pd.DataFrame:
+    """The latest measured point per identity, with ``variant`` naming the fields that vary within its ``by`` group.
+
+    Figures, tables and models are split only along dimensions that actually vary, so a plain
+    sweep gets short titles and file names and a mixed one stays unambiguous: ``variant`` is
+    e.g. ``float64, in-place`` ("" when nothing varies) and ``variant_slug`` its file-name form.
+    """
+    out = latest(df[df["measured"]]).copy()
+    out["variant"] = ""
+    groups = out.groupby(list(by), dropna=False, sort=False).indices.values() if by else [range(len(out))]
+    for rows in groups:
+        grp = out.iloc[rows]
+        vary = [f for f in fields if grp[f].nunique(dropna=False) > 1]
+        if vary:
+            parts = [_label_part(f, grp[f]) for f in vary]
+            label = parts[0]
+            for p in parts[1:]:
+                label = label + ", " + p
+            out.loc[grp.index, "variant"] = label
+    out["variant_slug"] = out["variant"].str.replace(", ", "_", regex=False).str.replace(
+        r"[^0-9A-Za-z.\-]", "_", regex=True)
+    return out
+
+
+def sort_layouts(df: pd.DataFrame, by: Sequence[str]) -> pd.DataFrame:
+    """``df`` sorted by ``by``, layouts in :func:`layout_sort_key` order (stable)."""
+    return df.sort_values(list(by), kind="stable",
+                          key=lambda s: s.map(layout_sort_key) if s.name == "layout" else s)
 
 
 # --------------------------------------------------------------------------- inter-node link
@@ -391,19 +337,16 @@ def load(paths: Sequence[str | Path], warn: WarnFn = warn_stderr) -> Dataset:
 NO_LINK = "not declared"
 
 
-def inter_node_links(points: Iterable[Point], runs: Mapping[str, Run]) -> list[str | None]:
-    """The distinct ``inter_node_link`` values behind the multi-node points (declared ones sorted, None last).
+def inter_node_links(df: pd.DataFrame) -> list[str | None]:
+    """The distinct ``inter_node_link`` values behind the multi-node rows (declared ones sorted, None last).
 
-    Only points with nodes > 1 count: a single-node point crossed no link between nodes, so a
+    Only rows with nodes > 1 count: a single-node point crossed no link between nodes, so a
     caveat about that link (e.g. "emulated") would be misleading beside it. A point whose run
     record is missing, or predates the field, or whose launcher did not set it, gives None.
     """
-    found: set[str | None] = set()
-    for p in points:
-        if p.nodes > 1:
-            run = runs.get(p.run_id) if p.run_id is not None else None
-            found.add(run.inter_node_link if run is not None else None)
-    return sorted((v for v in found if v is not None)) + ([None] if None in found else [])
+    values = df.loc[df["nodes"] > 1, "inter_node_link"]
+    found = set(values.dropna())
+    return sorted(found) + ([None] if values.isna().any() else [])
 
 
 def describe_links(links: Sequence[str | None]) -> str:
@@ -423,87 +366,6 @@ def link_note(links: Sequence[str | None]) -> str:
     return f"inter-node link: {describe_links(links)}" if any(links) else ""
 
 
-# --------------------------------------------------------------------------- grouping
-
-def group_by(items: Iterable[T], key: Callable[[T], K]) -> dict[K, list[T]]:
-    """Stable grouping: keys and members keep first-seen order."""
-    out: dict[K, list[T]] = {}
-    for item in items:
-        out.setdefault(key(item), []).append(item)
-    return out
-
-
-# The point identity, as the schema's x-collbench-point-identity (collectives/op_traits.hpp) says.
-MATCH_FIELDS: tuple[str, ...] = _schema.point_identity()
-
-
-def match_key(p: Point) -> tuple[Any, ...]:
-    """Identity of a measurement across runs (what collcompare pairs up)."""
-    return tuple(getattr(p, name) for name in MATCH_FIELDS)
-
-
-def dedupe(points: Iterable[Point]) -> tuple[list[Point], int]:
-    """Keep the last-loaded point per :func:`match_key` (a re-run supersedes), count drops."""
-    latest: dict[tuple[Any, ...], Point] = {}
-    total = 0
-    for p in points:
-        total += 1
-        latest.pop(match_key(p), None)  # re-insert so order follows the surviving point
-        latest[match_key(p)] = p
-    return list(latest.values()), total - len(latest)
-
-
-def layout_name(nodes: int, ranks_per_node: int, per_node: Sequence[int] | None = None) -> str:
-    """``NxR`` for an even layout; each node's count joined by ``+`` for an uneven one (``3+1``)."""
-    return "+".join(map(str, per_node)) if per_node else f"{nodes}x{ranks_per_node}"
-
-
-def layout_sort_key(layout: str) -> tuple[int, int, int]:
-    """Order layouts by world size, then node count, even before uneven: 1x2 < 1x4 < 2x2 < 3+1 < 4x1 ..."""
-    try:
-        if "+" in layout:
-            counts = [int(c) for c in layout.split("+")]
-            return (sum(counts), len(counts), 1)
-        nodes, _, rpn = layout.partition("x")
-        n, r = int(nodes), int(rpn)
-    except ValueError:
-        return (1 << 30, 0, 0)
-    return (n * r, n, 0)
-
-
-VARIANT_FIELDS: tuple[str, ...] = ("device", "dtype", "redop", "in_place", "mode", "buffers")
-
-
-def varying_fields(points: Iterable[Point], fields: Sequence[str] = VARIANT_FIELDS) -> list[str]:
-    """Fields (among ``fields``) that take more than one value in ``points``.
-
-    Figures and model groups are split only along dimensions that actually vary,
-    so a plain sweep gets short titles/filenames and a mixed one stays unambiguous.
-    """
-    pts = list(points)
-    return [f for f in fields if len({getattr(p, f) for p in pts}) > 1]
-
-
-def variant_of(p: Point, fields: Sequence[str]) -> tuple[tuple[str, Any], ...]:
-    return tuple((f, getattr(p, f)) for f in fields)
-
-
-def variant_label(variant: Sequence[tuple[str, Any]]) -> str:
-    """Human label for a variant: ``float64, in-place, batch`` (empty when none)."""
-    parts: list[str] = []
-    for name, value in variant:
-        if name == "in_place":
-            parts.append("in-place" if value else "out-of-place")
-        elif name == "redop":
-            parts.append(f"redop={value}")
-        elif name == "link":
-            parts.append(str(value))
-        else:
-            parts.append(str(value))
-    return ", ".join(parts)
-
-
-def variant_slug(variant: Sequence[tuple[str, Any]]) -> str:
-    """Filename-safe form of :func:`variant_label`."""
-    label = variant_label(variant)
-    return "".join(c if c.isalnum() or c in "-." else "_" for c in label.replace(", ", "_"))
+def frame_note(df: pd.DataFrame) -> str:
+    """The footnote of a figure or table drawn from ``df``: the declared link of its multi-node runs."""
+    return link_note(inter_node_links(df))

@@ -8,12 +8,13 @@ lets the few largest points decide everything, leaving α as noise (often < 0).
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
-from typing import Any, Iterable, Sequence
+from dataclasses import asdict, dataclass
+from typing import Sequence
 
 import numpy as np
+import pandas as pd
 
-from .load import Point, dedupe, group_by, varying_fields, variant_of, variant_label
+from .load import views
 
 _MIN_T = 1e-3  # µs; floor for weights so a zero time cannot blow up the fit
 
@@ -76,150 +77,114 @@ def fit_alpha_beta(sizes: Sequence[float], times: Sequence[float]) -> Fit | None
     return Fit(float(alpha), float(beta), r2, max_rel, int(n.size), int(n.min()), int(n.max()), origin)
 
 
-# --------------------------------------------------------------------------- groups
+# --------------------------------------------------------------------------- models per series
 
-@dataclass(frozen=True)
-class ModelKey:
-    """What one model describes. ``variant`` splits along dims that vary (dtype, link…)."""
-
-    op: str
-    algo: str
-    backend: str
-    layout: str
-    variant: tuple[tuple[str, Any], ...] = ()
-
-    @property
-    def series(self) -> str:
-        return f"{self.algo} ({self.backend})"
-
-    @property
-    def variant_text(self) -> str:
-        return variant_label(self.variant)
+MODEL_KEYS = ["op", "layout", "variant", "algo", "backend"]
+FIT_COLUMNS = ["alpha_us", "beta_us_per_byte", "r2", "max_rel_err", "n_points", "min_bytes", "max_bytes",
+               "through_origin"]
 
 
-@dataclass(frozen=True)
-class ModelRow:
-    key: ModelKey
-    fit: Fit
+def series_of(df: pd.DataFrame) -> pd.Series:
+    """``algo (backend)``: the name of a line, model or table row."""
+    return df["algo"] + " (" + df["backend"] + ")"
 
 
-def _model_key(p: Point, dims: Sequence[str]) -> ModelKey:
-    dims = list(dims) + (["link"] if p.is_p2p else [])
-    return ModelKey(p.op, p.algo, p.backend, p.layout, variant_of(p, dims))
+def fit_models(results: pd.DataFrame) -> pd.DataFrame:
+    """One fit per (op, layout, varying dims, algo, backend), plus the link for pingpong.
 
-
-def fit_models(points: Iterable[Point]) -> list[ModelRow]:
-    """One fit per (op, algo, backend, layout[, varying dims][, link for p2p])."""
-    pts, _ = dedupe(p for p in points if p.measured)
-    rows: list[ModelRow] = []
-    for op, op_pts in group_by(pts, lambda p: p.op).items():
-        dims = varying_fields(op_pts)
-        for key, grp in group_by(op_pts, lambda p: _model_key(p, dims)).items():
-            fit = fit_alpha_beta([p.bytes for p in grp], [p.time.p50 for p in grp])  # type: ignore[union-attr]
-            if fit is not None:
-                rows.append(ModelRow(key, fit))
-    return sorted(rows, key=lambda r: (r.key.op, r.key.layout, r.key.variant_text, r.key.algo, r.key.backend))
+    A row per model: the key columns, ``series``, the :class:`Fit` fields and ``gbps``.
+    """
+    v = views(results)
+    p2p = v["is_p2p"] & v["link"].notna()
+    v.loc[p2p, "variant"] = (v.loc[p2p, "variant"] + ", ").where(v.loc[p2p, "variant"] != "", "") + v.loc[p2p, "link"]
+    rows = []
+    for key, g in v.groupby(MODEL_KEYS, sort=False):
+        fit = fit_alpha_beta(g["bytes"].to_numpy(), g["p50_us"].to_numpy())
+        if fit is not None:
+            rows.append({**dict(zip(MODEL_KEYS, key)), **asdict(fit)})
+    out = pd.DataFrame(rows, columns=MODEL_KEYS + FIT_COLUMNS)
+    out["series"] = series_of(out) if len(out) else pd.Series(dtype=object)
+    out["gbps"] = [1e-3 / b if b > 0 else math.inf for b in out["beta_us_per_byte"]]
+    return out.sort_values(["op", "layout", "variant", "algo", "backend"], kind="stable").reset_index(drop=True)
 
 
 # --------------------------------------------------------------------------- crossovers
 
-@dataclass(frozen=True)
-class Crossover:
+CROSSOVER_COLUMNS = ["op", "layout", "variant", "kind", "before", "after", "lo_bytes", "hi_bytes", "at_bytes"]
+
+
+def _crossovers(rows: list[dict]) -> pd.DataFrame:
     """The best (lowest p50) algorithm changes from ``before`` to ``after``.
 
-    measured: between sizes ``lo_bytes`` and ``hi_bytes`` (consecutive measured sizes).
-    predicted: at ``at_bytes`` where the two fitted lines intersect.
+    measured: between sizes ``lo_bytes`` and ``hi_bytes`` (consecutive measured sizes), at their
+    geometric mean; predicted: at ``at_bytes`` (= lo = hi) where the two fitted lines intersect.
     """
-
-    op: str
-    layout: str
-    variant: str
-    kind: str  # "measured" | "predicted"
-    before: str
-    after: str
-    lo_bytes: float
-    hi_bytes: float
-
-    @property
-    def at_bytes(self) -> float:
-        return math.sqrt(self.lo_bytes * self.hi_bytes) if self.kind == "measured" else self.lo_bytes
+    out = pd.DataFrame(rows, columns=CROSSOVER_COLUMNS[:-1])
+    out["at_bytes"] = np.where(out["kind"] == "measured", np.sqrt(out["lo_bytes"].astype(float) *
+                                                                   out["hi_bytes"].astype(float)), out["lo_bytes"])
+    return out
 
 
-def _series_name(p: Point) -> str:
-    return f"{p.algo} ({p.backend})"
-
-
-def measured_crossovers(points: Iterable[Point]) -> list[Crossover]:
+def measured_crossovers(results: pd.DataFrame) -> pd.DataFrame:
     """Where the measured winner changes between consecutive sizes (collectives only).
 
     Hysteresis against noise: the reigning winner is only dethroned by a series
     faster by more than the larger of the two points' half p5–p95 spreads, so two
     statistically tied algorithms do not produce a crossover at every size.
     """
-    pts, _ = dedupe(p for p in points if p.measured and not p.is_p2p)
-    out: list[Crossover] = []
-    for op, op_pts in group_by(pts, lambda p: p.op).items():
-        dims = varying_fields(op_pts)
-        for (layout, var), grp in group_by(op_pts, lambda p: (p.layout, variant_of(p, dims))).items():
-            if len({_series_name(p) for p in grp}) < 2:
-                continue
-            by_size = group_by(grp, lambda p: p.bytes)
-            prev: tuple[int, str] | None = None
-            for size in sorted(by_size):
-                cands = by_size[size]
-                if len(cands) < 2:
-                    continue  # a lone series at this size says nothing about who wins
-                fastest = min(cands, key=lambda p: p.time.p50)  # type: ignore[union-attr]
-                best = _series_name(fastest)
-                reigning = next((p for p in cands if prev is not None and _series_name(p) == prev[1]), None)
-                if reigning is not None and best != prev[1]:  # type: ignore[index]
-                    noise = max(fastest.time.half_spread, reigning.time.half_spread)  # type: ignore[union-attr]
-                    if reigning.time.p50 - fastest.time.p50 <= noise:  # type: ignore[union-attr]
-                        best = prev[1]  # type: ignore[index]
-                if prev is not None and best != prev[1]:
-                    out.append(Crossover(op, layout, variant_label(var), "measured", prev[1], best, prev[0], size))
-                prev = (size, best)
-    return out
-
-
-def _envelope_crossovers(fits: dict[str, Fit], lo: float, hi: float) -> list[tuple[float, str, str]]:
-    """Sizes in (lo, hi) where the lowest predicted time switches between models."""
-    names = list(fits)
-    cuts: set[float] = set()
-    for i, a in enumerate(names):
-        for b in names[i + 1:]:
-            fa, fb = fits[a], fits[b]
-            if fa.beta_us_per_byte != fb.beta_us_per_byte:
-                x = (fb.alpha_us - fa.alpha_us) / (fa.beta_us_per_byte - fb.beta_us_per_byte)
-                if lo < x < hi:
-                    cuts.add(x)
-    edges = [lo, *sorted(cuts), hi]
-
-    def best_at(x: float) -> str:
-        return min(names, key=lambda k: fits[k].predict(x))
-
-    probes = [math.sqrt(max(e0, 1.0) * max(e1, 1.0)) if e0 > 0 else (e0 + e1) / 2 for e0, e1 in zip(edges, edges[1:])]
-    winners = [best_at(x) for x in probes]
-    out: list[tuple[float, str, str]] = []
-    for k in range(1, len(winners)):
-        a, b = winners[k - 1], winners[k]
-        if a != b:
-            fa, fb = fits[a], fits[b]
-            x = (fb.alpha_us - fa.alpha_us) / (fa.beta_us_per_byte - fb.beta_us_per_byte)
-            out.append((x, a, b))
-    return out
-
-
-def predicted_crossovers(rows: Iterable[ModelRow]) -> list[Crossover]:
-    """Where the fitted models' lower envelope changes winner, within the measured range."""
-    out: list[Crossover] = []
-    coll = [r for r in rows if r.key.op not in ("pingpong",)]
-    for (op, layout, var), grp in group_by(coll, lambda r: (r.key.op, r.key.layout, r.key.variant)).items():
-        if len(grp) < 2:
+    v = views(results[~results["is_p2p"]])
+    v["series"] = series_of(v)
+    v["half"] = (v["hi_us"] - v["lo_us"]) / 2
+    rows: list[dict] = []
+    for (op, layout, var), g in v.groupby(["op", "layout", "variant"], sort=False):
+        if g["series"].nunique() < 2:
             continue
-        fits = {r.key.series: r.fit for r in grp}
-        lo = min(f.min_bytes for f in fits.values())
-        hi = max(f.max_bytes for f in fits.values())
-        for x, a, b in _envelope_crossovers(fits, lo, hi):
-            out.append(Crossover(op, layout, variant_label(var), "predicted", a, b, x, x))
-    return out
+        g = g.drop_duplicates(["bytes", "series"], keep="last")
+        p50 = g.pivot(index="bytes", columns="series", values="p50_us").sort_index()
+        half = g.pivot(index="bytes", columns="series", values="half")
+        prev: tuple[int, str] | None = None
+        for size, row in p50.iterrows():
+            cands = row.dropna()
+            if len(cands) < 2:
+                continue  # a lone series at this size says nothing about who wins
+            best = cands.idxmin()
+            if prev is not None and best != prev[1] and prev[1] in cands:
+                noise = max(half.at[size, best], half.at[size, prev[1]])
+                if cands[prev[1]] - cands[best] <= noise:
+                    best = prev[1]
+            if prev is not None and best != prev[1]:
+                rows.append(dict(op=op, layout=layout, variant=var, kind="measured", before=prev[1], after=best,
+                                 lo_bytes=prev[0], hi_bytes=int(size)))
+            prev = (int(size), best)
+    return _crossovers(rows)
+
+
+def _envelope_crossovers(fits: pd.DataFrame, lo: float, hi: float) -> list[tuple[float, str, str]]:
+    """Sizes in (lo, hi) where the lowest predicted time switches between models (``fits`` by series)."""
+    a = fits["alpha_us"].to_numpy()
+    b = fits["beta_us_per_byte"].to_numpy()
+    names = list(fits.index)
+
+    def cross(i: int, j: int) -> float:
+        return (a[j] - a[i]) / (b[i] - b[j])
+
+    cuts = {x for i in range(len(names)) for j in range(i + 1, len(names))
+            if b[i] != b[j] and lo < (x := cross(i, j)) < hi}
+    edges = [lo, *sorted(cuts), hi]
+    probes = [math.sqrt(max(e0, 1.0) * max(e1, 1.0)) if e0 > 0 else (e0 + e1) / 2 for e0, e1 in zip(edges, edges[1:])]
+    winners = [int(np.argmin(a + x * b)) for x in probes]
+    return [(cross(w0, w1), names[w0], names[w1]) for w0, w1 in zip(winners, winners[1:]) if w0 != w1]
+
+
+def predicted_crossovers(models: pd.DataFrame) -> pd.DataFrame:
+    """Where the fitted models' lower envelope changes winner, within the measured range."""
+    rows: list[dict] = []
+    coll = models[models["op"] != "pingpong"]
+    for (op, layout, var), g in coll.groupby(["op", "layout", "variant"], sort=False):
+        if len(g) < 2:
+            continue
+        fits = g.set_index("series")
+        for x, a, b in _envelope_crossovers(fits, g["min_bytes"].min(), g["max_bytes"].max()):
+            rows.append(dict(op=op, layout=layout, variant=var, kind="predicted", before=a, after=b,
+                             lo_bytes=x, hi_bytes=x))
+    return _crossovers(rows)

@@ -2,18 +2,20 @@
 
 Uses matplotlib's object API (``Figure`` + Agg canvas), never pyplot, so no
 global figure registry grows and nothing has to be closed. Every figure helper
-takes the already-grouped series and writes exactly one PNG.
+takes one group of the results frame (pandas) and writes exactly one PNG; every
+figure's caption says what to read in it.
 """
 from __future__ import annotations
 
 import math
-import statistics
 import textwrap
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterable, Mapping, Sequence
+from typing import Any, Iterable, Sequence
 
 import matplotlib
+import numpy as np
+import pandas as pd
 
 matplotlib.use("Agg")
 from matplotlib import rc_context  # noqa: E402
@@ -22,10 +24,7 @@ from matplotlib.colors import LogNorm, Normalize  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 from matplotlib.ticker import FixedLocator, FuncFormatter, NullFormatter  # noqa: E402
 
-from .load import (  # noqa: E402
-    Dataset, Point, Run, dedupe, format_bytes, group_by, inter_node_links, layout_sort_key, link_note,
-    variant_label, variant_of, variant_slug, varying_fields,
-)
+from .load import Dataset, format_bytes, frame_note, layout_sort_key, sort_layouts, views  # noqa: E402
 
 SMALL_MSG_LIMIT = 64 * 1024
 DPI = 110
@@ -58,7 +57,7 @@ class FigureInfo:
 
     section: str
     filename: str
-    caption: str
+    caption: str  # one line: what the figure shows and what to read in it
     note: str = ""  # the figure's footnote (the inter-node link), also shown under it in the report
 
     @property
@@ -76,16 +75,14 @@ class Style:
     linestyles: dict[str, str]
 
     @classmethod
-    def for_points(cls, points: Iterable[Point]) -> "Style":
-        pts = list(points)
-        algos = sorted({p.algo for p in pts if not p.is_library and not p.is_p2p})
+    def for_frame(cls, df: pd.DataFrame) -> "Style":
+        algos = sorted(df.loc[(df["algo"] != "library") & ~df["is_p2p"], "algo"].unique())
         cmap = matplotlib.colormaps["tab10" if len(algos) <= 10 else "tab20"]
         colors = {a: matplotlib.colors.to_hex(cmap(i % cmap.N)) for i, a in enumerate(algos)}
         colors["library"] = "#222222"
         markers = {a: _MARKERS[i % len(_MARKERS)] for i, a in enumerate(algos)}
         markers["library"] = "s"
-        backends = sorted({p.backend for p in pts})
-        styles = {b: _LINESTYLES[i % len(_LINESTYLES)] for i, b in enumerate(backends)}
+        styles = {b: _LINESTYLES[i % len(_LINESTYLES)] for i, b in enumerate(sorted(df["backend"].unique()))}
         return cls(colors, markers, styles)
 
     def kw(self, algo: str, backend: str) -> dict[str, Any]:
@@ -98,23 +95,6 @@ class Style:
         }
 
 
-@dataclass
-class Series:
-    """One line: an (algo, backend) across sizes, sorted by bytes, measured only."""
-
-    algo: str
-    backend: str
-    label: str
-    points: list[Point] = field(default_factory=list)
-
-    @property
-    def sizes(self) -> list[int]:
-        return [p.bytes for p in self.points]
-
-    def at(self, size: int) -> Point | None:
-        return next((p for p in self.points if p.bytes == size), None)
-
-
 @dataclass(frozen=True)
 class FigKey:
     """One bandwidth/latency figure: op × layout × the variant dims that vary."""
@@ -122,23 +102,26 @@ class FigKey:
     op: str
     layout: str
     world_size: int
-    variant: tuple[tuple[str, Any], ...]
+    variant: str = ""
+    variant_slug: str = ""
 
     @property
     def slug(self) -> str:
-        v = variant_slug(self.variant)
-        return f"{self.op}_{self.layout}" + (f"_{v}" if v else "")
+        return f"{self.op}_{self.layout}" + (f"_{self.variant_slug}" if self.variant_slug else "")
 
     @property
     def subtitle(self) -> str:
-        if "+" in self.layout:  # uneven: each node's count
-            s = f"{self.layout}: {self.layout.count('+') + 1} nodes with {self.layout} ranks = {self.world_size} ranks"
-        else:
-            nodes, _, rpn = self.layout.partition("x")
-            node_word = "node" if nodes == "1" else "nodes"
-            s = f"{self.layout}: {nodes} {node_word} × {rpn} ranks = {self.world_size} ranks"
-        v = variant_label(self.variant)
-        return s + (f", {v}" if v else "")
+        return subtitle(self.layout, self.world_size, self.variant)
+
+
+def subtitle(layout: str, world_size: int, variant: str = "") -> str:
+    """``2x2: 2 nodes × 2 ranks = 4 ranks[, variant]``."""
+    if "+" in layout:  # uneven: each node's count
+        s = f"{layout}: {layout.count('+') + 1} nodes with {layout} ranks = {world_size} ranks"
+    else:
+        nodes, _, rpn = layout.partition("x")
+        s = f"{layout}: {nodes} {'node' if nodes == '1' else 'nodes'} × {rpn} ranks = {world_size} ranks"
+    return s + (f", {variant}" if variant else "")
 
 
 # --------------------------------------------------------------------------- axes helpers
@@ -196,11 +179,6 @@ def _new_figure(width: float = 9.0, height: float = 5.2, ncols: int = 1) -> tupl
     return fig, list(axes)
 
 
-def figure_note(points: Iterable[Point], runs: Mapping[str, Run]) -> str:
-    """The footnote of a figure drawn from ``points``: the declared inter-node link of its multi-node runs."""
-    return link_note(inter_node_links(points, runs))
-
-
 def add_footnote(fig: Figure, note: str) -> None:
     """Write ``note`` small, left-aligned, at the bottom of the figure (empty: nothing).
 
@@ -222,38 +200,33 @@ def _save(fig: Figure, outdir: Path, name: str) -> str:
 
 # --------------------------------------------------------------------------- grouping
 
-def collective_groups(points: Iterable[Point]) -> dict[FigKey, list[Series]]:
-    """Group measured collective points into figures and lines (positive sizes only)."""
-    pts, _ = dedupe(p for p in points if p.measured and not p.is_p2p and p.bytes > 0)
-    out: dict[FigKey, list[Series]] = {}
-    by_backend = {p.backend for p in pts}
-    for op, op_pts in group_by(pts, lambda p: p.op).items():
-        dims = varying_fields(op_pts)
-        groups = group_by(op_pts, lambda p: FigKey(op, p.layout, p.world_size, variant_of(p, dims)))
-        for key, grp in groups.items():
-            series = []
-            for (algo, backend), sp in group_by(grp, lambda p: (p.algo, p.backend)).items():
-                by_size = {p.bytes: p for p in sp}  # last one wins on a residual duplicate
-                label = algo if len(by_backend) == 1 else f"{algo} ({backend})"
-                series.append(Series(algo, backend, label, [by_size[s] for s in sorted(by_size)]))
-            series.sort(key=lambda s: (s.algo != "library", s.algo, s.backend))
-            out[key] = series
-    return dict(sorted(out.items(), key=lambda kv: (kv[0].op, layout_sort_key(kv[0].layout), kv[0].slug)))
+def _series(g: pd.DataFrame) -> list[tuple[str, str, str, pd.DataFrame]]:
+    """The lines of one figure: (algo, backend, label, points by size), the library first."""
+    out = [(algo, backend, label, s.drop_duplicates("bytes", keep="last").sort_values("bytes"))
+           for (algo, backend, label), s in g.groupby(["algo", "backend", "label"], sort=False)]
+    return sorted(out, key=lambda t: (t[0] != "library", t[0], t[1]))
+
+
+def collective_groups(results: pd.DataFrame) -> list[tuple[FigKey, pd.DataFrame]]:
+    """Measured collective points (positive sizes) split into figures, each with a ``label`` per line."""
+    v = views(results[~results["is_p2p"] & (results["bytes"] > 0)])
+    v["label"] = v["algo"] if v["backend"].nunique() <= 1 else v["algo"] + " (" + v["backend"] + ")"
+    keys = ["op", "layout", "world_size", "variant", "variant_slug"]
+    groups = [(FigKey(*k), g) for k, g in v.groupby(keys, sort=False)]
+    return sorted(groups, key=lambda kg: (kg[0].op, layout_sort_key(kg[0].layout), kg[0].slug))
 
 
 # --------------------------------------------------------------------------- collective figures
 
-def plot_busbw(key: FigKey, series: list[Series], style: Style, outdir: Path, note: str = "") -> FigureInfo:
+def plot_busbw(key: FigKey, g: pd.DataFrame, style: Style, outdir: Path, note: str = "") -> FigureInfo:
     fig, (ax,) = _new_figure()
-    band = "p5–p95"
-    for s in series:
-        xs = s.sizes
-        ax.plot(xs, [p.bw for p in s.points], label=s.label, **style.kw(s.algo, s.backend))
-        ax.fill_between(xs, [p.bw_lo for p in s.points], [p.bw_hi for p in s.points],
-                        color=style.colors.get(s.algo, "#7f7f7f"), alpha=0.15, linewidth=0)
-        if any(p.time and p.time.band_name != "p5–p95" for p in s.points):
-            band = "min–max"
-    apply_size_axis(ax, [x for s in series for x in s.sizes])
+    series = _series(g)
+    for algo, backend, label, s in series:
+        ax.plot(s["bytes"], s["busbw_GBps"], label=label, **style.kw(algo, backend))
+        ax.fill_between(s["bytes"], s["busbw_lo"], s["busbw_hi"], color=style.colors.get(algo, "#7f7f7f"),
+                        alpha=0.15, linewidth=0)
+    band = "min–max" if (g["band"] != "p5–p95").any() else "p5–p95"
+    apply_size_axis(ax, g["bytes"])
     ax.set_ylim(bottom=0)
     ax.set_ylabel("Bus bandwidth (GB/s, at p50 time)")
     ax.set_title(f"{key.op} bus bandwidth\n{key.subtitle}")
@@ -261,62 +234,57 @@ def plot_busbw(key: FigKey, series: list[Series], style: Style, outdir: Path, no
     add_footnote(fig, note)
     name = _save(fig, outdir, f"busbw_{key.slug}.png")
     return FigureInfo("Bus bandwidth vs message size", name,
-                      f"{key.op}, {key.subtitle}: busbw at p50, shaded {band}.", note)
+                      f"{key.op}, {key.subtitle}: busbw at p50, shaded {band}. Read: the highest line at a size is "
+                      "the fastest algorithm there; where lines flatten is the bandwidth the layout can reach.", note)
 
 
-def _small_sizes(series: list[Series]) -> list[int]:
-    sizes = sorted({x for s in series for x in s.sizes})
+def _small_sizes(g: pd.DataFrame) -> list[int]:
+    sizes = sorted(g["bytes"].unique())
     small = [x for x in sizes if x <= SMALL_MSG_LIMIT]
     return small if len(small) >= 2 else sizes
 
 
-def plot_latency(key: FigKey, series: list[Series], style: Style, outdir: Path, note: str = "") -> FigureInfo | None:
-    small = set(_small_sizes(series))
-    fig, (ax,) = _new_figure()
-    ys: list[float] = []
-    n = 0
-    for s in series:
-        pts = [p for p in s.points if p.bytes in small]
-        if not pts:
-            continue
-        n += 1
-        xs = [p.bytes for p in pts]
-        ax.plot(xs, [p.time.p50 for p in pts], label=s.label, **style.kw(s.algo, s.backend))  # type: ignore[union-attr]
-        ax.fill_between(xs, [p.time.lo for p in pts], [p.time.hi for p in pts],  # type: ignore[union-attr]
-                        color=style.colors.get(s.algo, "#7f7f7f"), alpha=0.15, linewidth=0)
-        ys += [p.time.p50 for p in pts]  # type: ignore[union-attr]
-    if n == 0:
+def plot_latency(key: FigKey, g: pd.DataFrame, style: Style, outdir: Path, note: str = "") -> FigureInfo | None:
+    small = _small_sizes(g)
+    g = g[g["bytes"].isin(small)]
+    if g.empty:
         return None
+    fig, (ax,) = _new_figure()
+    series = _series(g)
+    for algo, backend, label, s in series:
+        ax.plot(s["bytes"], s["p50_us"], label=label, **style.kw(algo, backend))
+        ax.fill_between(s["bytes"], s["lo_us"], s["hi_us"], color=style.colors.get(algo, "#7f7f7f"), alpha=0.15,
+                        linewidth=0)
     apply_size_axis(ax, small)
-    _plain_log_y(ax, ys)
+    _plain_log_y(ax, g["p50_us"].tolist())
     ax.set_ylabel("Time per operation, p50 (µs, log)")
     limit = format_bytes(max(small))
     ax.set_title(f"{key.op} small-message latency (≤ {limit})\n{key.subtitle}")
-    _legend(ax, n, title="algorithm (band: p5–p95)")
+    _legend(ax, len(series), title="algorithm (band: p5–p95)")
     add_footnote(fig, note)
     name = _save(fig, outdir, f"latency_{key.slug}.png")
-    return FigureInfo("Small-message latency", name, f"{key.op}, {key.subtitle}: p50 time up to {limit}.", note)
+    return FigureInfo("Small-message latency", name,
+                      f"{key.op}, {key.subtitle}: p50 time up to {limit}. Read: the lowest line is the algorithm "
+                      "with the least start-up cost; where bands overlap, the difference is noise.", note)
 
 
-def plot_ratio(key: FigKey, series: list[Series], style: Style, outdir: Path, note: str = "") -> FigureInfo | None:
-    libs = {s.backend: s for s in series if s.algo == "library"}
-    customs = [s for s in series if s.algo != "library"]
+def plot_ratio(key: FigKey, g: pd.DataFrame, style: Style, outdir: Path, note: str = "") -> FigureInfo | None:
+    bw = g.pivot_table(index="bytes", columns=["algo", "backend"], values="busbw_GBps", aggfunc="last")
+    libs = [c for c in bw.columns if c[0] == "library"]
+    customs = [(algo, backend, label) for algo, backend, label, _ in _series(g) if algo != "library"]
     if not libs or not customs:
         return None
     fig, (ax,) = _new_figure()
     all_x: list[int] = []
-    n = 0
-    for s in customs:
-        base = libs.get(s.backend) or next(iter(libs.values()))
-        xs = [x for x in s.sizes if base.at(x) is not None]
-        if not xs:
+    for algo, backend, label in customs:
+        base = ("library", backend) if ("library", backend) in libs else libs[0]
+        ratio = (bw[(algo, backend)] / bw[base].where(bw[base] > 0)).dropna()
+        if ratio.empty:
             continue
-        ratios = [s.at(x).bw / base.at(x).bw if base.at(x).bw > 0 else float("nan") for x in xs]  # type: ignore[union-attr]
-        label = s.label if base.backend == s.backend else f"{s.label} vs library ({base.backend})"
-        ax.plot(xs, ratios, label=label, **style.kw(s.algo, s.backend))
-        all_x += xs
-        n += 1
-    if n == 0:
+        shown = label if base[1] == backend else f"{label} vs library ({base[1]})"
+        ax.plot(ratio.index, ratio.to_numpy(), label=shown, **style.kw(algo, backend))
+        all_x += list(ratio.index)
+    if not all_x:
         return None
     ax.axhline(1.0, color="#222222", linewidth=1.2, linestyle="--", zorder=1)
     ax.text(0.005, 1.0, " library", transform=ax.get_yaxis_transform(), va="bottom", ha="left",
@@ -325,11 +293,12 @@ def plot_ratio(key: FigKey, series: list[Series], style: Style, outdir: Path, no
     ax.set_ylim(bottom=0)
     ax.set_ylabel("busbw ÷ library busbw  (> 1: custom faster)")
     ax.set_title(f"{key.op}: custom algorithms vs library\n{key.subtitle}")
-    _legend(ax, n, title="algorithm")
+    _legend(ax, len(customs), title="algorithm")
     add_footnote(fig, note)
     name = _save(fig, outdir, f"ratio_{key.slug}.png")
     return FigureInfo("Custom vs library", name,
-                      f"{key.op}, {key.subtitle}: each custom algorithm's busbw over the library's (1 = parity).", note)
+                      f"{key.op}, {key.subtitle}: each custom algorithm's busbw over the library's. Read: above the "
+                      "dashed line at 1 the custom algorithm beats the library at that size, below it loses.", note)
 
 
 # --------------------------------------------------------------------------- p2p figures
@@ -338,61 +307,53 @@ def plot_ratio(key: FigKey, series: list[Series], style: Style, outdir: Path, no
 class P2PKey:
     layout: str
     world_size: int
-    variant: tuple[tuple[str, Any], ...]
+    variant: str = ""
+    variant_slug: str = ""
 
     @property
     def slug(self) -> str:
-        v = variant_slug(self.variant)
-        return self.layout + (f"_{v}" if v else "")
+        return self.layout + (f"_{self.variant_slug}" if self.variant_slug else "")
 
     @property
     def subtitle(self) -> str:
-        return FigKey("pingpong", self.layout, self.world_size, self.variant).subtitle
+        return subtitle(self.layout, self.world_size, self.variant)
 
 
-def p2p_groups(points: Iterable[Point]) -> dict[P2PKey, list[Point]]:
-    pts, _ = dedupe(p for p in points if p.measured and p.is_p2p and p.bytes > 0)
-    dims = varying_fields(pts, ("device", "dtype", "mode"))
-    groups = group_by(pts, lambda p: P2PKey(p.layout, p.world_size, variant_of(p, dims)))
-    return dict(sorted(groups.items(), key=lambda kv: (layout_sort_key(kv[0].layout), kv[0].slug)))
+def p2p_groups(results: pd.DataFrame) -> list[tuple[P2PKey, pd.DataFrame]]:
+    v = views(results[results["is_p2p"] & (results["bytes"] > 0)], fields=("device", "dtype", "mode"), by=())
+    v["link"] = v["link"].fillna("unknown")
+    groups = [(P2PKey(*k), g) for k, g in v.groupby(["layout", "world_size", "variant", "variant_slug"], sort=False)]
+    return sorted(groups, key=lambda kg: (layout_sort_key(kg[0].layout), kg[0].slug))
 
 
-def _link_curve(pts: list[Point], value: Callable[[Point], float],
-                band: Callable[[Point], tuple[float, float]]) -> tuple[list[int], list[float], list[float], list[float], int]:
+def _link_curve(pts: pd.DataFrame, value: str, lo: str, hi: str) -> tuple[pd.DataFrame, int]:
     """Median over pairs per size; band = min..max across pairs, or the point's own band for one pair."""
-    pairs = {(p.src, p.dst) for p in pts}
-    xs: list[int] = []
-    mid: list[float] = []
-    lo: list[float] = []
-    hi: list[float] = []
-    for size, grp in sorted(group_by(pts, lambda p: p.bytes).items()):
-        vals = [value(p) for p in grp]
-        xs.append(size)
-        mid.append(statistics.median(vals))
-        if len(pairs) > 1:
-            lo.append(min(vals))
-            hi.append(max(vals))
-        else:
-            a, b = band(grp[0])
-            lo.append(min(a, b))
-            hi.append(max(a, b))
-    return xs, mid, lo, hi, len(pairs)
+    pairs = len(pts[["src", "dst"]].drop_duplicates())
+    by_size = pts.groupby("bytes")
+    if pairs > 1:
+        curve = by_size[value].agg(["median", "min", "max"])
+    else:
+        first = by_size[[value, lo, hi]].first()
+        curve = pd.DataFrame({"median": first[value], "min": first[[lo, hi]].min(axis=1),
+                              "max": first[[lo, hi]].max(axis=1)})
+    return curve.sort_index(), pairs
 
 
-def plot_p2p(key: P2PKey, pts: list[Point], outdir: Path, note: str = "") -> FigureInfo:
+def plot_p2p(key: P2PKey, pts: pd.DataFrame, outdir: Path, note: str = "") -> FigureInfo:
     fig, (ax_lat, ax_bw) = _new_figure(width=13.0, height=5.0, ncols=2)
-    links = sorted({p.link or "unknown" for p in pts}, key=lambda l: (l != "intra", l))
+    links = sorted(pts["link"].unique(), key=lambda l: (l != "intra", l))
     lat_y: list[float] = []
     lat_x: list[int] = []
     for link in links:
-        lp = [p for p in pts if (p.link or "unknown") == link and p.algo == "latency"]
-        if lp:
-            xs, mid, lo, hi, npairs = _link_curve(lp, lambda p: p.time.p50, lambda p: (p.time.lo, p.time.hi))  # type: ignore[union-attr]
+        lp = pts[(pts["link"] == link) & (pts["algo"] == "latency")]
+        if len(lp):
+            curve, npairs = _link_curve(lp, "p50_us", "lo_us", "hi_us")
             color = _LINK_COLORS.get(link, "#7f7f7f")
-            ax_lat.plot(xs, mid, marker="o", color=color, label=f"{link} ({npairs} pair{'s' * (npairs > 1)})")
-            ax_lat.fill_between(xs, lo, hi, color=color, alpha=0.15, linewidth=0)
-            lat_y += mid
-            lat_x += xs
+            ax_lat.plot(curve.index, curve["median"], marker="o", color=color,
+                        label=f"{link} ({npairs} pair{'s' * (npairs > 1)})")
+            ax_lat.fill_between(curve.index, curve["min"], curve["max"], color=color, alpha=0.15, linewidth=0)
+            lat_y += curve["median"].tolist()
+            lat_x += curve.index.tolist()
     if lat_x:
         apply_size_axis(ax_lat, lat_x, max_ticks=10)
         _plain_log_y(ax_lat, lat_y)
@@ -403,19 +364,18 @@ def plot_p2p(key: P2PKey, pts: list[Point], outdir: Path, note: str = "") -> Fig
     ax_lat.set_title("Latency (half round trip)")
 
     bw_x: list[int] = []
-    n = 0
     for link in links:
         for mode, ls in (("bw", "-"), ("bibw", "--")):
-            mp = [p for p in pts if (p.link or "unknown") == link and p.algo == mode]
-            if not mp:
+            mp = pts[(pts["link"] == link) & (pts["algo"] == mode)]
+            if mp.empty:
                 continue
-            xs, mid, lo, hi, npairs = _link_curve(mp, lambda p: p.bw, lambda p: (p.bw_lo, p.bw_hi))
+            curve, _ = _link_curve(mp, "busbw_GBps", "busbw_lo", "busbw_hi")
             color = _LINK_COLORS.get(link, "#7f7f7f")
             label = f"{link} {'unidirectional' if mode == 'bw' else 'bidirectional'}"
-            ax_bw.plot(xs, mid, marker="o" if mode == "bw" else "s", linestyle=ls, color=color, label=label)
-            ax_bw.fill_between(xs, lo, hi, color=color, alpha=0.12, linewidth=0)
-            bw_x += xs
-            n += 1
+            ax_bw.plot(curve.index, curve["median"], marker="o" if mode == "bw" else "s", linestyle=ls, color=color,
+                       label=label)
+            ax_bw.fill_between(curve.index, curve["min"], curve["max"], color=color, alpha=0.12, linewidth=0)
+            bw_x += curve.index.tolist()
     if bw_x:
         apply_size_axis(ax_bw, bw_x, max_ticks=10)
         ax_bw.set_ylim(bottom=0)
@@ -428,27 +388,22 @@ def plot_p2p(key: P2PKey, pts: list[Point], outdir: Path, note: str = "") -> Fig
     add_footnote(fig, note)
     name = _save(fig, outdir, f"p2p_{key.slug}.png")
     return FigureInfo("Within vs across nodes", name,
-                      f"pingpong, {key.subtitle}: intra-node vs inter-node latency and bandwidth "
-                      "(median over pairs, band = spread across pairs).", note)
+                      f"pingpong, {key.subtitle}: intra-node vs inter-node latency and bandwidth (median over "
+                      "pairs, band = spread across pairs). Read: the gap between the blue (intra) and red (inter) "
+                      "lines is what crossing a node boundary costs.", note)
 
 
-def _pair_matrix(pts: list[Point], n: int, value: Callable[[Point], float]) -> list[list[float]]:
-    m = [[math.nan] * n for _ in range(n)]
-    for p in pts:
-        if p.src is None or p.dst is None or max(p.src, p.dst) >= n:
-            continue
-        v = value(p)
-        m[p.src][p.dst] = v
-        if math.isnan(m[p.dst][p.src]):
-            m[p.dst][p.src] = v
-    return m
+def _pair_matrix(pts: pd.DataFrame, n: int, value: str) -> pd.DataFrame:
+    """n × n matrix of ``value`` by (src, dst), mirrored where only one direction was measured."""
+    pts = pts[pts["src"].notna() & pts["dst"].notna()]
+    m = pts.pivot_table(index="src", columns="dst", values=value, aggfunc="last")
+    m = m.reindex(index=range(n), columns=range(n)).astype(float)
+    return m.combine_first(m.T)
 
 
-def _draw_matrix(fig: Figure, ax: Axes, m: list[list[float]], title: str, unit: str,
+def _draw_matrix(fig: Figure, ax: Axes, m: pd.DataFrame, title: str, unit: str,
                  cmap: str, log: bool, boundaries: list[int]) -> None:
-    import numpy as np
-
-    arr = np.ma.masked_invalid(np.array(m, dtype=float))
+    arr = np.ma.masked_invalid(m.to_numpy(dtype=float))
     vals = arr.compressed()
     norm: Normalize | None = None
     if vals.size and log and vals.min() > 0 and vals.max() / vals.min() > 10:
@@ -486,37 +441,37 @@ def _draw_matrix(fig: Figure, ax: Axes, m: list[list[float]], title: str, unit: 
             lambda v, _: f"{v:g}" if round(v / 10 ** math.floor(math.log10(v)), 6) in (2.0, 5.0) else ""))
 
 
-def plot_pair_heatmap(key: P2PKey, pts: list[Point], node_of_rank: list[int], outdir: Path,
+def plot_pair_heatmap(key: P2PKey, pts: pd.DataFrame, node_of_rank: Sequence[int], outdir: Path,
                       note: str = "") -> FigureInfo | None:
-    lat = [p for p in pts if p.algo == "latency"]
-    bw = [p for p in pts if p.algo == "bw"] or [p for p in pts if p.algo == "bibw"]
-    if not lat and not bw:
+    lat = pts[pts["algo"] == "latency"]
+    bw = pts[pts["algo"] == "bw"]
+    bw = bw if len(bw) else pts[pts["algo"] == "bibw"]
+    if lat.empty and bw.empty:
         return None
     n = key.world_size
     boundaries = [i for i in range(1, min(n, len(node_of_rank))) if node_of_rank[i] != node_of_rank[i - 1]]
     if not boundaries and len(node_of_rank) < n:
         rpn = int(key.layout.partition("x")[2] or n) if "+" not in key.layout else n
         boundaries = list(range(rpn, n, rpn))
-    panels = [x for x in (lat, bw) if x]
+    panels = [x for x in (lat, bw) if len(x)]
     fig, axes = _new_figure(width=6.2 * len(panels) + 0.6, height=5.4, ncols=len(panels))
     k = 0
-    if lat:
-        size = min(p.bytes for p in lat)
-        sel = [p for p in lat if p.bytes == size]
-        _draw_matrix(fig, axes[k], _pair_matrix(sel, n, lambda p: p.time.p50), f"p50 latency at {format_bytes(size)}",  # type: ignore[union-attr]
-                     "one-way latency (µs)", "viridis", True, boundaries)
+    if len(lat):
+        size = lat["bytes"].min()
+        _draw_matrix(fig, axes[k], _pair_matrix(lat[lat["bytes"] == size], n, "p50_us"),
+                     f"p50 latency at {format_bytes(size)}", "one-way latency (µs)", "viridis", True, boundaries)
         k += 1
-    if bw:
-        size = max(p.bytes for p in bw)
-        sel = [p for p in bw if p.bytes == size]
-        mode = "unidirectional" if bw[0].algo == "bw" else "bidirectional"
-        _draw_matrix(fig, axes[k], _pair_matrix(sel, n, lambda p: p.bw), f"{mode} bandwidth at {format_bytes(size)}",
-                     "bandwidth (GB/s)", "viridis_r", False, boundaries)
+    if len(bw):
+        size = bw["bytes"].max()
+        mode = "unidirectional" if bw["algo"].iloc[0] == "bw" else "bidirectional"
+        _draw_matrix(fig, axes[k], _pair_matrix(bw[bw["bytes"] == size], n, "busbw_GBps"),
+                     f"{mode} bandwidth at {format_bytes(size)}", "bandwidth (GB/s)", "viridis_r", False, boundaries)
     fig.suptitle(f"Pair matrix — {key.subtitle} (lines: node boundaries)", fontweight="bold", fontsize=12.5)
     add_footnote(fig, note)
     name = _save(fig, outdir, f"p2p_heatmap_{key.slug}.png")
     return FigureInfo("Within vs across nodes", name,
-                      f"pingpong, {key.subtitle}: every measured pair (matrix mirrored for src > dst).", note)
+                      f"pingpong, {key.subtitle}: every measured pair (matrix mirrored for src > dst). Read: blocks "
+                      "along the diagonal are pairs on one node; a cell unlike its block is a slow rank or link.", note)
 
 
 # --------------------------------------------------------------------------- scaling
@@ -531,57 +486,52 @@ def default_scaling_sizes(common: Sequence[int]) -> list[int]:
     return [c[0], mid, c[-1]]
 
 
-def plot_scaling(op: str, algo: str, backend: str, variant: tuple[tuple[str, Any], ...],
-                 pts: list[Point], sizes: Sequence[int] | None, outdir: Path, note: str = "") -> FigureInfo | None:
-    layouts = sorted({p.layout for p in pts}, key=layout_sort_key)
+def plot_scaling(op: str, algo: str, backend: str, variant: str, variant_slug: str, pts: pd.DataFrame,
+                 sizes: Sequence[int] | None, outdir: Path, note: str = "") -> FigureInfo | None:
+    pts = pts.drop_duplicates(["layout", "bytes"], keep="last")
+    layouts = sorted(pts["layout"].unique(), key=layout_sort_key)
     if len(layouts) < 2:
         return None
-    per_layout = {lay: {p.bytes: p for p in pts if p.layout == lay} for lay in layouts}
-    common = set.intersection(*(set(d) for d in per_layout.values()))
-    chosen = [s for s in sizes if any(s in d for d in per_layout.values())] if sizes else default_scaling_sizes(sorted(common))
+    common = set.intersection(*(set(g["bytes"]) for _, g in pts.groupby("layout")))
+    measured = set(pts["bytes"])
+    chosen = [s for s in sizes if s in measured] if sizes else default_scaling_sizes(sorted(common))
     if not chosen:
         return None
     fig, (ax,) = _new_figure(width=8.0, height=5.0)
     cmap = matplotlib.colormaps["plasma"]
-    xs_all = list(range(len(layouts)))
+    pos = {lay: k for k, lay in enumerate(layouts)}
     for i, size in enumerate(sorted(chosen)):
-        xs = [k for k, lay in enumerate(layouts) if size in per_layout[lay]]
-        ps = [per_layout[layouts[k]][size] for k in xs]
+        ps = pts[pts["bytes"] == size].sort_values("layout", key=lambda s: s.map(pos))
         color = cmap(0.1 + 0.75 * i / max(1, len(chosen) - 1))
-        yerr = [[p.bw - p.bw_lo for p in ps], [p.bw_hi - p.bw for p in ps]]
-        ax.errorbar(xs, [p.bw for p in ps], yerr=yerr, marker="o", capsize=3, color=color,
+        yerr = [ps["busbw_GBps"] - ps["busbw_lo"], ps["busbw_hi"] - ps["busbw_GBps"]]
+        ax.errorbar(ps["layout"].map(pos), ps["busbw_GBps"], yerr=yerr, marker="o", capsize=3, color=color,
                     label=format_bytes(size))
-    world = {p.layout: p.world_size for p in pts}
-    ax.set_xticks(xs_all)
+    world = pts.groupby("layout")["world_size"].first()
+    ax.set_xticks(range(len(layouts)))
     ax.set_xticklabels([f"{lay}\n{world[lay]} ranks" for lay in layouts])
     ax.set_xlim(-0.4, len(layouts) - 0.6)
-    values = [p.bw for p in pts if p.bytes in chosen and p.bw > 0]
-    if values and max(values) / min(values) > 50:  # small and large sizes differ by decades
-        _plain_log_y(ax, values)
+    values = pts.loc[pts["bytes"].isin(chosen) & (pts["busbw_GBps"] > 0), "busbw_GBps"]
+    if len(values) and values.max() / values.min() > 50:  # small and large sizes differ by decades
+        _plain_log_y(ax, values.tolist())
     else:
         ax.set_ylim(bottom=0)
     ax.grid(axis="x", which="both", visible=False)
     ax.set_xlabel("Layout (nodes × ranks per node)")
     ax.set_ylabel("Bus bandwidth (GB/s" + (", log)" if ax.get_yscale() == "log" else ")"))
-    v = variant_label(variant)
     who = algo if algo != "library" else f"library ({backend})"
-    ax.set_title(f"{op} / {who}: scaling with layout" + (f"\n{v}" if v else ""))
+    ax.set_title(f"{op} / {who}: scaling with layout" + (f"\n{variant}" if variant else ""))
     ax.legend(title="message size", loc="best")
     add_footnote(fig, note)
-    slug_v = variant_slug(variant)
-    name = _save(fig, outdir, f"scaling_{op}_{algo}_{backend}" + (f"_{slug_v}" if slug_v else "") + ".png")
+    name = _save(fig, outdir, f"scaling_{op}_{algo}_{backend}" + (f"_{variant_slug}" if variant_slug else "") + ".png")
     return FigureInfo("Scaling", name, f"{op} / {who}: busbw at {', '.join(format_bytes(s) for s in sorted(chosen))} "
-                      "vs layout (error bars: p5–p95).", note)
+                      "vs layout (error bars: p5–p95). Read: a line that falls from left to right loses bandwidth "
+                      "as ranks and nodes are added.", note)
 
 
-def scaling_groups(points: Iterable[Point]) -> dict[tuple[str, str, str, tuple[tuple[str, Any], ...]], list[Point]]:
-    pts, _ = dedupe(p for p in points if p.measured and not p.is_p2p and p.bytes > 0)
-    out: dict[tuple[str, str, str, tuple[tuple[str, Any], ...]], list[Point]] = {}
-    for op, op_pts in group_by(pts, lambda p: p.op).items():
-        dims = varying_fields(op_pts)
-        for k, grp in group_by(op_pts, lambda p: (op, p.algo, p.backend, variant_of(p, dims))).items():
-            out[k] = grp
-    return dict(sorted(out.items(), key=lambda kv: (kv[0][0], kv[0][1] != "library", kv[0][1], kv[0][2])))
+def scaling_groups(results: pd.DataFrame) -> list[tuple[tuple[str, str, str, str, str], pd.DataFrame]]:
+    v = views(results[~results["is_p2p"] & (results["bytes"] > 0)])
+    groups = list(v.groupby(["op", "algo", "backend", "variant", "variant_slug"], sort=False))
+    return sorted(groups, key=lambda kg: (kg[0][0], kg[0][1] != "library", kg[0][1], kg[0][2]))
 
 
 # --------------------------------------------------------------------------- driver
@@ -589,27 +539,19 @@ def scaling_groups(points: Iterable[Point]) -> dict[tuple[str, str, str, tuple[t
 def make_all(ds: Dataset, outdir: Path, sizes: Sequence[int] | None = None) -> list[FigureInfo]:
     """Write every applicable figure into ``outdir``; return them in report order."""
     outdir.mkdir(parents=True, exist_ok=True)
-    style = Style.for_points(ds.measured)
-    figs: list[FigureInfo] = []
+    style = Style.for_frame(ds.measured)
+    figs: list[FigureInfo | None] = []
     with rc_context(STYLE):
-        groups = collective_groups(ds.points)
-        notes = {key: figure_note((p for s in series for p in s.points), ds.runs) for key, series in groups.items()}
-        for key, series in groups.items():
-            figs.append(plot_busbw(key, series, style, outdir, notes[key]))
-        for key, series in groups.items():
-            info = plot_latency(key, series, style, outdir, notes[key])
-            figs += [info] if info else []
-        for key, series in groups.items():
-            info = plot_ratio(key, series, style, outdir, notes[key])
-            figs += [info] if info else []
-        for key, pts in p2p_groups(ds.points).items():
-            note = figure_note(pts, ds.runs)
+        groups = [(key, g, frame_note(g)) for key, g in collective_groups(ds.results)]
+        figs += [plot_busbw(key, g, style, outdir, note) for key, g, note in groups]
+        figs += [plot_latency(key, g, style, outdir, note) for key, g, note in groups]
+        figs += [plot_ratio(key, g, style, outdir, note) for key, g, note in groups]
+        for key, pts in p2p_groups(ds.results):
+            note = frame_note(pts)
             figs.append(plot_p2p(key, pts, outdir, note))
-            if len({(p.src, p.dst) for p in pts}) >= 3:
-                run = next((ds.runs[p.run_id] for p in pts if p.run_id in ds.runs), None)
-                info = plot_pair_heatmap(key, pts, run.node_of_rank if run else [], outdir, note)
-                figs += [info] if info else []
-        for (op, algo, backend, variant), pts in scaling_groups(ds.points).items():
-            info = plot_scaling(op, algo, backend, variant, pts, sizes, outdir, figure_note(pts, ds.runs))
-            figs += [info] if info else []
-    return figs
+            if len(pts[["src", "dst"]].drop_duplicates()) >= 3:
+                known = pts["node_of_rank"].dropna()
+                figs.append(plot_pair_heatmap(key, pts, known.iloc[0] if len(known) else [], outdir, note))
+        for (op, algo, backend, variant, slug), pts in scaling_groups(ds.results):
+            figs.append(plot_scaling(op, algo, backend, variant, slug, pts, sizes, outdir, frame_note(pts)))
+    return [f for f in figs if f is not None]

@@ -1,20 +1,24 @@
-"""A tiny table type rendered three ways: aligned text (terminal), Markdown, HTML.
+"""A titled table of formatted cells, rendered by pandas/tabulate as text, Markdown and HTML.
 
-Building rows once and rendering them per medium keeps the terminal output,
+Building the cells once and rendering them per medium keeps the terminal output,
 ``summary.md``/``compare.md`` and ``report.html`` saying exactly the same thing.
 """
 from __future__ import annotations
 
-import html
 import math
+import re
 from dataclasses import dataclass, field
-from typing import Sequence
+from typing import Any, Sequence
+
+import pandas as pd
+
+BLANK = "—"
 
 
 def fmt_num(value: float | None, digits: int = 3) -> str:
     """Significant-digit formatting that stays readable from 0.0012 to 12345."""
     if value is None or (isinstance(value, float) and math.isnan(value)):
-        return "—"
+        return BLANK
     if math.isinf(value):
         return "∞"
     if value == 0:
@@ -27,78 +31,83 @@ def fmt_num(value: float | None, digits: int = 3) -> str:
     return f"{value:.{digits}g}"
 
 
+def fmt_col(values: Any, digits: int = 3) -> list[str]:
+    """:func:`fmt_num` over a column (NaN and None: —)."""
+    return [fmt_num(None if v is None or pd.isna(v) else float(v), digits) for v in values]
+
+
 @dataclass
 class Table:
-    """Rows of already-formatted cells. ``align`` is 'l' or 'r' per column."""
+    """A DataFrame of already-formatted cells. ``align`` is 'l' or 'r' per column."""
 
     title: str
-    headers: list[str]
-    rows: list[list[str]] = field(default_factory=list)
+    frame: pd.DataFrame
     align: str = ""
     note: str = ""
     row_classes: list[str] = field(default_factory=list)  # optional CSS class per row (HTML)
 
-    def drop_blank_column(self, header: str, blank: str = "—") -> "Table":
+    @classmethod
+    def of(cls, title: str, headers: Sequence[str], rows: Sequence[Sequence[str]] = (), **kw: Any) -> "Table":
+        return cls(title, pd.DataFrame([list(r) for r in rows], columns=list(headers), dtype=object), **kw)
+
+    @property
+    def headers(self) -> list[str]:
+        return [str(c) for c in self.frame.columns]
+
+    @property
+    def rows(self) -> list[list[str]]:
+        return self.frame.values.tolist()
+
+    def drop_blank_column(self, header: str) -> "Table":
         """Remove ``header`` when no row has a value there (e.g. 'variant' in a plain sweep)."""
-        if header not in self.headers:
-            return self
-        i = self.headers.index(header)
-        if any(row[i] != blank for row in self.rows):
-            return self
-        self.headers.pop(i)
-        self.rows = [row[:i] + row[i + 1:] for row in self.rows]
-        if self.align:
+        if header in self.frame.columns and (self.frame[header] == BLANK).all():
+            i = self.headers.index(header)
+            self.frame = self.frame.drop(columns=header)
             self.align = self.align[:i] + self.align[i + 1:]
         return self
 
-    def _align(self, i: int) -> str:
-        return self.align[i] if i < len(self.align) else "l"
+    def _colalign(self) -> tuple[str, ...]:
+        return tuple("right" if i < len(self.align) and self.align[i] == "r" else "left"
+                     for i in range(len(self.headers)))
+
+    def _filled(self) -> pd.DataFrame:
+        """The frame, or one row of — when it has no rows (a table that says 'nothing')."""
+        if len(self.frame):
+            return self.frame
+        return pd.DataFrame([[BLANK] * len(self.headers)], columns=self.frame.columns)
 
     def text(self) -> str:
         """Aligned plain text, for the terminal."""
-        widths = [len(h) for h in self.headers]
-        for row in self.rows:
-            for i, cell in enumerate(row):
-                widths[i] = max(widths[i], len(cell))
-
-        def line(cells: Sequence[str]) -> str:
-            out = []
-            for i, c in enumerate(cells):
-                out.append(c.rjust(widths[i]) if self._align(i) == "r" else c.ljust(widths[i]))
-            return "  ".join(out).rstrip()
-
-        parts = [line(self.headers), "  ".join("-" * w for w in widths)]
-        parts += [line(r) for r in self.rows]
-        return "\n".join(parts)
+        body = self._filled().to_markdown(index=False, tablefmt="simple", colalign=self._colalign(),
+                                          disable_numparse=True)
+        return "\n".join(line.rstrip() for line in body.split("\n"))
 
     def markdown(self) -> str:
-        def esc(c: str) -> str:
-            return c.replace("|", "\\|").replace("\n", " ")
-
-        sep = ["---:" if self._align(i) == "r" else "---" for i in range(len(self.headers))]
-        lines = [f"### {self.title}", ""]
-        if self.note:
-            lines += [self.note, ""]
-        lines.append("| " + " | ".join(esc(h) for h in self.headers) + " |")
-        lines.append("| " + " | ".join(sep) + " |")
-        lines += ["| " + " | ".join(esc(c) for c in r) + " |" for r in self.rows]
-        if not self.rows:
-            lines.append("| " + " | ".join("—" for _ in self.headers) + " |")
-        return "\n".join(lines) + "\n"
+        frame = self._filled().replace(r"\|", r"\\|", regex=True).replace("\n", " ", regex=True)
+        frame.columns = [h.replace("|", "\\|") for h in self.headers]
+        body = frame.to_markdown(index=False, tablefmt="pipe", colalign=self._colalign(), disable_numparse=True)
+        lines = [f"### {self.title}", ""] + ([self.note, ""] if self.note else [])
+        return "\n".join([*lines, body]) + "\n"
 
     def html(self) -> str:
-        def cell(tag: str, i: int, c: str) -> str:
-            cls = ' class="num"' if self._align(i) == "r" else ""
-            return f"<{tag}{cls}>{html.escape(c)}</{tag}>"
+        """``to_html``; right-aligned columns are named by the table's classes (r1, r2, …: CSS in the page)."""
+        classes = ["data"] + [f"r{i + 1}" for i, a in enumerate(self._colalign()) if a == "right"]
+        body = self._filled().to_html(index=False, border=0, classes=classes)
+        if any(self.row_classes):  # to_html has no per-row class: mark the body rows in order
+            rows = iter(self.row_classes)
+            head, sep, tail = body.partition("<tbody>")
+            tail = re.sub(r"<tr>", lambda m: f'<tr class="{c}">' if (c := next(rows, "")) else "<tr>", tail)
+            body = head + sep + tail
+        note = f'<p class="note">{_escape(self.note)}</p>' if self.note else ""
+        return f"<h3>{_escape(self.title)}</h3>{note}{body}"
 
-        head = "".join(cell("th", i, h) for i, h in enumerate(self.headers))
-        body = []
-        for k, r in enumerate(self.rows):
-            cls = self.row_classes[k] if k < len(self.row_classes) else ""
-            attr = f' class="{cls}"' if cls else ""
-            body.append(f"<tr{attr}>" + "".join(cell("td", i, c) for i, c in enumerate(r)) + "</tr>")
-        if not self.rows:
-            body.append(f'<tr><td colspan="{len(self.headers)}">none</td></tr>')
-        note = f'<p class="note">{html.escape(self.note)}</p>' if self.note else ""
-        return (f"<h3>{html.escape(self.title)}</h3>{note}<table><thead><tr>{head}</tr></thead>"
-                f"<tbody>{''.join(body)}</tbody></table>")
+
+def _escape(text: str) -> str:
+    import html
+
+    return html.escape(text)
+
+
+# CSS for Table.html's column classes (right-aligned, tabular figures), for pages that show tables.
+NUM_CSS = "".join(f"table.r{i} td:nth-child({i}),table.r{i} th:nth-child({i})" + ("," if i < 24 else "")
+                  for i in range(1, 25)) + "{text-align:right;font-variant-numeric:tabular-nums}"

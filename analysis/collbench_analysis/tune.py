@@ -13,17 +13,17 @@ from __future__ import annotations
 
 import math
 import os
-import statistics
 from collections import Counter
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Callable, Iterable, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
+import pandas as pd
 import yaml
 
 from . import schema as _schema
-from .load import LIBRARY_ALGO, Dataset, Point, Run, format_bytes, group_by
+from .load import LIBRARY_ALGO, Dataset, format_bytes
 from .tables import Table, fmt_num
 
 TUNING_SCHEMA = "collbench-tuning/1"
@@ -97,15 +97,14 @@ class Layout:
         return {"nodes": self.nodes, "ranks_per_node": self.ranks_per_node, "world_size": self.world_size}
 
 
-def layout_of(p: Point, runs: Mapping[str, Run]) -> Layout:
-    """The point's layout; per-node counts come from its run's ``node_of_rank``.
+def layout_of(p: Any) -> Layout:
+    """A result row's layout (``DataFrame.itertuples``); per-node counts from its run's ``node_of_rank``.
 
     Result records only carry the most ranks on any node, which cannot tell [3, 1] from [2, 2];
-    without a run record only an even layout can be inferred.
+    without a run record (no ``node_of_rank`` joined) only an even layout can be inferred.
     """
-    run = runs.get(p.run_id) if p.run_id else None
-    if run is not None and run.node_of_rank:
-        lay = Layout.from_node_of_rank(run.node_of_rank)
+    if isinstance(p.node_of_rank, list) and p.node_of_rank:
+        lay = Layout.from_node_of_rank(p.node_of_rank)
         if (lay.world_size, lay.nodes, max(lay.per_node)) != (p.world_size, p.nodes, p.ranks_per_node):
             raise TuneError(f"{p.source}: the result's layout ({p.nodes} node(s), at most {p.ranks_per_node} "
                             f"rank(s) per node, {p.world_size} ranks) disagrees with run {p.run_id}'s "
@@ -164,20 +163,17 @@ class SizeChoice:
         return self.choice.p50 / self.best.p50
 
 
-def pool(points: Iterable[Point]) -> list[Candidate]:
-    """One candidate per algorithm from results of one size.
+def pool(results: pd.DataFrame) -> list[Candidate]:
+    """One candidate per algorithm from measured results of one size.
 
     Several results of one algorithm and size (runs, repetitions) are combined by medians of
     each statistic, so one disturbed run moves the choice no more than the others do.
     """
-    out = []
-    for algo, pts in group_by(points, lambda p: p.algo).items():
-        times = [p.time for p in pts if p.time is not None]
-        iters = [p.iters for p in pts if p.time is not None and p.iters]
-        out.append(Candidate(algo, statistics.median(t.p50 for t in times), statistics.median(t.lo for t in times),
-                             statistics.median(t.hi for t in times), len(times),
-                             int(statistics.median(iters)) if iters else 0))
-    return out
+    m = results[results["measured"]].assign(n=lambda d: pd.to_numeric(d["iters"]).where(lambda x: x > 0))
+    agg = m.groupby("algo", sort=False).agg(p50=("p50_us", "median"), p5=("lo_us", "median"),
+                                             p95=("hi_us", "median"), results=("p50_us", "size"), n=("n", "median"))
+    return [Candidate(algo, r.p50, r.p5, r.p95, int(r.results), 0 if pd.isna(r.n) else int(r.n))
+            for algo, r in agg.iterrows()]
 
 
 # Tie rules. "spread": a p50 within the best's own p5-p95 spread (its p95) is a tie: the widest
@@ -323,41 +319,45 @@ class Tuning:
 
 # --------------------------------------------------------------------------- from results
 
-def why_left_out(p: Point) -> str | None:
-    """Why a result cannot vote for an algorithm (None: it can)."""
-    if p.is_p2p:
-        return "point-to-point"
-    if p.skipped or p.time is None:
-        return "skipped"
-    if p.wrong > 0:
-        return "wrong results"
-    if p.checked is False:
-        return "not verified (checked: false)"
-    if p.algo == AUTO_ALGO:
-        return "algo auto"
-    return None
+def left_out_reasons(results: pd.DataFrame, ops: Sequence[str] | None = None) -> pd.Series:
+    """Why each result cannot vote for an algorithm (None: it can); the first reason that applies."""
+    reasons = [(results["is_p2p"], "point-to-point"), (~results["measured"], "skipped"),
+               (results["wrong"] > 0, "wrong results"), (results["checked"] == False, "not verified (checked: false)"),  # noqa: E712
+               (results["algo"] == AUTO_ALGO, "algo auto")]
+    if ops is not None:
+        reasons.append((~results["op"].isin(ops), "op not asked for (--op)"))
+    out = pd.Series(None, index=results.index, dtype=object)
+    for cond, why in reversed(reasons):
+        out[cond] = why
+    return out
 
 
 def _value_text(value: Any) -> str:
     return "null" if value is None else str(value).lower() if isinstance(value, bool) else str(value)
 
 
-def pick_variant(points: Sequence[Point]) -> tuple[list[Point], dict[str, Any]]:
-    """Keep one value of each field of PREFERRED_VARIANT among ``points`` (one entry's results).
+def _is(values: pd.Series, value: Any) -> pd.Series:
+    return values.isna() if value is None or (not isinstance(value, str) and pd.isna(value)) else values == value
+
+
+def pick_variant(results: pd.DataFrame) -> tuple[pd.DataFrame, dict[str, Any]]:
+    """Keep one value of each field of PREFERRED_VARIANT among ``results`` (one entry's results).
 
     The preferred value when present, else the most common one (first seen on a tie).
-    Returns the kept points and the one value each field has in them.
+    Returns the kept results and the one value each field has in them.
     """
-    kept = list(points)
+    kept = results
     for name, preferred in PREFERRED_VARIANT:
-        counts = Counter(getattr(p, name) for p in kept)
+        counts = kept[name].value_counts(dropna=False, sort=False)
         if len(counts) > 1:
-            value = preferred if preferred is not None and preferred in counts else counts.most_common(1)[0][0]
-            kept = [p for p in kept if getattr(p, name) == value]
-    return kept, {name: getattr(kept[0], name) for name, _ in PREFERRED_VARIANT}
+            value = preferred if preferred is not None and preferred in counts.index else counts.idxmax()
+            kept = kept[_is(kept[name], value)]
+    first = kept.iloc[0]
+    return kept, {name: None if first[name] is None or (not isinstance(first[name], str) and pd.isna(first[name]))
+                  else first[name] for name, _ in PREFERRED_VARIANT}
 
 
-def _variant_notes(points: Sequence[Point], used: Mapping[str, Mapping[str, Any]]) -> list[str]:
+def _variant_notes(results: pd.DataFrame, used: Mapping[str, Mapping[str, Any]]) -> list[str]:
     """Comment lines for fields with several values in the results, saying which each entry used.
 
     ``used``: entry label -> the value of each field its choices rest on. Fields that do not
@@ -365,7 +365,7 @@ def _variant_notes(points: Sequence[Point], used: Mapping[str, Mapping[str, Any]
     """
     notes = []
     for name, preferred in PREFERRED_VARIANT:
-        seen = sorted({_value_text(getattr(p, name)) for p in points if getattr(p, name) is not None})
+        seen = sorted({_value_text(v) for v in results[name].dropna()})
         if len(seen) < 2:
             continue
         line = f"the results hold several {name} values ({', '.join(seen)}): "
@@ -391,26 +391,10 @@ def _entry_sort_key(e: Entry) -> tuple[Any, ...]:
     return (op_order.index(e.op), e.backend, e.device, e.layout.sort_key())
 
 
-def usable_points(points: Iterable[Point], ops: Sequence[str] | None = None) -> tuple[list[Point], Counter[str]]:
-    """The results that may vote, and how many were left out for each reason."""
-    left_out: Counter[str] = Counter()
-    usable: list[Point] = []
-    for p in points:
-        reason = why_left_out(p)
-        if reason is None and ops is not None and p.op not in ops:
-            reason = "op not asked for (--op)"
-        if reason is None:
-            usable.append(p)
-        else:
-            left_out[reason] += 1
-    return usable, left_out
-
-
-def make_entry(op: str, backend: str, device: str, layout: Layout, points: Sequence[Point],
+def make_entry(op: str, backend: str, device: str, layout: Layout, results: pd.DataFrame,
                margin: float = 0.0, tie: str = "spread") -> Entry:
     """One entry from its (variant-filtered) results: a choice per measured size, then ranges."""
-    choices = [choose(nbytes, pool(at_size), margin, tie)
-               for nbytes, at_size in sorted(group_by(points, lambda p: p.bytes).items())]
+    choices = [choose(int(nbytes), pool(at_size), margin, tie) for nbytes, at_size in results.groupby("bytes")]
     return Entry(op, backend, device, layout, ranges_from(choices), choices)
 
 
@@ -423,26 +407,29 @@ def tune(ds: Dataset, ops: Sequence[str] | None = None, margin: float = 0.0, gen
 
     Raises :class:`TuneError` when no result can be used (the message says what was left out).
     """
-    usable, left_out = usable_points(ds.points, ops)
-    if not usable:
+    reasons = left_out_reasons(ds.results, ops)
+    left_out: Counter[str] = Counter(reasons.dropna())
+    usable = ds.results[reasons.isna()]
+    if usable.empty:
         why = ", ".join(f"{n} {reason}" for reason, n in left_out.most_common()) or "none"
         raise TuneError(f"no usable collective results in {', '.join(map(str, ds.files))} (left out: {why})")
+    usable = usable.assign(tuning_layout=[layout_of(p) for p in usable.itertuples(index=False)])
     entries: list[Entry] = []
-    used_points: list[Point] = []
+    used_results: list[pd.DataFrame] = []
     used_variants: dict[str, dict[str, Any]] = {}
-    groups = group_by(usable, lambda p: (p.op, p.backend, p.device, layout_of(p, ds.runs)))
-    for (op, backend, device, layout), pts in groups.items():
+    for (op, backend, device, layout), pts in usable.groupby(["op", "backend", "device", "tuning_layout"], sort=False):
         kept, used = pick_variant(pts)
         if len(kept) < len(pts):
             left_out[OTHER_VARIANT] += len(pts) - len(kept)
         entry = make_entry(op, backend, device, layout, kept, margin, tie)
         entries.append(entry)
-        used_points += kept
+        used_results.append(kept)
         used_variants[entry.label] = used
+    used_all = pd.concat(used_results)
     return Tuning(entries=sorted(entries, key=_entry_sort_key), sources=[str(f) for f in ds.files],
-                  runs=list(dict.fromkeys(str(p.run_id) for p in used_points)),
+                  runs=list(dict.fromkeys(used_all["run_id"].astype(str))),
                   generated=generated or utc_now(), tie_rule=tie_rule(margin, tie),
-                  notes=_variant_notes(usable, used_variants), used=len(used_points), left_out=left_out)
+                  notes=_variant_notes(usable, used_variants), used=len(used_all), left_out=left_out)
 
 
 # --------------------------------------------------------------------------- writing
@@ -661,15 +648,13 @@ def _p50(c: Candidate | None) -> str:
 
 def entry_table(e: Entry) -> Table:
     """Per measured size: the choice, the fastest, the runner-up and what the choice costs."""
-    t = Table(f"{e.label} (world size {e.layout.world_size})",
-              ["size", "choice", "best", "best p50 µs", "best p95 µs", "runner-up", "runner-up p50 µs",
-               "choice/best", "tied with best"], align="rllrrlrrl")
-    for ch in e.choices:
-        t.rows.append([format_bytes(ch.bytes), ch.choice.algo, ch.best.algo, _p50(ch.best), fmt_num(ch.best.p95),
-                       ch.runner_up.algo if ch.runner_up else "—", _p50(ch.runner_up), f"{ch.ratio:.2f}",
-                       ", ".join(ch.tied)])
-    t.note = "ranges: " + "; ".join(r.label for r in e.ranges)
-    return t
+    rows = [[format_bytes(ch.bytes), ch.choice.algo, ch.best.algo, _p50(ch.best), fmt_num(ch.best.p95),
+             ch.runner_up.algo if ch.runner_up else "—", _p50(ch.runner_up), f"{ch.ratio:.2f}", ", ".join(ch.tied)]
+            for ch in e.choices]
+    return Table.of(f"{e.label} (world size {e.layout.world_size})",
+                    ["size", "choice", "best", "best p50 µs", "best p95 µs", "runner-up", "runner-up p50 µs",
+                     "choice/best", "tied with best"], rows, align="rllrrlrrl",
+                    note="ranges: " + "; ".join(r.label for r in e.ranges))
 
 
 def summary_lines(t: Tuning) -> list[str]:

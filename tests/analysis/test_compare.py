@@ -54,7 +54,7 @@ def run_compare(tmp_path: Path, before: list[list[dict]], after: list[list[dict]
     for side, runs in (("b", before), ("a", after)):
         for i, recs in enumerate(runs):
             write_jsonl(tmp_path / side / f"run{i}.jsonl", recs)
-    return compare(load([tmp_path / "b"]).points, load([tmp_path / "a"]).points, **kw)
+    return compare(load([tmp_path / "b"]).results, load([tmp_path / "a"]).results, **kw)
 
 
 def flagged(cmp) -> list:
@@ -84,7 +84,7 @@ def test_run_estimate_uses_samples_else_the_p5_p95_width(tmp_path: Path) -> None
     x = 100 * np.exp(rng.normal(0, 0.1, 400))
     recs = [ctx.record(), with_samples(result(ctx, "allreduce", "ring", 64, 100.0), x),
             result(ctx, "allreduce", "ring", 128, 100.0, spread=0.1)]
-    pts = {p.bytes: p for p in load([write_jsonl(tmp_path / "r.jsonl", recs)]).points}
+    pts = {p.bytes: p for p in load([write_jsonl(tmp_path / "r.jsonl", recs)]).results.itertuples(index=False)}
     est = run_estimate(pts[64])
     assert est.n == 400 and math.exp(est.log_m) == pytest.approx(np.median(x), rel=1e-4)  # samples_us: 1 ns
     # the median of 400 lognormal(σ=0.1) samples: se ≈ 1.2533 · 0.1 / √400 ≈ 0.0063 on the log scale
@@ -117,7 +117,7 @@ def test_uniform_machine_drift_is_reported_not_flagged(tmp_path: Path) -> None:
     assert cmp.drift.change == pytest.approx(0.38, abs=0.03) and cmp.drift.points == len(SIZES)
     assert "the machine is 38% slower in AFTER, median over 20 control point(s)" in cmp.drift.sentence()
     assert {(d.point.algo, d.point.bytes) for d in flagged(cmp)} == {("ring", n) for n in SIZES if n >= 65536}
-    raw = compare(load([tmp_path / "b"]).points, load([tmp_path / "a"]).points, mode="raw")
+    raw = compare(load([tmp_path / "b"]).results, load([tmp_path / "a"]).results, mode="raw")
     assert len([d for d in raw.diffs if d.verdict is Verdict.REGRESSED]) == 4 * len(SIZES)  # raw: all of them
 
 
@@ -137,7 +137,7 @@ def test_threshold_and_significance_are_both_needed(tmp_path: Path) -> None:
     before, after = [synth_run("a", 1, noise=0.01)], [synth_run("b", 2, noise=0.01, plant={("ring", 8): 1.05})]
     loose = run_compare(tmp_path, before, after, threshold=0.03)
     assert {d.point.algo for d in flagged(loose)} == {"ring"}
-    strict = compare(load([tmp_path / "b"]).points, load([tmp_path / "a"]).points, threshold=0.10)
+    strict = compare(load([tmp_path / "b"]).results, load([tmp_path / "a"]).results, threshold=0.10)
     assert flagged(strict) == []
     notes = {d.reason for d in strict.diffs if d.point.algo == "ring"}
     assert notes == {"significant, below the threshold"}

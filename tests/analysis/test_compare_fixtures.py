@@ -19,7 +19,9 @@ import pytest
 from cb_synth import with_samples, write_jsonl
 from collbench_analysis.cli import collcompare_main
 from collbench_analysis.compare import CHANGED, Comparison, Verdict, compare
-from collbench_analysis.load import Point, load
+import pandas as pd
+
+from collbench_analysis.load import load
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 RUNS = 8
@@ -30,19 +32,19 @@ PLANTED = ("ring", 65536)  # COLLBENCH_TEST_FAULT=delay:algo=ring:min_bytes=6553
 
 
 @pytest.fixture(scope="module")
-def points(tmp_path_factory: pytest.TempPathFactory) -> dict[str, list[Point]]:
+def points(tmp_path_factory: pytest.TempPathFactory) -> dict[str, pd.DataFrame]:
     out = tmp_path_factory.mktemp("fixtures")
     loaded = {}
     for gz in sorted(FIXTURES.glob("*.jsonl.gz")):
         path = out / gz.name[: -len(".gz")]
         path.write_bytes(gzip.decompress(gz.read_bytes()))
-        loaded[path.stem] = load([path]).points
+        loaded[path.stem] = load([path]).results
     assert set(loaded) == {*AA_RUNS, *SLOW_RUNS, "load"}
     return loaded
 
 
-def run(points: dict[str, list[Point]], before: Iterable[str], after: Iterable[str], **kw) -> Comparison:
-    return compare([p for n in before for p in points[n]], [p for n in after for p in points[n]], **kw)
+def run(points: dict[str, pd.DataFrame], before: Iterable[str], after: Iterable[str], **kw) -> Comparison:
+    return compare(pd.concat([points[n] for n in before]), pd.concat([points[n] for n in after]), **kw)
 
 
 def judged(cmp: Comparison) -> list:
@@ -57,13 +59,13 @@ def planted(d) -> bool:
     return d.point.algo == PLANTED[0] and d.point.bytes >= PLANTED[1]
 
 
-def test_fixtures_are_real_runs_with_samples(points: dict[str, list[Point]]) -> None:
-    measured = [p for p in points["aa1"] if p.measured]
-    assert len(measured) == 220 and all(p.samples and len(p.samples) == 50 for p in measured)
-    assert sum(p.algo == "library" for p in measured) == 40
+def test_fixtures_are_real_runs_with_samples(points: dict[str, pd.DataFrame]) -> None:
+    measured = points["aa1"][points["aa1"]["measured"]]
+    assert len(measured) == 220 and all(s and len(s) == 50 for s in measured["samples_us"])
+    assert (measured["algo"] == "library").sum() == 40
 
 
-def test_aa_one_run_per_side_exits_0(points: dict[str, list[Point]], tmp_path: Path) -> None:
+def test_aa_one_run_per_side_exits_0(points: dict[str, pd.DataFrame], tmp_path: Path) -> None:
     """Every ordered pair of the eight A/A runs (56): no point flagged, so exit 0 (seen: 0 of 180 each)."""
     for b, a in itertools.permutations(AA_RUNS, 2):
         cmp = run(points, [b], [a])
@@ -77,7 +79,7 @@ def test_aa_one_run_per_side_exits_0(points: dict[str, list[Point]], tmp_path: P
     assert collcompare_main([str(f) for f in files]) == 0
 
 
-def test_aa_replicate_runs_exit_0(points: dict[str, list[Point]]) -> None:
+def test_aa_replicate_runs_exit_0(points: dict[str, pd.DataFrame]) -> None:
     """Disjoint splits of the A/A runs, 2, 3 and 4 per side: the replicates give each point its own noise."""
     for k in (2, 3, 4):
         for start in range(0, RUNS - 2 * k + 1):
@@ -88,7 +90,7 @@ def test_aa_replicate_runs_exit_0(points: dict[str, list[Point]]) -> None:
 
 
 @pytest.mark.parametrize("name", [*AA_RUNS[:4], "slow1"])
-def test_aa_two_halves_of_one_run_exit_0(points: dict[str, list[Point]], tmp_path: Path, name: str) -> None:
+def test_aa_two_halves_of_one_run_exit_0(points: dict[str, pd.DataFrame], tmp_path: Path, name: str) -> None:
     """Each point's first 25 samples against its last 25 (interleaved: both halves saw one machine)."""
     src = FIXTURES / f"{name}.jsonl.gz"
     lines = [json.loads(line) for line in gzip.decompress(src.read_bytes()).decode().splitlines() if line.strip()]
@@ -97,12 +99,12 @@ def test_aa_two_halves_of_one_run_exit_0(points: dict[str, list[Point]], tmp_pat
         recs = [with_samples(r, r["samples_us"][part]) if r["type"] == "result" and r.get("samples_us") else r
                 for r in lines]
         halves.append(write_jsonl(tmp_path / f"half{part.start}.jsonl", recs))
-    cmp = compare(load([halves[0]]).points, load([halves[1]]).points)
+    cmp = compare(load([halves[0]]).results, load([halves[1]]).results)
     assert rate(judged(cmp)) <= AA_RATE
     assert collcompare_main([str(h) for h in halves]) == 0
 
 
-def test_planted_slowdown_is_found_with_replicate_runs_and_nothing_else(points: dict[str, list[Point]]) -> None:
+def test_planted_slowdown_is_found_with_replicate_runs_and_nothing_else(points: dict[str, pd.DataFrame]) -> None:
     """All eight A/A runs against the eight slowed runs: every planted point (ring of allreduce and
     broadcast, 64K … 4M) is regressed, by about the 20 % planted, and nothing else is flagged."""
     cmp = run(points, AA_RUNS, SLOW_RUNS)
@@ -115,7 +117,7 @@ def test_planted_slowdown_is_found_with_replicate_runs_and_nothing_else(points: 
     assert abs(cmp.drift.change) < 0.05
 
 
-def test_planted_slowdown_with_fewer_runs_never_blames_others(points: dict[str, list[Point]]) -> None:
+def test_planted_slowdown_with_fewer_runs_never_blames_others(points: dict[str, pd.DataFrame]) -> None:
     """Fewer runs per side find fewer planted points (README: 1 per side ~0 %, 4 per side ~70 %), but
     an unplanted point is never flagged beyond the A/A rate and a planted one is never "improved"."""
     for k in (1, 4):
@@ -126,7 +128,7 @@ def test_planted_slowdown_with_fewer_runs_never_blames_others(points: dict[str, 
             assert all(d.change > 0 for d in cmp.diffs if planted(d) and d.point.bytes >= 1 << 20), (k, start)
 
 
-def test_machine_drift_is_reported_and_normalisation_keeps_it_out(points: dict[str, list[Point]]) -> None:
+def test_machine_drift_is_reported_and_normalisation_keeps_it_out(points: dict[str, pd.DataFrame]) -> None:
     """The run under busy loops on both cores: the library controls came out 4-25 % faster (median;
     the busy loops keep the cores out of their idle states) and unevenly so (quartiles up to
     -44 % … +21 %); that drift is reported with its quartiles. Absolute times flag points that only

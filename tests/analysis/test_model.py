@@ -3,13 +3,20 @@ from __future__ import annotations
 
 import pytest
 
+import pandas as pd
+
 from cb_synth import RunCtx, alpha_beta_sweep, sizes_pow2
-from collbench_analysis.load import Point, _parse_result
+from collbench_analysis.load import _result_row, results_frame, runs_frame
 from collbench_analysis.model import fit_alpha_beta, fit_models, measured_crossovers, predicted_crossovers
 
 
-def points(records: list[dict]) -> list[Point]:
-    return [_parse_result(r, f"mem:{i}") for i, r in enumerate(records, 1)]
+def points(records: list[dict]) -> pd.DataFrame:
+    """The results frame of ``records`` (validated, as load() builds it; no run records)."""
+    return results_frame([_result_row(r, f"mem:{i}") for i, r in enumerate(records, 1)], runs_frame([]))
+
+
+def pairs(crossovers: pd.DataFrame) -> list[tuple[str, str]]:
+    return list(zip(crossovers["before"], crossovers["after"]))
 
 
 @pytest.mark.parametrize("alpha,beta", [(5.0, 1e-3), (50.0, 1e-4), (0.3, 1 / 8e3), (120.0, 2.5e-5)])
@@ -26,10 +33,13 @@ def test_fit_recovers_alpha_beta(alpha: float, beta: float) -> None:
 def test_fit_with_noise_stays_close() -> None:
     ctx = RunCtx("r", 2, 2)
     pts = points(alpha_beta_sweep(ctx, "allreduce", {"ring": (30.0, 2e-4)}, sizes_pow2(8, 16 << 20), jitter=0.02))
-    (row,) = fit_models(pts)
-    assert row.fit.alpha_us == pytest.approx(30.0, rel=0.05)
-    assert row.fit.beta_us_per_byte == pytest.approx(2e-4, rel=0.05)
-    assert row.key.layout == "2x2" and row.key.algo == "ring"
+    models = fit_models(pts)
+    assert len(models) == 1
+    row = models.iloc[0]
+    assert row.alpha_us == pytest.approx(30.0, rel=0.05)
+    assert row.beta_us_per_byte == pytest.approx(2e-4, rel=0.05)
+    assert row.gbps == pytest.approx(1e-3 / row.beta_us_per_byte)
+    assert row.layout == "2x2" and row.algo == "ring" and row.series == "ring (mpi)" and row.n_points == 22
 
 
 def test_negative_alpha_refits_through_origin() -> None:
@@ -48,12 +58,13 @@ def test_crossover_found_where_constructed() -> None:
     ctx = RunCtx("r", 1, 4)
     pts = points(alpha_beta_sweep(ctx, "allreduce", {"lowlat": (5.0, 1e-3), "highbw": (50.0, 1e-4)},
                                   sizes_pow2(8, 16 << 20)))
-    (m,) = measured_crossovers(pts)
-    assert (m.before, m.after) == ("lowlat (mpi)", "highbw (mpi)")
-    assert (m.lo_bytes, m.hi_bytes) == (32768, 65536)
-    (p,) = predicted_crossovers(fit_models(pts))
-    assert (p.before, p.after) == ("lowlat (mpi)", "highbw (mpi)")
-    assert p.at_bytes == pytest.approx(50_000, rel=0.01)
+    measured = measured_crossovers(pts)
+    assert pairs(measured) == [("lowlat (mpi)", "highbw (mpi)")]
+    m = measured.iloc[0]
+    assert (m.lo_bytes, m.hi_bytes) == (32768, 65536) and m.at_bytes == pytest.approx((32768 * 65536) ** 0.5)
+    predicted = predicted_crossovers(fit_models(pts))
+    assert pairs(predicted) == [("lowlat (mpi)", "highbw (mpi)")]
+    assert predicted.iloc[0].at_bytes == pytest.approx(50_000, rel=0.01)
 
 
 def test_three_way_crossovers_and_dominated_algo() -> None:
@@ -62,16 +73,16 @@ def test_three_way_crossovers_and_dominated_algo() -> None:
     ctx = RunCtx("r", 2, 4)
     pts = points(alpha_beta_sweep(ctx, "broadcast", models, sizes_pow2(8, 64 << 20)))
     predicted = predicted_crossovers(fit_models(pts))
-    assert [(c.before, c.after) for c in predicted] == [("small (mpi)", "mid (mpi)"), ("mid (mpi)", "big (mpi)")]
-    assert predicted[0].at_bytes == pytest.approx(18 / 3e-3, rel=0.01)
-    assert predicted[1].at_bytes == pytest.approx(180 / 9.9e-4, rel=0.01)
+    assert pairs(predicted) == [("small (mpi)", "mid (mpi)"), ("mid (mpi)", "big (mpi)")]
+    assert predicted.iloc[0].at_bytes == pytest.approx(18 / 3e-3, rel=0.01)
+    assert predicted.iloc[1].at_bytes == pytest.approx(180 / 9.9e-4, rel=0.01)
     measured = measured_crossovers(pts)
-    assert [(c.before, c.after) for c in measured] == [("small (mpi)", "mid (mpi)"), ("mid (mpi)", "big (mpi)")]
-    assert measured[0].lo_bytes < 6000 < measured[0].hi_bytes
+    assert pairs(measured) == [("small (mpi)", "mid (mpi)"), ("mid (mpi)", "big (mpi)")]
+    assert measured.iloc[0].lo_bytes < 6000 < measured.iloc[0].hi_bytes
 
 
 def test_tied_algorithms_do_not_flip_flop() -> None:
     ctx = RunCtx("r", 1, 4)
     recs = (alpha_beta_sweep(ctx, "allreduce", {"a": (10.0, 1e-3)}, sizes_pow2(8, 1 << 20), jitter=0.02, seed=1)
             + alpha_beta_sweep(ctx, "allreduce", {"b": (10.0, 1e-3)}, sizes_pow2(8, 1 << 20), jitter=0.02, seed=2))
-    assert measured_crossovers(points(recs)) == []
+    assert measured_crossovers(points(recs)).empty

@@ -163,8 +163,9 @@ def test_loader_names_file_line_and_field(tmp_path: Path) -> None:
 
 def test_loader_reads_the_example_sweep() -> None:
     ds = load([EXAMPLE])
-    assert len(ds.runs) == 3 and all(r.finished for r in ds.runs.values())
-    assert ds.p2p and ds.collectives and all(p.link in ("intra", "inter") for p in ds.p2p)
+    assert len(ds.runs) == 3 and ds.runs["finished"].all()
+    p2p = ds.measured[ds.measured["is_p2p"]]
+    assert len(p2p) and (~ds.measured["is_p2p"]).any() and p2p["link"].isin(["intra", "inter"]).all()
 
 
 # ------------------------------------------------------------- rules only code can check
