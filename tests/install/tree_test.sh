@@ -29,8 +29,10 @@ work=$(mktemp -d /tmp/collbench-install-test.XXXXXX)
 chmod 755 "$work" # Slurm jobs (F) write below it
 cluster_state=/tmp/collbench-install-test-cluster
 cleanup() {
-  [[ -x $work/q/share/collbench/slurm/cluster/stop.sh ]] &&
-    COLLBENCH_CLUSTER_STATE=$cluster_state "$work/q/share/collbench/slurm/cluster/stop.sh" >/dev/null 2>&1
+  if [[ -d $cluster_state && -x $work/q/share/collbench/slurm/cluster/stop.sh ]]; then
+    COLLBENCH_CLUSTER_STATE=$cluster_state "$work/q/share/collbench/slurm/cluster/stop.sh" >/dev/null 2>&1 &&
+      rm -rf "$cluster_state"
+  fi
   rm -rf "$work"
 }
 trap cleanup EXIT
