@@ -163,17 +163,27 @@ class SizeChoice:
         return self.choice.p50 / self.best.p50
 
 
-def pool(results: pd.DataFrame) -> list[Candidate]:
-    """One candidate per algorithm from measured results of one size.
+def pooled(results: pd.DataFrame, by: Sequence[str] = ()) -> pd.DataFrame:
+    """Per ``by`` + algorithm, the medians of the measured results' p50, p5 (lo) and p95 (hi), their count, and
+    the median sample count ``n`` (NaN: unknown).
 
     Several results of one algorithm and size (runs, repetitions) are combined by medians of
     each statistic, so one disturbed run moves the choice no more than the others do.
     """
     m = results[results["measured"]].assign(n=lambda d: pd.to_numeric(d["iters"]).where(lambda x: x > 0))
-    agg = m.groupby("algo", sort=False).agg(p50=("p50_us", "median"), p5=("lo_us", "median"),
-                                             p95=("hi_us", "median"), results=("p50_us", "size"), n=("n", "median"))
-    return [Candidate(algo, r.p50, r.p5, r.p95, int(r.results), 0 if pd.isna(r.n) else int(r.n))
-            for algo, r in agg.iterrows()]
+    return m.groupby([*by, "algo"], sort=False).agg(p50=("p50_us", "median"), p5=("lo_us", "median"),
+                                                     p95=("hi_us", "median"), results=("p50_us", "size"),
+                                                     n=("n", "median")).reset_index()
+
+
+def _candidates(agg: pd.DataFrame) -> list[Candidate]:
+    return [Candidate(r.algo, r.p50, r.p5, r.p95, int(r.results), 0 if pd.isna(r.n) else int(r.n))
+            for r in agg.itertuples(index=False)]
+
+
+def pool(results: pd.DataFrame) -> list[Candidate]:
+    """One candidate per algorithm from the results of one size (see :func:`pooled`)."""
+    return _candidates(pooled(results))
 
 
 # Tie rules. "spread": a p50 within the best's own p5-p95 spread (its p95) is a tie: the widest
@@ -394,7 +404,8 @@ def _entry_sort_key(e: Entry) -> tuple[Any, ...]:
 def make_entry(op: str, backend: str, device: str, layout: Layout, results: pd.DataFrame,
                margin: float = 0.0, tie: str = "spread") -> Entry:
     """One entry from its (variant-filtered) results: a choice per measured size, then ranges."""
-    choices = [choose(int(nbytes), pool(at_size), margin, tie) for nbytes, at_size in results.groupby("bytes")]
+    choices = [choose(int(nbytes), _candidates(at_size), margin, tie)
+               for nbytes, at_size in pooled(results, ["bytes"]).groupby("bytes")]
     return Entry(op, backend, device, layout, ranges_from(choices), choices)
 
 
