@@ -39,7 +39,7 @@ Why count_at_least_ranks(int n, const CollArgs& a) {
 Why segmented_ring(int n, const CollArgs& a) {
   const std::size_t seg = a.segment_bytes / a.elem_size();
   if (seg == 0 || a.count < static_cast<std::size_t>(n) * seg)
-    return "Open MPI's segmented_ring runs its plain ring unless count >= world size x segment: set --segment-bytes "
+    return "Open MPI's segmented_ring runs its plain ring unless count >= world size x segment: set --segment "
            "(at most bytes / world size)";
   return std::nullopt;
 }
@@ -78,7 +78,7 @@ constexpr Variant kVariants[] = {
     {Op::allreduce, "nonoverlapping", &mpi_library::allreduce, "tuned reduce, then tuned broadcast", nullptr},
     {Op::allreduce, "recursive_doubling", &mpi_library::allreduce, "recursive doubling (extra ranks folded in)", nullptr},
     {Op::allreduce, "ring", &mpi_library::allreduce, "ring reduce-scatter + ring allgather", &count_at_least_ranks},
-    {Op::allreduce, "segmented_ring", &mpi_library::allreduce, "ring pipelined in --segment-bytes segments", &segmented_ring},
+    {Op::allreduce, "segmented_ring", &mpi_library::allreduce, "ring pipelined in --segment segments", &segmented_ring},
     {Op::allreduce, "rabenseifner", &mpi_library::allreduce, "recursive-halving reduce-scatter + recursive-doubling allgather", &rabenseifner},
     {Op::broadcast, "basic_linear", &mpi_library::bcast, "the root sends to every rank", nullptr},
     {Op::broadcast, "chain", &mpi_library::bcast, "chains (coll_tuned_bcast_algorithm_chain_fanout of them)", nullptr},
@@ -114,7 +114,7 @@ std::string_view mpi_call(Op op) {
 std::string algorithm_var(Op op) { return "coll_tuned_" + std::string(mpi_library::tuned_name(op)) + "_algorithm"; }
 
 // The communicator the variant runs on: every rank of `t`, made on the first call with the
-// algorithm forced (and the segment, when --segment-bytes gives one: a communicator per segment).
+// algorithm forced (and the segment, when --segment gives one: a communicator per segment).
 Transport& forced_transport(Transport& t, const Variant& v, const CollArgs& a) {
   mpi_library::mpi(t);
   std::string name = "library/tuned/" + algorithm_var(v.op) + "=" + v.name;
@@ -152,7 +152,7 @@ Why supports(int n, const CollArgs& a) {
 }
 
 // What the variant's communicator was made with: the switch, the algorithm, and the
-// algorithm's other coll/tuned parameters as they stand (the segment: --segment-bytes when set).
+// algorithm's other coll/tuned parameters as they stand (the segment: --segment when set).
 LibraryConfig config(const AlgoEntry& e, const CollArgs& a) {
   const std::string var = algorithm_var(e.op);
   LibraryConfig c{{"coll_tuned_use_dynamic_rules", "true"}, {var, e.algo.substr(e.algo.find(':') + 1)}};

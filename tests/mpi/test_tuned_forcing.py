@@ -2,7 +2,7 @@
 name: Open MPI's pml/monitoring counts the messages each pair of ranks exchanged, and each
 algorithm's pattern is checked (ctest mpi.tuned_forcing). Stdlib only.
 
-    test_tuned_forcing.py RUNNER MPIEXEC WORKDIR [--show]
+    test_tuned_forcing.py RUNNER MPIEXEC WORKDIR COLLBENCH [--show]
 
 RUNNER (tuned_forcing_runner) runs one registry entry CALLS times and nothing else; each case
 is launched twice, with 1 and 1 + K calls, and the difference of the per-pair counts divided by
@@ -17,13 +17,18 @@ partners; basic_linear: all through rank 0; binomial: parent = rank with its hig
 cleared ...), so if forcing silently did nothing every entry would show Open MPI's default
 choice and all but at most one check would fail. `library` itself is checked to differ from
 at least one forced pattern. Run at 4 ranks and at 5 (not a power of two). --show prints every
-matrix.
+matrix. Then collbench itself: the records' library_config (what each entry ran with, also when
+the launch forces the library's choice with --mca), refusals as skips, records valid by the schema.
 """
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "harness"))
+import collbench_check as cc  # noqa: E402
 
 K = 2  # extra calls of the second launch
 F32 = 4
@@ -263,8 +268,49 @@ def main(runner: str, mpiexec: str, workdir: str, show: bool) -> None:
     print(f"ok: {rn.launches} launches")
 
 
+def collbench_records(collbench: str, mpiexec: str, workdir: Path, mca: list[str]) -> dict:
+    workdir.mkdir(parents=True, exist_ok=True)
+    out = workdir / f"collbench{len(mca)}.jsonl"
+    out.unlink(missing_ok=True)
+    cmd = [mpiexec, "-np", "4", "--oversubscribe", *mca, collbench, "--op", "allreduce", "--algo",
+           "ring,library,library:ring,library:segmented_ring,library:rabenseifner", "--interleave",
+           "-b", "8", "-e", "64K", "-f", "8192", "-n", "5", "-w", "2", "--json", str(out)]
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    if p.returncode != 0:
+        fail(f"{' '.join(cmd)} exited {p.returncode}:\n{p.stdout[-3000:]}\n{p.stderr[-3000:]}")
+    cc.check_file(str(out), runs=1)  # every record valid by the JSON Schema and the contract
+    return {(r["algo"], r["bytes"]): r for r in map(json.loads, out.read_text().splitlines()) if r["type"] == "result"}
+
+
+def check_collbench(collbench: str, mpiexec: str, workdir: Path) -> None:
+    recs = collbench_records(collbench, mpiexec, workdir, [])
+    cfg = lambda algo, size=65536: recs[(algo, size)]["library_config"]  # noqa: E731
+    if cfg("ring") is not None:
+        fail(f"a custom algorithm's library_config must be null: {cfg('ring')}")
+    if cfg("library") != {"coll_tuned_use_dynamic_rules": "false", "coll_tuned_allreduce_algorithm": "ignore"}:
+        fail(f"library's library_config must say Open MPI chooses (dynamic rules off, ignore): {cfg('library')}")
+    lr = cfg("library:ring")
+    if not lr or lr.get("coll_tuned_use_dynamic_rules") != "true" or lr.get("coll_tuned_allreduce_algorithm") != "ring" \
+            or lr.get("coll_tuned_allreduce_algorithm_segmentsize") != "0":
+        fail(f"library:ring's library_config must name the forced algorithm: {lr}")
+    for algo, size, why in (("library:ring", 8, "count < world size"), ("library:segmented_ring", 65536, "--segment"),
+                            ("library:rabenseifner", 8, "power-of-two")):
+        r = recs[(algo, size)]
+        if not r["skipped"] or why not in (r["skip_reason"] or ""):
+            fail(f"{algo} at {size} B must be skipped naming '{why}': {r['skip_reason']}")
+    if recs[("library:ring", 65536)]["skipped"] or recs[("library:ring", 65536)]["wrong"]:
+        fail(f"library:ring at 64 KiB must run and verify: {recs[('library:ring', 65536)]}")
+    # Forced for the whole job at launch: library records what was in force.
+    recs = collbench_records(collbench, mpiexec, workdir, ["--mca", "coll_tuned_use_dynamic_rules", "1",
+                                                           "--mca", "coll_tuned_allreduce_algorithm", "3"])
+    if cfg("library") != {"coll_tuned_use_dynamic_rules": "true", "coll_tuned_allreduce_algorithm": "recursive_doubling"}:
+        fail(f"library under --mca ... algorithm 3 must record recursive_doubling: {cfg('library')}")
+    print("ok: collbench's library_config")
+
+
 if __name__ == "__main__":
-    if len(sys.argv) < 4:
+    if len(sys.argv) < 5:
         print(__doc__, file=sys.stderr)
         sys.exit(2)
-    main(sys.argv[1], sys.argv[2], sys.argv[3], "--show" in sys.argv[4:])
+    check_collbench(sys.argv[4], sys.argv[2], Path(sys.argv[3]))
+    main(sys.argv[1], sys.argv[2], sys.argv[3], "--show" in sys.argv[5:])
