@@ -128,7 +128,9 @@ Transport& forced_transport(Transport& t, const Variant& v, const CollArgs& a) {
   const auto value = ompi::enum_value(*index, v.name);
   if (!value)
     throw NotSupported("this Open MPI's " + var + " has no algorithm '" + v.name + "'", t.error_context());
-  const ompi::ScopedMcaValue<bool> dynamic("coll", "tuned", "use_dynamic_rules", true, t);
+  std::optional<ompi::ScopedMcaValue<bool>> dynamic;  // already on when the launch said so (--mca)
+  if (ompi::cvar_text("coll_tuned_use_dynamic_rules") != "true")
+    dynamic.emplace("coll", "tuned", "use_dynamic_rules", true, t);
   const ompi::ScopedCvar algorithm(*index, *value, t);
   std::optional<ompi::ScopedCvar> segment;
   if (a.segment_bytes) {
