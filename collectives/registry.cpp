@@ -29,9 +29,10 @@ std::vector<const AlgoEntry*> Registry::for_op(Op op, std::string_view backend) 
   std::vector<const AlgoEntry*> out;
   for (const auto& e : entries_)
     if (e.op == op && (e.backend == "any" || e.backend == backend)) out.push_back(&e);
-  std::sort(out.begin(), out.end(), [](const AlgoEntry* a, const AlgoEntry* b) {
-    const bool la = a->algo == "library", lb = b->algo == "library";
-    return la != lb ? lb : a->algo < b->algo;  // library last
+  // custom (0) < library (1) < library variants (2), each group by name
+  const auto group = [](const AlgoEntry* e) { return e->on_request ? 2 : e->algo == "library" ? 1 : 0; };
+  std::sort(out.begin(), out.end(), [&](const AlgoEntry* a, const AlgoEntry* b) {
+    return group(a) != group(b) ? group(a) < group(b) : a->algo < b->algo;
   });
   return out;
 }

@@ -5,6 +5,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "collectives/collective.hpp"
@@ -20,6 +21,12 @@ using SupportFn = std::optional<std::string> (*)(int world_size, const CollArgs&
 // bound by memory rather than links (the zero-copy ones); `registered`: the buffers are in
 // peer memory. The harness turns it into a result's `efficiency`.
 using TrafficFn = double (*)(int world_size, const CollArgs&, bool registered);
+// What a library entry runs with: (setting, value) pairs, e.g. the Open MPI MCA variables or
+// the NCCL environment in force for it ("coll_tuned_allreduce_algorithm" = "ring"). Results
+// record it as `library_config`.
+using LibraryConfig = std::vector<std::pair<std::string, std::string>>;
+struct AlgoEntry;
+using ConfigFn = LibraryConfig (*)(const AlgoEntry&, const CollArgs&);
 
 struct AlgoEntry {
   Op op;
@@ -31,6 +38,10 @@ struct AlgoEntry {
   SupportFn supports = nullptr;  // null: supports every case
   TrafficFn traffic = nullptr;   // null: no memory-traffic model (no efficiency reported)
   bool native_avg = false;       // applies RedOp::avg itself (NCCL's ncclAvg); else run_entry does
+  ConfigFn config = nullptr;     // library entries: the settings in force (null for custom algorithms)
+  // A library-internal variant ("library:ring"): measured when named or through "library:all",
+  // not by "all", so sweeps of every algorithm keep their size.
+  bool on_request = false;
 };
 
 // Runs `e` on `a`: what every caller does instead of e.run, so RedOp::avg works with every
@@ -46,7 +57,8 @@ class Registry {
 
   // The entry for (op, algo) usable on `backend` ("library" resolves to that backend's one).
   const AlgoEntry* find(Op op, std::string_view algo, std::string_view backend) const;
-  // Every algo name for an op usable on a backend, custom ones first, sorted.
+  // Every algo name for an op usable on a backend: custom ones sorted, then "library", then
+  // the library's variants ("library:...") sorted.
   std::vector<const AlgoEntry*> for_op(Op op, std::string_view backend) const;
   const std::vector<AlgoEntry>& all() const { return entries_; }
 

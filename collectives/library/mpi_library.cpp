@@ -1,14 +1,13 @@
 // The MPI library's own collectives as registry entries (algo "library", backend "mpi"),
 // so they go through the same timing, verification and JSON path as the custom ones.
-#include <dlfcn.h>
 #include <mpi.h>
 
 #include <climits>
 #include <optional>
 #include <typeinfo>
 
-#include "collectives/registry.hpp"
-#include "collectives/transport/mpi/mpi_transport.hpp"
+#include "collectives/library/mpi_library.hpp"
+#include "collectives/library/mpi_ompi_vars.hpp"
 
 namespace collbench {
 namespace {
@@ -81,6 +80,10 @@ void make_op(const ReduceOp& r, MpiOp& out) {
   out.user = true;
 }
 
+}  // namespace
+
+namespace mpi_library {
+
 // MpiTransport is final, so an exact type check is the same test as a dynamic_cast at a
 // quarter of its cost (~1 ns instead of ~4 ns per call: bench/bench_overhead.cpp).
 MpiTransport& mpi(Transport& t) {
@@ -88,12 +91,16 @@ MpiTransport& mpi(Transport& t) {
   return static_cast<MpiTransport&>(t);
 }
 
+namespace {
+
 int icount(std::size_t count, const Transport& t) {
   if (count > static_cast<std::size_t>(INT_MAX)) throw NotSupported("count exceeds MPI's int", t.error_context());
   return static_cast<int>(count);
 }
 
 const void* in_place_if(bool cond, const void* p) { return cond ? MPI_IN_PLACE : p; }
+
+}  // namespace
 
 // Every library collective is one blocking MPI call, published on the call scope for the
 // watchdog (a few stores, no clock; harness/run/watchdog.hpp) so a rank stuck in it is named
@@ -180,16 +187,44 @@ void alltoall(Transport& t, const CollArgs& a) {
                       t);
 }
 
+std::string_view tuned_name(Op op) {
+  switch (op) {
+    case Op::broadcast: return "bcast";
+    case Op::reduce: return "reduce";
+    case Op::allreduce: return "allreduce";
+    case Op::gather: return "gather";
+    case Op::allgather: return "allgather";
+    case Op::scatter: return "scatter";
+    case Op::reduce_scatter: return "reduce_scatter_block";
+    case Op::alltoall: return "alltoall";
+  }
+  return "";
+}
+
+LibraryConfig default_config(const AlgoEntry& e, const CollArgs&) {
+  LibraryConfig c;
+  const std::string var = "coll_tuned_" + std::string(tuned_name(e.op)) + "_algorithm";
+  for (const std::string& name : {std::string("coll_tuned_use_dynamic_rules"), var})
+    if (auto v = ompi::cvar_text(name)) c.emplace_back(name, *v);
+  return c;
+}
+
+}  // namespace mpi_library
+
+namespace {
+
+using namespace mpi_library;
+
 constexpr const char* kAny = "any world size, any root, any count below 2^31 elements";
 
-COLLBENCH_REGISTER({Op::broadcast, "library", "mpi", "MPI_Bcast", kAny, &bcast});
-COLLBENCH_REGISTER({Op::reduce, "library", "mpi", "MPI_Reduce", kAny, &reduce});
-COLLBENCH_REGISTER({Op::allreduce, "library", "mpi", "MPI_Allreduce", kAny, &allreduce});
-COLLBENCH_REGISTER({Op::gather, "library", "mpi", "MPI_Gather", kAny, &gather});
-COLLBENCH_REGISTER({Op::allgather, "library", "mpi", "MPI_Allgather", kAny, &allgather});
-COLLBENCH_REGISTER({Op::scatter, "library", "mpi", "MPI_Scatter", kAny, &scatter});
-COLLBENCH_REGISTER({Op::reduce_scatter, "library", "mpi", "MPI_Reduce_scatter_block", kAny, &reduce_scatter});
-COLLBENCH_REGISTER({Op::alltoall, "library", "mpi", "MPI_Alltoall", kAny, &alltoall});
+COLLBENCH_REGISTER({Op::broadcast, "library", "mpi", "MPI_Bcast", kAny, &bcast, nullptr, nullptr, false, &default_config});
+COLLBENCH_REGISTER({Op::reduce, "library", "mpi", "MPI_Reduce", kAny, &reduce, nullptr, nullptr, false, &default_config});
+COLLBENCH_REGISTER({Op::allreduce, "library", "mpi", "MPI_Allreduce", kAny, &allreduce, nullptr, nullptr, false, &default_config});
+COLLBENCH_REGISTER({Op::gather, "library", "mpi", "MPI_Gather", kAny, &gather, nullptr, nullptr, false, &default_config});
+COLLBENCH_REGISTER({Op::allgather, "library", "mpi", "MPI_Allgather", kAny, &allgather, nullptr, nullptr, false, &default_config});
+COLLBENCH_REGISTER({Op::scatter, "library", "mpi", "MPI_Scatter", kAny, &scatter, nullptr, nullptr, false, &default_config});
+COLLBENCH_REGISTER({Op::reduce_scatter, "library", "mpi", "MPI_Reduce_scatter_block", kAny, &reduce_scatter, nullptr, nullptr, false, &default_config});
+COLLBENCH_REGISTER({Op::alltoall, "library", "mpi", "MPI_Alltoall", kAny, &alltoall, nullptr, nullptr, false, &default_config});
 
 // ---- Open MPI's hierarchical component, coll/han, as a library variant ("han") -------------
 // Open MPI 4.1 ships coll/han at priority 0, below coll/tuned, so MPI_Allreduce never uses it
@@ -198,34 +233,8 @@ COLLBENCH_REGISTER({Op::alltoall, "library", "mpi", "MPI_Alltoall", kAny, &allto
 // (in the warm-up) with han's priority raised for that moment only: han and the default
 // component can then alternate in one interleaved run, the fair baseline for the node-aware
 // algorithms. coll_han_priority is read-only to MPI_T, so it is raised through Open MPI's MCA
-// variable store (libopen-pal), found with dlsym so nothing links against Open MPI internals:
-// mca_base_var_get_value hands out the variable's own storage (an int for an int variable).
-class ScopedHanPriority {
- public:
-  ScopedHanPriority(int priority, const Transport& t) {
-    using Find = int (*)(const char*, const char*, const char*, const char*);
-    using Get = int (*)(int, const void*, void*, const char**);
-    auto find = reinterpret_cast<Find>(dlsym(RTLD_DEFAULT, "mca_base_var_find"));
-    auto get = reinterpret_cast<Get>(dlsym(RTLD_DEFAULT, "mca_base_var_get_value"));
-    if (find == nullptr || get == nullptr)
-      throw NotSupported("han is Open MPI's coll/han component: this MPI has no MCA variable store", t.error_context());
-    const int index = find("ompi", "coll", "han", "priority");
-    const void* value = nullptr;
-    if (index < 0 || get(index, &value, nullptr, nullptr) != 0 || value == nullptr)
-      throw NotSupported("this Open MPI has no coll/han component (or it was excluded with --mca coll)", t.error_context());
-    storage_ = static_cast<int*>(const_cast<void*>(value));
-    saved_ = *storage_;
-    *storage_ = priority;
-  }
-  ~ScopedHanPriority() { *storage_ = saved_; }
-  ScopedHanPriority(const ScopedHanPriority&) = delete;
-  ScopedHanPriority& operator=(const ScopedHanPriority&) = delete;
-
- private:
-  int* storage_ = nullptr;
-  int saved_ = 0;
-};
-
+// variable store (mpi_ompi_vars.hpp).
+constexpr int kHanPriority = 100;
 // The communicator han serves: every rank of `t`, made on the first call.
 Transport& han_transport(Transport& t) {
   constexpr std::string_view kName = "library/han";
@@ -233,8 +242,8 @@ Transport& han_transport(Transport& t) {
   // han splits by node itself and declines (falls back to tuned) within one node.
   if (t.node_layout().nodes() < 2)
     throw NotSupported("han is a hierarchical component: Open MPI uses it only across nodes", t.error_context());
-  std::optional<ScopedHanPriority> raised;  // only while the communicator is made
-  if (!t.has_split(kName)) raised.emplace(100, t);
+  std::optional<ompi::ScopedMcaValue<int>> raised;  // only while the communicator is made
+  if (!t.has_split(kName)) raised.emplace("coll", "han", "priority", kHanPriority, t);
   return *t.split(kName, 0, t.rank());
 }
 
@@ -252,11 +261,15 @@ void on_han(Transport& t, const CollArgs& a) {
   Call(h, a);
 }
 
+LibraryConfig han_config(const AlgoEntry&, const CollArgs&) {
+  return {{"coll_han_priority", std::to_string(kHanPriority)}};  // while its communicator was made
+}
+
 constexpr const char* kHan = "Open MPI only, at least 2 nodes; any root, any count below 2^31 elements";
-COLLBENCH_REGISTER({Op::broadcast, "han", "mpi", "MPI_Bcast served by Open MPI's coll/han (node-aware)", kHan, &on_han<bcast>});
-COLLBENCH_REGISTER({Op::reduce, "han", "mpi", "MPI_Reduce served by Open MPI's coll/han (node-aware)", kHan, &on_han<reduce>});
-COLLBENCH_REGISTER({Op::allreduce, "han", "mpi", "MPI_Allreduce served by Open MPI's coll/han (node-aware)", kHan, &on_han<allreduce>});
-COLLBENCH_REGISTER({Op::allgather, "han", "mpi", "MPI_Allgather served by Open MPI's coll/han (node-aware)", kHan, &on_han<allgather>});
+COLLBENCH_REGISTER({Op::broadcast, "han", "mpi", "MPI_Bcast served by Open MPI's coll/han (node-aware)", kHan, &on_han<bcast>, nullptr, nullptr, false, &han_config});
+COLLBENCH_REGISTER({Op::reduce, "han", "mpi", "MPI_Reduce served by Open MPI's coll/han (node-aware)", kHan, &on_han<reduce>, nullptr, nullptr, false, &han_config});
+COLLBENCH_REGISTER({Op::allreduce, "han", "mpi", "MPI_Allreduce served by Open MPI's coll/han (node-aware)", kHan, &on_han<allreduce>, nullptr, nullptr, false, &han_config});
+COLLBENCH_REGISTER({Op::allgather, "han", "mpi", "MPI_Allgather served by Open MPI's coll/han (node-aware)", kHan, &on_han<allgather>, nullptr, nullptr, false, &han_config});
 
 }  // namespace
 }  // namespace collbench

@@ -6,6 +6,7 @@
 // nccl-tests does.
 #include <nccl.h>
 
+#include <cstdlib>
 #include <vector>
 
 #include "collectives/registry.hpp"
@@ -171,14 +172,23 @@ constexpr const char* kScatterDesc = "grouped ncclSend at the root (nccl-tests s
 
 constexpr const char* kAny = "any world size, any root, any count; device memory on the nccl backend";
 
-COLLBENCH_REGISTER({Op::broadcast, "library", "nccl", "ncclBroadcast", kAny, &bcast});
-COLLBENCH_REGISTER({Op::reduce, "library", "nccl", "ncclReduce", kAny, &reduce, nullptr, nullptr, true});
-COLLBENCH_REGISTER({Op::allreduce, "library", "nccl", "ncclAllReduce", kAny, &allreduce, nullptr, nullptr, true});
-COLLBENCH_REGISTER({Op::gather, "library", "nccl", kGatherDesc, kAny, kGather});
-COLLBENCH_REGISTER({Op::allgather, "library", "nccl", "ncclAllGather", kAny, &allgather});
-COLLBENCH_REGISTER({Op::scatter, "library", "nccl", kScatterDesc, kAny, kScatter});
-COLLBENCH_REGISTER({Op::reduce_scatter, "library", "nccl", "ncclReduceScatter", kAny, &reduce_scatter, nullptr, nullptr, true});
-COLLBENCH_REGISTER({Op::alltoall, "library", "nccl", kAlltoallDesc, kAny, kAlltoall});
+// What NCCL was told when the job's communicator was made: NCCL_ALGO/NCCL_PROTO as set in the
+// environment ({}: NCCL's own choice per call).
+LibraryConfig env_config(const AlgoEntry&, const CollArgs&) {
+  LibraryConfig c;
+  for (const char* name : {"NCCL_ALGO", "NCCL_PROTO"})
+    if (const char* v = std::getenv(name)) c.emplace_back(name, v);
+  return c;
+}
+
+COLLBENCH_REGISTER({Op::broadcast, "library", "nccl", "ncclBroadcast", kAny, &bcast, nullptr, nullptr, false, &env_config});
+COLLBENCH_REGISTER({Op::reduce, "library", "nccl", "ncclReduce", kAny, &reduce, nullptr, nullptr, true, &env_config});
+COLLBENCH_REGISTER({Op::allreduce, "library", "nccl", "ncclAllReduce", kAny, &allreduce, nullptr, nullptr, true, &env_config});
+COLLBENCH_REGISTER({Op::gather, "library", "nccl", kGatherDesc, kAny, kGather, nullptr, nullptr, false, &env_config});
+COLLBENCH_REGISTER({Op::allgather, "library", "nccl", "ncclAllGather", kAny, &allgather, nullptr, nullptr, false, &env_config});
+COLLBENCH_REGISTER({Op::scatter, "library", "nccl", kScatterDesc, kAny, kScatter, nullptr, nullptr, false, &env_config});
+COLLBENCH_REGISTER({Op::reduce_scatter, "library", "nccl", "ncclReduceScatter", kAny, &reduce_scatter, nullptr, nullptr, true, &env_config});
+COLLBENCH_REGISTER({Op::alltoall, "library", "nccl", kAlltoallDesc, kAny, kAlltoall, nullptr, nullptr, false, &env_config});
 
 }  // namespace
 }  // namespace collbench

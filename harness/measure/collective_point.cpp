@@ -276,6 +276,8 @@ std::vector<PointResult> measure_size(PointEnv& env, const CollectiveBlock& b, c
 
   std::vector<PointResult> results;
   for (const AlgoEntry* e : b.algos) results.push_back(base_result(env, b, *e, s));
+  for (std::size_t i = 0; i < b.algos.size(); ++i)  // library entries: what the library runs with
+    if (b.algos[i]->config) results[i].library_config = b.algos[i]->config(*b.algos[i], args);
   for (std::size_t i = 0; i < b.algos.size(); ++i)
     if (b.algos[i]->supports)
       if (auto why = b.algos[i]->supports(t.size(), args)) skip(results[i], *why);

@@ -66,8 +66,10 @@ void add_selection_options(CLI::App& app, RawOptions& o) {
                  ->group("Selection");
   o.algo_opt = app.add_option("--algo", o.algo,
                               "algorithms, comma-separated, or all (default; in a list too: all,auto); library = the "
-                              "backend's own; han = Open MPI's coll/han (multi-node); auto = what --tuning names for "
-                              "the size and layout; see --list")
+                              "backend's own; library:ALGO = one of the library's own algorithms forced (Open MPI "
+                              "coll/tuned: library:ring, library:recursive_doubling ...; NCCL: library:ring_ll128 ...), "
+                              "library:all = all of them (not in all); han = Open MPI's coll/han (multi-node); auto = "
+                              "what --tuning names for the size and layout; see --list")
                    ->type_name("ALGO[,ALGO...]|all")
                    ->group("Selection");
   o.tuning_opt = app.add_option("--tuning", o.tuning,

@@ -8,6 +8,8 @@
 namespace collbench {
 namespace {
 
+constexpr const char* kLibraryVariants = "library:all";
+
 std::string names_of(const std::vector<const AlgoEntry*>& es) {
   std::string s;
   for (const auto* e : es) s += (s.empty() ? "" : ", ") + e->algo;
@@ -20,18 +22,25 @@ std::vector<const AlgoEntry*> resolve_algos(Op op, const std::vector<std::string
   if (available.empty())
     throw UsageError("no algorithm is registered for op " + std::string(op_name(op)) + " on backend " + backend +
                      "; accepted: another op");
-  if (wanted.empty()) return available;  // "all"
+  // "all": every algorithm but the library's on-request variants; "library:all": those variants.
+  const auto add_all = [&](std::vector<const AlgoEntry*>& out, bool variants) {
+    for (const AlgoEntry* e : available)
+      if (e->on_request == variants && std::find(out.begin(), out.end(), e) == out.end()) out.push_back(e);
+  };
   std::vector<const AlgoEntry*> out;
+  if (wanted.empty()) {
+    add_all(out, false);
+    return out;
+  }
   for (const auto& name : wanted) {
-    if (name == "all") {  // in a list ("all,auto"): every registered algorithm not named already
-      for (const AlgoEntry* e : available)
-        if (std::find(out.begin(), out.end(), e) == out.end()) out.push_back(e);
+    if (name == "all" || name == kLibraryVariants) {  // in a list ("all,auto"): those not named already
+      add_all(out, name == kLibraryVariants);
       continue;
     }
     const AlgoEntry* e = name == kAutoAlgo ? &auto_entry(op) : registry.find(op, name, backend);
     if (!e)
       throw UsageError("unknown algo '" + name + "' for op " + std::string(op_name(op)) + " (backend " + backend +
-                       "); accepted: " + names_of(available) + ", all, auto (with --tuning)");
+                       "); accepted: " + names_of(available) + ", all, " + kLibraryVariants + ", auto (with --tuning)");
     if (std::find(out.begin(), out.end(), e) == out.end()) out.push_back(e);
   }
   return out;

@@ -199,6 +199,14 @@ json workload_json(const PointResult& r, const std::string& run_id) {
           {"skip_reason", opt(r.skip_reason)}};
 }
 
+// {"setting": "value", ...} in the library's order, or null for custom algorithms.
+json library_config_json(const PointResult& r) {
+  if (!r.library_config) return nullptr;
+  json c = json::object();
+  for (const auto& [k, v] : *r.library_config) c[k] = v;
+  return c;
+}
+
 json result_json(const PointResult& r, const std::string& run_id, long keep_samples) {
   if (r.ddp) return workload_json(r, run_id);
   json j = {{"type", "result"},
@@ -235,7 +243,8 @@ json result_json(const PointResult& r, const std::string& run_id, long keep_samp
             {"window_us", opt(r.window_us)},
             {"osu_avg_us", opt(r.osu_avg_us)},
             {"nccl_avg_us", opt(r.nccl_avg_us)},
-            {"efficiency", opt(r.efficiency)}};
+            {"efficiency", opt(r.efficiency)},
+            {"library_config", library_config_json(r)}};
   if (r.registered_buffers) j["buffers"] = "registered";  // absent: plain (as in older records)
   if (r.chosen) {                                         // --algo auto only
     j["chosen"] = *r.chosen;

@@ -5,6 +5,7 @@
 #include <array>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "harness/plan/run_config.hpp"
@@ -42,6 +43,9 @@ struct PointResult {
   // --algo auto only: the algorithm run, the tuning file's range ("FILE:LINE", or "none") and
   // how the entry matched the layout ("exact", "nearest 2x2", or why none applied).
   std::optional<std::string> chosen, tuning, tuning_match;
+  // Library entries only: the settings the library ran this entry with (MCA/MPI_T variables,
+  // NCCL environment), in order; absent (JSON null) for custom algorithms.
+  std::optional<std::vector<std::pair<std::string, std::string>>> library_config;
   // Point-to-point (pingpong) records only: the pair and whether it stays within a node.
   std::optional<int> src, dst;
   std::optional<std::string> link;  // "intra" | "inter"

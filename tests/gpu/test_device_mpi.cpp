@@ -2,6 +2,8 @@
 // MPI when available), NCCL}, and NCCL's own collectives; verified like the CPU suites.
 // Needs a GPU: every rank exits 77 (ctest: skipped) without one.
 #include <gtest/gtest.h>
+
+#include <algorithm>
 #include <mpi.h>
 
 #include <cstdio>
@@ -56,7 +58,9 @@ std::vector<const AlgoEntry*> entries(bool with_nccl_library) {
 }
 
 std::string param_name(const ::testing::TestParamInfo<const AlgoEntry*>& i) {
-  return std::string(op_name(i.param->op)) + "_" + i.param->algo;
+  std::string name = std::string(op_name(i.param->op)) + "_" + i.param->algo;
+  std::replace(name.begin(), name.end(), ':', '_');  // library:ring_ll -> library_ring_ll
+  return name;
 }
 
 class MpiOnDevice : public ::testing::TestWithParam<const AlgoEntry*> {};

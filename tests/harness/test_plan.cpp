@@ -1,6 +1,7 @@
 // The sweep plan (algo resolution against the registry), topology facts and launch checks.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 
 #include "collectives/core/error.hpp"
@@ -19,16 +20,33 @@ RunConfig one_case(std::vector<OpChoice> ops, std::vector<std::string> algos, Se
 
 const CollectiveBlock& coll(const Block& b) { return std::get<CollectiveBlock>(b); }
 
+// Registered algorithms of an op on the mpi backend, with or without the library's variants.
+std::size_t registered(Op op, bool variants) {
+  std::size_t n = 0;
+  for (const AlgoEntry* e : Registry::get().for_op(op, "mpi")) n += e->on_request == variants;
+  return n;
+}
+
 TEST(Plan, AllResolvesToEveryAlgorithmOfTheOpWithLibraryLast) {
   const auto plan = make_plan(one_case({Op::allreduce}, {}), Registry::get());
   ASSERT_EQ(plan.size(), 1u);
   ASSERT_FALSE(coll(plan[0]).algos.empty());
   EXPECT_EQ(coll(plan[0]).algos.back()->algo, "library");
-  EXPECT_EQ(coll(plan[0]).algos.size(), Registry::get().for_op(Op::allreduce, "mpi").size());
+  EXPECT_EQ(coll(plan[0]).algos.size(), registered(Op::allreduce, false));  // no library:... variant
+}
+
+TEST(Plan, LibraryAllResolvesToTheLibrarysVariantsOnly) {
+  const auto plan = make_plan(one_case({Op::allreduce}, parse_algos("ring,library:all")), Registry::get());
+  const auto& algos = coll(plan[0]).algos;
+  ASSERT_EQ(algos.size(), 1 + registered(Op::allreduce, true));
+  EXPECT_EQ(algos.front()->algo, "ring");
+  for (std::size_t i = 1; i < algos.size(); ++i) EXPECT_TRUE(algos[i]->algo.starts_with("library:")) << algos[i]->algo;
+  EXPECT_NE(std::find_if(algos.begin(), algos.end(), [](const AlgoEntry* e) { return e->algo == "library:ring"; }),
+            algos.end());
 }
 
 TEST(Plan, AllInAListAddsEveryAlgorithmOnceBesideTheNamedOnes) {
-  const std::size_t every = Registry::get().for_op(Op::allreduce, "mpi").size();
+  const std::size_t every = registered(Op::allreduce, false);
   const auto first = make_plan(one_case({Op::allreduce}, parse_algos("ring,all")), Registry::get());
   ASSERT_EQ(coll(first[0]).algos.size(), every);  // ring once, where it was named
   EXPECT_EQ(coll(first[0]).algos.front()->algo, "ring");

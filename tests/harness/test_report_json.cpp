@@ -71,6 +71,17 @@ TEST(ResultJson, EveryContractFieldWithItsType) {
   EXPECT_EQ(j.begin().key(), "type") << "records start with their type";
 }
 
+TEST(ResultJson, LibraryConfigIsAnObjectInTheLibrarysOrderOrNull) {
+  PointResult r = measured();
+  EXPECT_TRUE(result_json(r, "0123456789abcdef")["library_config"].is_null());  // custom algorithm
+  r.library_config = {{"coll_tuned_use_dynamic_rules", "true"}, {"coll_tuned_allreduce_algorithm", "ring"}};
+  const ordered_json c = result_json(r, "0123456789abcdef")["library_config"];
+  ASSERT_TRUE(c.is_object());
+  EXPECT_EQ(c.dump(), R"({"coll_tuned_use_dynamic_rules":"true","coll_tuned_allreduce_algorithm":"ring"})");
+  r.library_config.emplace();  // a library that exposes nothing
+  EXPECT_EQ(result_json(r, "0123456789abcdef")["library_config"].dump(), "{}");
+}
+
 TEST(ResultJson, SkippedPointHasNullMeasurements) {
   PointResult r = measured();
   r.time_us.reset();

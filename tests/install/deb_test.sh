@@ -86,7 +86,7 @@ while IFS= read -r -d '' f; do
   [[ $(head -c4 "$f" | od -An -c | tr -d ' ') == 177ELF ]] || continue
   nelf=$((nelf + 1))
   dyn=$(objdump -p "$f" | grep -E 'NEEDED|RPATH|RUNPATH')
-  echo "${f#"$work/deb"}:" $dyn
+  echo "${f#"$work/deb"}: $(tr '\n' ' ' <<<"$dyn")"
   if grep -qiE 'cuda|nccl|nvToolsExt' <<<"$dyn"; then fail "${f#"$work/deb"} needs CUDA/NCCL: $dyn"; fi
   if grep -qE "(RPATH|RUNPATH).*(/usr/local|$build|$src)" <<<"$dyn"; then fail "${f#"$work/deb"} has a RUNPATH into /usr/local or the build: $dyn"; fi
 done < <(find "$work/deb" -type f -print0)

@@ -60,7 +60,8 @@ got=$(env -i PATH=/usr/bin:/bin HOME="$work" bash -c "source $init >/dev/null 2>
 step "module load collbench (environment-modules): PATH starts with P/bin, COLLBENCH_SLURM=P/share/collbench/slurm"
 mv "$work/p" "$work/q"
 Q=$work/q
-mkdir -p "$work/run" && cd "$work/run" || fail "cd $work/run"
+mkdir -p "$work/run"
+cd "$work/run" || fail "cd $work/run"
 step "the tree moved to $Q; working in $work/run"
 
 # --- B. the program --------------------------------------------------------------------------

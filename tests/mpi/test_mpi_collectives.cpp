@@ -1,6 +1,8 @@
 // The same checks as the thread suite, through real MPI processes (mpirun -np 2..5):
 // every custom algorithm over the MPI transport and every MPI library entry.
 #include <gtest/gtest.h>
+
+#include <algorithm>
 #include <mpi.h>
 
 #include "collectives/registry.hpp"
@@ -44,7 +46,9 @@ TEST_P(MpiCollectives, VerifiedOnEveryCase) {
 
 INSTANTIATE_TEST_SUITE_P(Registry, MpiCollectives, ::testing::ValuesIn(mpi_entries()),
                          [](const ::testing::TestParamInfo<const AlgoEntry*>& i) {
-                           return std::string(op_name(i.param->op)) + "_" + i.param->algo;
+                           std::string name = std::string(op_name(i.param->op)) + "_" + i.param->algo;
+                           std::replace(name.begin(), name.end(), ':', '_');  // library:ring -> library_ring
+                           return name;
                          });
 
 // The node-aware algorithms under emulated placements (every rank runs on this machine, so the

@@ -1,0 +1,31 @@
+#pragma once
+// The MPI library's collective calls (mpi_library.cpp), one blocking MPI call each on the
+// transport's communicator. The library variants (coll/han, coll/tuned's forced algorithms)
+// run the same calls on a communicator of their own.
+#include "collectives/collective.hpp"
+#include "collectives/registry.hpp"
+#include "collectives/transport/mpi/mpi_transport.hpp"
+
+namespace collbench::mpi_library {
+
+// `t` as the MPI transport; NotSupported on any other backend.
+MpiTransport& mpi(Transport& t);
+
+void bcast(Transport& t, const CollArgs& a);
+void reduce(Transport& t, const CollArgs& a);
+void allreduce(Transport& t, const CollArgs& a);
+void gather(Transport& t, const CollArgs& a);
+void allgather(Transport& t, const CollArgs& a);
+void scatter(Transport& t, const CollArgs& a);
+void reduce_scatter(Transport& t, const CollArgs& a);  // MPI_Reduce_scatter_block
+void alltoall(Transport& t, const CollArgs& a);
+
+// Open MPI's coll/tuned name of an op, as in coll_tuned_<name>_algorithm ("bcast",
+// "reduce_scatter_block": the call reduce_scatter makes).
+std::string_view tuned_name(Op op);
+
+// What the plain library entries run with: coll/tuned's switch and forced algorithm for the
+// op as they stand ({} on an MPI without them).
+LibraryConfig default_config(const AlgoEntry& e, const CollArgs& a);
+
+}  // namespace collbench::mpi_library
