@@ -5,7 +5,8 @@ pkgs=(cmake g++ make git pkg-config iproute2 util-linux procps
       openmpi-bin libopenmpi-dev libyaml-cpp-dev nlohmann-json3-dev libcli11-dev
       libgtest-dev libgmock-dev libbenchmark-dev
       python3 python3-matplotlib python3-numpy python3-scipy python3-pytest python3-jsonschema python3-yaml
-      slurm-wlm munge clang libclang-rt-14-dev)
+      slurm-wlm munge clang libclang-rt-14-dev
+      libhwloc-dev python3-pandas)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

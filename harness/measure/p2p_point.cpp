@@ -288,4 +288,22 @@ std::vector<PointResult> measure_p2p_size(PointEnv& env, const P2pBlock& b, cons
   return measure_p2p_pairs(env, b, s, p2p_pairs(env, b));
 }
 
+LinkRates calibrate_links(PointEnv& env, double timeout_s) {
+  LinkRates rates;
+  if (env.topology.world_size < 2) return rates;
+  P2pBlock b;
+  b.method = P2pMethod::bw;
+  b.settings.iters = kLinkIters;
+  b.settings.warmup = 1;
+  b.settings.check = false;
+  b.settings.timeout_s = timeout_s;
+  const SizePoint s{kLinkBytes, kLinkBytes, kLinkBytes};
+  const std::vector<SelectedPair> pairs = select_pairs(PairSpec{}, env.topology.node_of_rank);
+  const std::vector<PointResult> results = measure_p2p_pairs(env, b, s, pairs);
+  for (std::size_t i = 0; i < pairs.size(); ++i)
+    (pairs[i].intra ? rates.intra : rates.inter) =
+        LinkRate{results[i].algbw_GBps.value_or(0), pairs[i].ranks.src, pairs[i].ranks.dst, kLinkBytes};
+  return rates;
+}
+
 }  // namespace collbench
