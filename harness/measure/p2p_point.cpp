@@ -299,10 +299,18 @@ LinkRates calibrate_links(PointEnv& env, double timeout_s) {
   b.settings.timeout_s = timeout_s;
   const SizePoint s{kLinkBytes, kLinkBytes, kLinkBytes};
   const std::vector<SelectedPair> pairs = select_pairs(PairSpec{}, env.topology.node_of_rank);
-  const std::vector<PointResult> results = measure_p2p_pairs(env, b, s, pairs);
-  for (std::size_t i = 0; i < pairs.size(); ++i)
-    (pairs[i].intra ? rates.intra : rates.inter) =
-        LinkRate{results[i].algbw_GBps.value_or(0), pairs[i].ranks.src, pairs[i].ranks.dst, kLinkBytes};
+  env.transport.scope().set_timeout(std::chrono::milliseconds(static_cast<long long>(timeout_s * 1000)));
+  const int me = env.transport.rank();
+  // Few receive slots, reused round-robin (osu_bw receives a whole window into one buffer): the
+  // calibration must not raise the run's peak memory (harness.memory measures it).
+  std::optional<PairBuffers> buffers;
+  for (const auto& p : pairs)
+    if (!buffers && (p.ranks.src == me || p.ranks.dst == me))
+      buffers.emplace(env.transport.memory(), me, kLinkBytes, kLinkSlots);
+  for (const auto& p : pairs) {
+    const PointResult r = measure_pair(env, b, s, p, buffers ? &*buffers : nullptr);
+    (p.intra ? rates.intra : rates.inter) = LinkRate{r.algbw_GBps.value_or(0), p.ranks.src, p.ranks.dst, kLinkBytes};
+  }
   return rates;
 }
 

@@ -263,6 +263,8 @@ int run_sweep(const RunConfig& cfg, const LaunchEnv& launch) {
                 slurm_info(getenv_or_null),
                 &cfg,
                 std::nullopt,
+                std::nullopt,
+                std::nullopt,
                 std::nullopt};
   if (const char* link = getenv_or_null("COLLBENCH_INTER_NODE_LINK"); link != nullptr && *link != '\0')
     run.inter_node_link = link;  // rank 0 writes the record: its environment is what the launcher set
