@@ -132,7 +132,7 @@ ExpectEntry entry(const std::string& path, const YAML::Node& e, double default_t
                                            "max_bytes", "dtype",      "in_place",    "min_busbw_GBps",
                                            "max_time_us", "tolerance"};
   for (const auto& kv : e) {
-    const std::string key = kv.first.as<std::string>();
+    const std::string key = kv.first.IsScalar() ? kv.first.Scalar() : "(not a name)";
     if (!kKeys.count(key)) bad(path, kv.first, "unknown key '" + key + "' in an entry");
   }
   ExpectEntry x;
@@ -176,7 +176,7 @@ Expectations Expectations::parse(const std::string& text, const std::string& pat
   }
   if (!root.IsMap()) bad(path, root, "not a mapping");
   for (const auto& kv : root) {
-    const std::string key = kv.first.as<std::string>();
+    const std::string key = kv.first.IsScalar() ? kv.first.Scalar() : "(not a name)";
     static const std::set<std::string> kTop{"schema", "tolerance", "entries", "generated", "tool", "sources", "runs"};
     if (!kTop.count(key))
       bad(path, kv.first, "unknown key '" + key + "' (schema, tolerance, entries; generated, tool, sources, runs)");

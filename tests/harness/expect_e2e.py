@@ -170,8 +170,8 @@ def test_write_expect(collbench: str, mpiexec: str, workdir: str, collcompare: s
         fail("small sizes should be timed, large ones bandwidth")
     # collbench accepts it (a dry run parses it) and the same machine's rerun passes it.
     p = run([collbench, *sweep, "--expect", str(gate), "--dry-run", "--ranks", "2"])
-    if p.returncode != 0:
-        fail("collbench --dry-run refused the written expectation file")
+    if p.returncode != 0 or f"expect: {gate} (10 entries;" not in p.stdout:
+        fail("collbench --dry-run refused the written expectation file, or did not show it")
     # The rerun passes. This machine is shared with other jobs, whose load can slow a whole run
     # beyond any tolerance: up to 3 attempts, each a full gated run; one must pass every check.
     for attempt in range(1, 4):

@@ -146,6 +146,7 @@ TEST(Expect, RefusesMalformedFilesNamingFileAndLine) {
        "unknown dtype"},
       {"entries:\n  - {op: [allreduce], algo: ring, bytes: 8, max_time_us: 1}\n", "e.yaml:2", "not a single value"},
       {"entries:\n  - {algo: ring, bytes: 8, max_time_us: 1}\n", "e.yaml:2", "without 'op'"},
+      {"entries:\n  - {? [op]: allreduce, algo: ring, bytes: 8, max_time_us: 1}\n", "e.yaml:2", "unknown key '(not a name)'"},
       {"schema: collbench-tuning/1\nentries:\n  - {op: allreduce, algo: ring, bytes: 8, max_time_us: 1}\n", "e.yaml:1",
        "is not collbench-expect/1"},
   };
