@@ -314,10 +314,12 @@ class Tables:
 def build_tables(ds: Dataset, workloads: Sequence[Workload] = ()) -> Tables:
     rows = fit_models(ds.points)
     node_aware = node_aware_table(ds)  # only when some multi-node layout has node-aware results
+    from . import provenance  # issue 21: hardware, link rates and the --expect verdict per run
+    hardware = provenance.table(ds.files)
     return Tables(
         summary=[t.drop_blank_column("variant") for t in
                  (best_algorithm_table(ds), *([node_aware] if node_aware.rows else []), peak_busbw_table(ds),
-                  small_latency_table(ds), pingpong_table(ds))],
+                  small_latency_table(ds), pingpong_table(ds), *([hardware] if hardware else []))],
         model=model_table(rows).drop_blank_column("variant"),
         crossovers=crossover_table(measured_crossovers(ds.points), predicted_crossovers(rows)).drop_blank_column("variant"),
         problems=problems_table(ds),

@@ -3,6 +3,7 @@ efficiency figures collplot adds (collbench_analysis/efficiency.py). That collbe
 written file and a rerun passes it is tested end to end in tests/harness/expect_e2e.py."""
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -95,8 +96,14 @@ def test_efficiency_figures_and_schema(tmp_path: Path) -> None:
                           "caches": [{"level": 1, "type": "data", "size_bytes": 49152, "count": 2}], "hwloc": "2.9.0"}],
                links={"intra": {"GBps": 5.5, "src": 0, "dst": 1, "bytes": 1048576, "method": "bw"}, "inter": None})
     assert schema.first_error(run, strict=True) is None
-    run["links"]["intra"]["method"] = "latency"
-    assert schema.first_error(run, strict=True) is not None
+    bad = yaml.safe_load(json.dumps(run))
+    bad["links"]["intra"]["method"] = "latency"
+    assert schema.first_error(bad, strict=True) is not None
+    end = yaml.safe_load((runs / "good0.jsonl").read_text().splitlines()[-1])
+    end["expect"] = {"file": "/x/expect.yaml", "checked": 9, "failed": 2}
+    assert schema.first_error(end, strict=True) is None
+    lines = (runs / "good0.jsonl").read_text().splitlines()
+    (runs / "good0.jsonl").write_text("\n".join([json.dumps(run), *lines[1:-1], json.dumps(end)]) + "\n")
     out = tmp_path / "plots"
     assert collplot_main([str(runs), "-o", str(out), "-q"]) == 0
     pngs = sorted(p.name for p in out.glob("efficiency_*.png"))
@@ -104,3 +111,10 @@ def test_efficiency_figures_and_schema(tmp_path: Path) -> None:
     assert (out / pngs[0]).stat().st_size > 5000
     html = (out / "report.html").read_text()
     assert "Efficiency" in html and pngs[0] in html
+    # The provenance table of the default report: hardware, binding, links, the gate's verdict.
+    md = (out / "summary.md").read_text()
+    row = next(line for line in md.splitlines() if line.startswith(f"| {run['run_id']} |"))
+    for text in ("0 n1", "Test CPU", "1 pkg, 1 NUMA, 2 cores, 2 PUs", "L1d 48K×2", "4 rank(s): cpus 0-1, NUMA 0",
+                 "5.50 GB/s (0-1)", "2 of 9 below (expect.yaml)"):
+        assert text in row, (text, row)
+    assert "### Hardware, links and acceptance" in md
