@@ -35,13 +35,14 @@ Output: a table on stdout (rank 0); --json FILE appends JSON Lines, schema collb
 Dry run: --dry-run checks everything a run would check before measuring and prints the plan (blocks,
   sizes, memory per rank at the largest size); no MPI, no file. Under a launcher it plans for the
   launcher's rank count; alone, for --ranks N (default 1), all on one node.
-Exit status: 0 ok; 1 some point had wrong results; 2 bad usage (a malformed --expect file: FILE:LINE); 3 a rank failed or timed out (a hung
-  rank ends the job in bounded time; rank 0 still writes the end record when it is alive); 4 the --json
-  file could not be written (disk full, I/O error: one line names the file and the error; complete
-  records are kept, --resume continues); 143 (130) SIGTERM (SIGINT): stopped at a point boundary, the
-  points finished so far are in the --json file with an end record; re-run with --resume to complete it;
-  5 some point was below its --expect reference (or skipped against one): every result is written, the
-  table after the footer names each check, and one line on stderr names every point that fell short.
+Exit status: 0 ok; 1 some point had wrong results; 2 bad usage (a malformed --expect file: FILE:LINE);
+  3 a rank failed or timed out (a hung rank ends the job in bounded time; rank 0 still writes the end
+  record when it is alive); 4 the --json file could not be written (disk full, I/O error: one line names
+  the file and the error; complete records are kept, --resume continues); 5 some point was below its
+  --expect reference (or skipped against one): every result is written, a table after the footer names
+  each check, and one line on stderr names every point that fell short; 143 (130) SIGTERM (SIGINT):
+  stopped at a point boundary, the points finished so far are in the --json file with an end record;
+  re-run with --resume to complete it.
 Efficiency (table "eff", JSON "efficiency"): the time the point's necessary data movement takes on the
   links it crosses (intra-/inter-node rates calibrated at the run's start, osu_bw at 1 MiB; memory for the
   zero-copy shm algorithms) divided by its time (results/README.md).
