@@ -296,10 +296,14 @@ LinkRates calibrate_links(PointEnv& env, double timeout_s) {
   b.settings.iters = kLinkIters;
   b.settings.warmup = 1;
   b.settings.check = false;
-  b.settings.timeout_s = timeout_s;
   const SizePoint s{kLinkBytes, kLinkBytes, kLinkBytes};
   const std::vector<SelectedPair> pairs = select_pairs(PairSpec{}, env.topology.node_of_rank);
-  env.transport.scope().set_timeout(std::chrono::milliseconds(static_cast<long long>(timeout_s * 1000)));
+  // Bounded, but not by a --timeout tuned to the points (1 ms finds a stalled 8-byte op): the
+  // calibration moves 64 MiB per sample, seconds on a slow link.
+  b.settings.timeout_s = std::max(timeout_s, kLinkMinTimeoutS);
+  CallScope& scope = env.transport.scope();
+  const std::chrono::milliseconds before = scope.timeout();  // restored for the control calls after it
+  scope.set_timeout(std::chrono::milliseconds(static_cast<long long>(b.settings.timeout_s * 1000)));
   const int me = env.transport.rank();
   // Few receive slots, reused round-robin (osu_bw receives a whole window into one buffer): the
   // calibration must not raise the run's peak memory (harness.memory measures it).
@@ -311,6 +315,7 @@ LinkRates calibrate_links(PointEnv& env, double timeout_s) {
     const PointResult r = measure_pair(env, b, s, p, buffers ? &*buffers : nullptr);
     (p.intra ? rates.intra : rates.inter) = LinkRate{r.algbw_GBps.value_or(0), p.ranks.src, p.ranks.dst, kLinkBytes};
   }
+  scope.set_timeout(before);
   return rates;
 }
 

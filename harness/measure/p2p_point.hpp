@@ -36,6 +36,7 @@ std::size_t p2p_recv_slots(P2pMethod m, std::uint64_t bytes);
 inline constexpr std::uint64_t kLinkBytes = 1 << 20;
 inline constexpr int kLinkIters = 5;
 inline constexpr std::size_t kLinkSlots = 4;
+inline constexpr double kLinkMinTimeoutS = 30;  // the calibration's bound: the plan's --timeout, at least this
 LinkRates calibrate_links(PointEnv& env, double timeout_s);
 
 }  // namespace collbench
