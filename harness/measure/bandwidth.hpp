@@ -18,7 +18,7 @@ inline double busbw_GBps(Op op, int n, double algbw) { return algbw * busbw_fact
 
 // One link class's rate, measured by the run's link calibration (run record "links").
 struct LinkRate {
-  double GBps = 0;            // osu_bw bandwidth of the pair: bytes / p50 time per message
+  double GBps = 0;            // osu_bw bandwidth of the pair: bytes / the fastest sample's time per message
   int src = 0, dst = 0;       // the pair measured
   std::uint64_t bytes = 0;    // message size
 };

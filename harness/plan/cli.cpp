@@ -44,7 +44,7 @@ Exit status: 0 ok; 1 some point had wrong results; 2 bad usage (a malformed --ex
   stopped at a point boundary, the points finished so far are in the --json file with an end record;
   re-run with --resume to complete it.
 Efficiency (table "eff", JSON "efficiency"): the time the point's necessary data movement takes on the
-  links it crosses (intra-/inter-node rates calibrated at the run's start, osu_bw at 1 MiB; memory for the
+  links it crosses (intra-/inter-node rates calibrated at the run's start, osu_bw at 1 MiB, fastest of 10; memory for the
   zero-copy shm algorithms) divided by its time (results/README.md).
 Test only: COLLBENCH_TEST_FAULT=skip_recv:rank=R:after=N (rank R drops its irecv number N),
   kill:rank=R:after_points=N or stop:rank=R:after_points=N (rank R SIGKILLs / SIGSTOPs itself after
