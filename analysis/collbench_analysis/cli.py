@@ -71,7 +71,9 @@ def collplot_main(argv: Sequence[str] | None = None) -> int:
         print(f"collplot: error: {err}", file=sys.stderr)
         return EXIT_BAD_INPUT
     outdir: Path = args.outdir
+    from . import efficiency  # issue 21: efficiency over the links, its own section
     figures = plots.make_all(ds, outdir, args.sizes) + ddp.make_figures(workloads, outdir)
+    figures += efficiency.make_figures(ds.files, outdir)
     tables = report.build_tables(ds, workloads)
     html_path = report.write_html(outdir / "report.html", args.title, ds, tables, figures)
     md_path = report.write_markdown(outdir / "summary.md", args.title, ds, tables, figures)
@@ -134,7 +136,7 @@ def collcompare_parser() -> argparse.ArgumentParser:
                              "control (a control point: measures the machine), added, removed, skipped.", 100) + "\n"
                "example: collcompare main/ branch/ -o cmp --threshold 5%")
     p.add_argument("before", help="baseline *.jsonl file or folder (all runs in it form the BEFORE side)")
-    p.add_argument("after", help="candidate *.jsonl file or folder (all runs in it form the AFTER side)")
+    p.add_argument("after", nargs="?", help="candidate *.jsonl file or folder (all runs in it form the AFTER side)")
     p.add_argument("-o", "--outdir", type=Path, default=None,
                    help="write compare.md, compare.html and compare_<op>.png here (default: print only)")
     p.add_argument("--threshold", type=_fraction, default=0.10,
@@ -155,11 +157,25 @@ def collcompare_parser() -> argparse.ArgumentParser:
                    help="percentile of each point's samples that is compared (default 10: interference on a shared "
                         "machine only adds time, so the lower tail measures the code; 50: the median)")
     p.add_argument("--all", action="store_true", help="print every point, not only the changed ones")
+    g = p.add_argument_group("acceptance gate", "collcompare RESULTS --write-expect FILE: references for "
+                             "collbench --expect from a good run (collbench_analysis/expect.py)")
+    g.add_argument("--write-expect", type=Path, metavar="FILE", help="write the expectation file instead of comparing")
+    g.add_argument("--expect-tolerance", type=_fraction, default=0.20, metavar="X",
+                   help="how far below the measured busbw (above the time) a rerun may fall, e.g. 20%% (default)")
+    g.add_argument("--expect-metric", choices=("auto", "busbw", "time"), default="auto",
+                   help="reference per point: auto (default) = p50 time below 64 KiB, busbw above")
     return p
 
 
 def collcompare_main(argv: Sequence[str] | None = None) -> int:
     args = collcompare_parser().parse_args(argv)
+    if args.write_expect is not None:
+        from . import expect
+        return expect.cli(args)
+    if args.after is None:
+        print("collcompare: error: two inputs to compare (BEFORE AFTER), or one with --write-expect FILE",
+              file=sys.stderr)
+        return EXIT_BAD_INPUT
     try:
         before = load([args.before])
         after = load([args.after])

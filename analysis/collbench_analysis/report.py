@@ -395,11 +395,13 @@ def build_tables(ds: Dataset, workloads: Sequence[Workload] = ()) -> Tables:
     node_aware = node_aware_table(ds)  # only when some multi-node layout has node-aware results
     answers = [best_per_size_table(c), custom_vs_library_table(c), within_vs_across_table(ds),
                ddp_answer_table(workloads)]
+    from . import provenance  # issue 21: hardware, link rates and the --expect verdict per run
+    hardware = provenance.table(ds.files)
     return Tables(
         answers=[t for t in answers if t.rows],
         summary=[t.drop_blank_column("variant") for t in
                  (best_algorithm_table(c), *([node_aware] if node_aware.rows else []), peak_busbw_table(c),
-                  small_latency_table(c), pingpong_table(ds))],
+                  small_latency_table(c), pingpong_table(ds), *([hardware] if hardware else []))],
         model=model_table(models).drop_blank_column("variant"),
         crossovers=crossover_table(measured_crossovers(ds.results), predicted_crossovers(models)).drop_blank_column(
             "variant"),

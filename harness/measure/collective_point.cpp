@@ -110,11 +110,21 @@ std::optional<double> point_copy_rate(PointEnv& env, const CollectiveBlock& b, c
   return rate.front() / env.control.size();
 }
 
-// efficiency = the algorithm's traffic at the memcpy rate (a copy of B bytes is 2B of traffic)
-// over the measured p50.
-void record_efficiency(PointResult& r, const AlgoEntry& e, int n, const CollArgs& a, double copy_rate) {
-  if (!e.traffic || !r.time_us || r.time_us->p50 <= 0) return;
-  r.efficiency = e.traffic(n, a, r.registered_buffers) / (2 * copy_rate) / (r.time_us->p50 * 1e-6);
+// efficiency = the time the point's necessary data movement takes on the links it crosses,
+// divided by the measured p50 (results/README.md "efficiency"). The zero-copy algorithms (a
+// registry traffic model) move data by loads and stores, so their link is memory: their traffic
+// at the point's memcpy rate (a copy of B bytes is 2B of traffic). Message algorithms cross the
+// intra- and inter-node links, at the rates the run calibrated (bandwidth.hpp link_bound_s).
+void record_efficiency(PointResult& r, Op op, const AlgoEntry& e, int n, const CollArgs& a,
+                       std::optional<double> copy_rate, const LinkRates* links) {
+  if (r.skipped || !r.time_us || r.time_us->p50 <= 0) return;
+  std::optional<double> need_s;
+  if (e.traffic) {
+    if (copy_rate) need_s = e.traffic(n, a, r.registered_buffers) / (2 * *copy_rate);
+  } else if (links) {
+    need_s = link_bound_s(op, r.bytes, r.world_size, r.nodes, r.ranks_per_node, *links);
+  }
+  if (need_s) r.efficiency = *need_s / (r.time_us->p50 * 1e-6);
 }
 
 // Refills the timed run's buffers, runs the algorithm once more with the same arguments and
@@ -324,9 +334,8 @@ std::vector<PointResult> measure_size(PointEnv& env, const CollectiveBlock& b, c
   const std::optional<double> copy_rate = point_copy_rate(env, b, buffers, results, args);
   if (b.settings.interleave && ws.size() > 1) run_interleaved(env, b, c, buffers, ws, rs);
   else run_sequential(env, b, c, buffers, ws, rs);
-  if (copy_rate)
-    for (std::size_t i = 0; i < b.algos.size(); ++i)
-      record_efficiency(results[i], *b.algos[i], t.size(), args, *copy_rate);
+  for (std::size_t i = 0; i < b.algos.size(); ++i)
+    record_efficiency(results[i], b.op, *b.algos[i], t.size(), args, copy_rate, env.links);
   return results;
 }
 

@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "harness/measure/bandwidth.hpp"
 #include "harness/measure/measure.hpp"
 #include "harness/plan/auto_algos.hpp"
 #include "harness/plan/plan.hpp"
@@ -30,6 +31,7 @@ struct PointEnv {
   const FaultSpec* delay = nullptr;  // TEST ONLY (COLLBENCH_TEST_FAULT=delay:...): calls it slows down
   AutoAlgos* autos = nullptr;        // --algo auto: the tuning file's choices (null: no auto in the plan)
   double barrier_us = 0;             // the run's calibrated empty barrier (0: unknown; see timing_spec)
+  const LinkRates* links = nullptr;  // the run's calibrated link rates (efficiency); null: not measured
 };
 
 // Collective over all ranks; all ranks return the same results.

@@ -288,4 +288,37 @@ std::vector<PointResult> measure_p2p_size(PointEnv& env, const P2pBlock& b, cons
   return measure_p2p_pairs(env, b, s, p2p_pairs(env, b));
 }
 
+LinkRates calibrate_links(PointEnv& env, double timeout_s) {
+  LinkRates rates;
+  if (env.topology.world_size < 2) return rates;
+  P2pBlock b;
+  b.method = P2pMethod::bw;
+  b.settings.iters = kLinkIters;
+  b.settings.warmup = 1;
+  b.settings.check = false;
+  const SizePoint s{kLinkBytes, kLinkBytes, kLinkBytes};
+  const std::vector<SelectedPair> pairs = select_pairs(PairSpec{}, env.topology.node_of_rank);
+  // Bounded, but not by a --timeout tuned to the points (1 ms finds a stalled 8-byte op): the
+  // calibration moves 64 MiB per sample, seconds on a slow link.
+  b.settings.timeout_s = std::max(timeout_s, kLinkMinTimeoutS);
+  CallScope& scope = env.transport.scope();
+  const std::chrono::milliseconds before = scope.timeout();  // restored for the control calls after it
+  scope.set_timeout(std::chrono::milliseconds(static_cast<long long>(b.settings.timeout_s * 1000)));
+  const int me = env.transport.rank();
+  // Few receive slots, reused round-robin (osu_bw receives a whole window into one buffer): the
+  // calibration must not raise the run's peak memory (harness.memory measures it).
+  std::optional<PairBuffers> buffers;
+  for (const auto& p : pairs)
+    if (!buffers && (p.ranks.src == me || p.ranks.dst == me))
+      buffers.emplace(env.transport.memory(), me, kLinkBytes, kLinkSlots);
+  for (const auto& p : pairs) {
+    const PointResult r = measure_pair(env, b, s, p, buffers ? &*buffers : nullptr);
+    // The fastest sample: what the link can do (another job's load only ever adds time).
+    const double best = r.time_us ? algbw_GBps(kLinkBytes, r.time_us->min) : 0;
+    (p.intra ? rates.intra : rates.inter) = LinkRate{best, p.ranks.src, p.ranks.dst, kLinkBytes};
+  }
+  scope.set_timeout(before);
+  return rates;
+}
+
 }  // namespace collbench

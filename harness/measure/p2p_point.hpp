@@ -28,4 +28,15 @@ std::vector<PointResult> measure_p2p_size(PointEnv& env, const P2pBlock& block, 
 // into one buffer, which MPI does not allow for concurrently pending receives.)
 std::size_t p2p_recv_slots(P2pMethod m, std::uint64_t bytes);
 
+// The run's link calibration (run record "links"), before the first point: osu_bw (the `bw`
+// method) at kLinkBytes between the --pairs auto pairs (the first two ranks sharing a node, and
+// rank 0 with the first rank on another node), the fastest of kLinkIters samples after one
+// warm-up, unverified, received into kLinkSlots buffers round-robin. Collective; every rank returns the
+// same rates. Nothing on a world of one rank.
+inline constexpr std::uint64_t kLinkBytes = 1 << 20;
+inline constexpr int kLinkIters = 10;
+inline constexpr std::size_t kLinkSlots = 4;
+inline constexpr double kLinkMinTimeoutS = 30;  // the calibration's bound: the plan's --timeout, at least this
+LinkRates calibrate_links(PointEnv& env, double timeout_s);
+
 }  // namespace collbench

@@ -35,11 +35,17 @@ Output: a table on stdout (rank 0); --json FILE appends JSON Lines, schema collb
 Dry run: --dry-run checks everything a run would check before measuring and prints the plan (blocks,
   sizes, memory per rank at the largest size); no MPI, no file. Under a launcher it plans for the
   launcher's rank count; alone, for --ranks N (default 1), all on one node.
-Exit status: 0 ok; 1 some point had wrong results; 2 bad usage; 3 a rank failed or timed out (a hung
-  rank ends the job in bounded time; rank 0 still writes the end record when it is alive); 4 the --json
-  file could not be written (disk full, I/O error: one line names the file and the error; complete
-  records are kept, --resume continues); 143 (130) SIGTERM (SIGINT): stopped at a point boundary, the
-  points finished so far are in the --json file with an end record; re-run with --resume to complete it.
+Exit status: 0 ok; 1 some point had wrong results; 2 bad usage (a malformed --expect file: FILE:LINE);
+  3 a rank failed or timed out (a hung rank ends the job in bounded time; rank 0 still writes the end
+  record when it is alive); 4 the --json file could not be written (disk full, I/O error: one line names
+  the file and the error; complete records are kept, --resume continues); 5 some point was below its
+  --expect reference (or skipped against one): every result is written, a table after the footer names
+  each check, and one line on stderr names every point that fell short; 143 (130) SIGTERM (SIGINT):
+  stopped at a point boundary, the points finished so far are in the --json file with an end record;
+  re-run with --resume to complete it.
+Efficiency (table "eff", JSON "efficiency"): the time the point's necessary data movement takes on the
+  links it crosses (intra-/inter-node rates calibrated at the run's start, osu_bw at 1 MiB, fastest of 10; memory for the
+  zero-copy shm algorithms) divided by its time (results/README.md).
 Test only: COLLBENCH_TEST_FAULT=skip_recv:rank=R:after=N (rank R drops its irecv number N),
   kill:rank=R:after_points=N or stop:rank=R:after_points=N (rank R SIGKILLs / SIGSTOPs itself after
   N points) plants a failure, and
@@ -48,7 +54,7 @@ Test only: COLLBENCH_TEST_FAULT=skip_recv:rank=R:after=N (rank R drops its irecv
 
 // Raw option values; CLI11 writes into these, then they are applied in table order.
 struct RawOptions {
-  std::string op, algo, backend, device, json, config, tuning;
+  std::string op, algo, backend, device, json, config, tuning, expect;
   bool overwrite = false, resume = false, quiet = false, list = false, print_layouts = false, dry_run = false;
   int ranks = 0;
   long keep_samples = 1000;
@@ -56,7 +62,7 @@ struct RawOptions {
   std::vector<CLI::Option*> setting_opts;
   CLI::Option *op_opt = nullptr, *algo_opt = nullptr, *backend_opt = nullptr, *device_opt = nullptr,
               *json_opt = nullptr, *tuning_opt = nullptr, *config_opt = nullptr, *quiet_opt = nullptr,
-              *ranks_opt = nullptr;
+              *ranks_opt = nullptr, *expect_opt = nullptr;
 };
 
 void add_selection_options(CLI::App& app, RawOptions& o) {
@@ -113,6 +119,12 @@ void add_output_options(CLI::App& app, RawOptions& o) {
       ->type_name("N")
       ->check(CLI::NonNegativeNumber)
       ->group("Output");
+  o.expect_opt = app.add_option("--expect", o.expect,
+                                "acceptance gate: YAML of op, algo, layout, size (range) -> min_busbw_GBps or "
+                                "max_time_us (p50), with a tolerance; every point below its reference is named and "
+                                "the exit status is 5 (results all written). Written by collcompare --write-expect")
+                     ->type_name("FILE")
+                     ->group("Output");
   o.quiet_opt = app.add_flag("--quiet", o.quiet, "no table on stdout (errors only)")->group("Output");
   o.config_opt = app.add_option("--config", o.config, "run the sweep described by a YAML file")
                      ->type_name("FILE.yaml")
@@ -190,6 +202,7 @@ RunConfig resolve(const RawOptions& o, std::vector<std::string> argv) {
   if (given(o.device_opt)) cfg.device = o.device;
   if (given(o.json_opt)) cfg.json_path = o.json;
   if (given(o.tuning_opt)) cfg.tuning_path = o.tuning;
+  if (given(o.expect_opt)) cfg.expect = Expectations::load(o.expect);  // malformed: exit 2 before anything runs
   if (given(o.quiet_opt)) cfg.quiet = o.quiet;
   cfg.overwrite = o.overwrite;
   cfg.keep_samples = o.keep_samples;

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "collectives/collective.hpp"
+#include "harness/plan/expect.hpp"
 #include "harness/plan/pairs.hpp"
 
 namespace collbench {
@@ -86,6 +87,7 @@ struct RunConfig {
   std::string device = "cpu";
   std::optional<std::string> json_path;
   std::optional<std::string> tuning_path;  // --tuning: the file --algo auto reads (tuning.hpp)
+  std::optional<Expectations> expect;      // --expect: the acceptance gate's references (expect.hpp), parsed
   bool overwrite = false;
   bool resume = false;  // --resume: skip points the --json file already holds (resume.hpp)
   bool quiet = false;

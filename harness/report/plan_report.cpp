@@ -97,6 +97,9 @@ int dry_run(const RunConfig& cfg, const std::vector<Block>& plan, const LaunchEn
                  cfg.overwrite ? "truncated"
                  : cfg.resume  ? "resumed: points already recorded are skipped"
                                : "appended");
+  if (cfg.expect)
+    std::fprintf(out, "expect: %s (%zu entr%s; exit 5 when a point falls below its reference)\n",
+                 cfg.expect->path().c_str(), cfg.expect->entries().size(), cfg.expect->entries().size() == 1 ? "y" : "ies");
   return 0;
 }
 

@@ -81,6 +81,42 @@ json calibration_json(const Calibration& c) {
           {"clock_shared", c.clock_shared}};
 }
 
+json hardware_json(const NodeHardware& h) {
+  json caches = json::array();
+  for (const auto& c : h.caches)
+    caches.push_back({{"level", c.level}, {"type", c.type}, {"size_bytes", c.size_bytes}, {"count", c.count}});
+  json j = {{"host", h.host},
+            {"cpu_model", h.cpu_model.empty() ? json(nullptr) : json(h.cpu_model)},
+            {"packages", h.packages},
+            {"numa_nodes", h.numa_nodes},
+            {"cores", h.cores},
+            {"pus", h.pus},
+            {"caches", caches},
+            {"hwloc", h.hwloc.empty() ? json(nullptr) : json(h.hwloc)}};
+  if (!h.error.empty()) j["error"] = h.error;
+  return j;
+}
+
+json link_json(const std::optional<LinkRate>& l) {
+  if (!l) return nullptr;
+  return {{"GBps", l->GBps}, {"src", l->src}, {"dst", l->dst}, {"bytes", l->bytes}, {"method", "bw"}};
+}
+
+// The run record's provenance and link fields (absent when not gathered, as in older records).
+void add_provenance(json& j, const RunRecord& r) {
+  if (r.provenance) {
+    const Provenance& p = *r.provenance;
+    j["cpu_model"] = p.nodes.empty() || p.nodes.front().cpu_model.empty() ? json(nullptr) : json(p.nodes.front().cpu_model);
+    json nodes = json::array(), binding = json::array();
+    for (const auto& h : p.nodes) nodes.push_back(hardware_json(h));
+    for (const auto& b : p.binding_of_rank)
+      binding.push_back({{"cpus", b.cpus}, {"numa", b.numa.empty() ? json(nullptr) : json(b.numa)}});
+    j["hardware"] = std::move(nodes);
+    j["binding"] = std::move(binding);
+  }
+  if (r.links) j["links"] = {{"intra", link_json(r.links->intra)}, {"inter", link_json(r.links->inter)}};
+}
+
 }  // namespace
 
 json config_json(const RunConfig& cfg) {
@@ -108,7 +144,7 @@ json config_json(const RunConfig& cfg) {
 json run_json(const RunRecord& r) {
   json slurm = nullptr;
   if (r.slurm) slurm = json(*r.slurm);
-  return {{"type", "run"},
+  json j = {{"type", "run"},
           {"schema", kSchema},
           {"run_id", r.run_id},
           {"argv", r.argv},
@@ -136,6 +172,8 @@ json run_json(const RunRecord& r) {
           {"config", r.config ? config_json(*r.config) : json(nullptr)},
           {"calibration", r.calibration ? calibration_json(*r.calibration) : json(nullptr)},
           {"inter_node_link", opt(r.inter_node_link)}};
+  add_provenance(j, r);
+  return j;
 }
 
 // A --workload ddp record: the step's sync time as a result's timing fields, plus the model,
@@ -266,7 +304,7 @@ json result_json(const PointResult& r, const std::string& run_id, long keep_samp
 }
 
 json end_json(const EndRecord& e) {
-  return {{"type", "end"},
+  json j = {{"type", "end"},
           {"schema", kSchema},
           {"run_id", e.run_id},
           {"end_time", e.end_time},
@@ -275,6 +313,8 @@ json end_json(const EndRecord& e) {
           {"wrong_points", e.wrong_points},
           {"skipped_points", e.skipped_points},
           {"peak_rss_bytes", e.peak_rss_bytes}};
+  if (e.expect) j["expect"] = {{"file", e.expect->file}, {"checked", e.expect->checked}, {"failed", e.expect->failed}};
+  return j;
 }
 
 std::string utc_now_iso8601() {

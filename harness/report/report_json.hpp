@@ -14,6 +14,8 @@
 
 #include "harness/report/result.hpp"
 #include "harness/plan/run_config.hpp"
+#include "harness/measure/bandwidth.hpp"
+#include "harness/run/provenance.hpp"
 #include "harness/run/topology.hpp"
 
 namespace collbench {
@@ -33,6 +35,11 @@ struct RunRecord {
   // What the launcher says of the link between nodes (COLLBENCH_INTER_NODE_LINK), e.g. that it
   // is emulated: plots and reports carry it beside multi-node results.
   std::optional<std::string> inter_node_link;
+  // Provenance: each node's hardware (hwloc) and each rank's core binding (run/provenance.hpp).
+  std::optional<Provenance> provenance;
+  // The link rates every point's efficiency is judged against (measure/p2p_point.hpp
+  // calibrate_links); absent when the run measures no collective.
+  std::optional<LinkRates> links;
 };
 
 struct EndRecord {
@@ -43,6 +50,12 @@ struct EndRecord {
   long wrong_points = 0;
   long skipped_points = 0;
   std::uint64_t peak_rss_bytes = 0;  // max over ranks of each process's peak resident memory
+  // --expect: the gate's file and counts of (point, entry) checks (absent without --expect).
+  struct Expect {
+    std::string file;
+    long checked = 0, failed = 0;
+  };
+  std::optional<Expect> expect;
 };
 
 nlohmann::ordered_json config_json(const RunConfig& cfg);

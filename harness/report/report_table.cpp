@@ -8,7 +8,7 @@ namespace collbench {
 namespace {
 
 constexpr int kPrefixWidth = 47;  // size, count, type, redop, root
-constexpr int kAlgoWidth = 35;    // time, algbw, busbw, #wrong
+constexpr int kAlgoWidth = 41;    // time, algbw, busbw, eff, #wrong
 
 std::string rank_ranges(const std::vector<int>& ranks) {
   std::string s;
@@ -58,6 +58,25 @@ void TableReport::header(const RunRecord& run) {
   if (const auto& c = run.calibration)
     std::fprintf(out_, "# calibration: steady_clock resolution %.0f ns, read %.0f ns; empty barrier %.2f us; clock sync error <= %.2f us\n",
                  c->timer_resolution_ns, c->timer_read_ns, c->barrier_us, c->clock_sync_error_us);
+  if (const auto& p = run.provenance)
+    for (std::size_t n = 0; n < p->nodes.size(); ++n) {
+      const NodeHardware& h = p->nodes[n];
+      std::fprintf(out_, "# hardware node %zu: %s; %d package%s, %d NUMA node%s, %d cores, %d PUs\n", n,
+                   h.cpu_model.empty() ? "cpu model unknown" : h.cpu_model.c_str(), h.packages, h.packages == 1 ? "" : "s",
+                   h.numa_nodes, h.numa_nodes == 1 ? "" : "s", h.cores, h.pus);
+    }
+  if (const auto& l = run.links) {  // what the eff column is judged against (results/README.md "Efficiency")
+    std::string text;
+    for (const auto& [name, rate] : {std::pair{"intra", &l->intra}, std::pair{"inter", &l->inter}}) {
+      if (!*rate) continue;
+      char buf[96];
+      std::snprintf(buf, sizeof buf, "%s %.2f GB/s (ranks %d-%d), ", name, (*rate)->GBps, (*rate)->src, (*rate)->dst);
+      text += buf;
+    }
+    if (!text.empty())
+      std::fprintf(out_, "# links: %sosu_bw %llu KiB\n", text.c_str(),
+                   static_cast<unsigned long long>((l->intra ? l->intra->bytes : l->inter->bytes) >> 10));
+  }
   if (run.slurm && run.slurm->count("job_id"))
     std::fprintf(out_, "# slurm job %s\n", run.slurm->at("job_id").c_str());
   std::fflush(out_);
@@ -140,9 +159,9 @@ void TableReport::print_column_header(std::size_t first, std::size_t n) const {
   for (std::size_t i = first; i < first + n; ++i) names += "  " + centered(block_->algos[i]->algo, kAlgoWidth - 2);
   std::fprintf(out_, "%s\n", names.c_str());
   std::fprintf(out_, "#%11s %12s %8s %6s %5s", "size", "count", "type", "redop", "root");
-  for (std::size_t i = 0; i < n; ++i) std::fprintf(out_, "  %10s %7s %7s %6s", "time", "algbw", "busbw", "#wrong");
+  for (std::size_t i = 0; i < n; ++i) std::fprintf(out_, "  %10s %7s %7s %5s %6s", "time", "algbw", "busbw", "eff", "#wrong");
   std::fprintf(out_, "\n#%11s %12s %8s %6s %5s", "(B)", "(elements)", "", "", "");
-  for (std::size_t i = 0; i < n; ++i) std::fprintf(out_, "  %10s %7s %7s %6s", "(us)", "(GB/s)", "(GB/s)", "");
+  for (std::size_t i = 0; i < n; ++i) std::fprintf(out_, "  %10s %7s %7s %5s %6s", "(us)", "(GB/s)", "(GB/s)", "(%)", "");
   std::fprintf(out_, "\n");
 }
 
@@ -154,12 +173,15 @@ void TableReport::print_row(const std::vector<PointResult>& row, std::size_t fir
   for (std::size_t i = first; i < first + n; ++i) {
     const PointResult& r = row[i];
     if (r.skipped) {
-      std::fprintf(out_, "  %10s %7s %7s %6s", "skip", "-", "-", "-");
+      std::fprintf(out_, "  %10s %7s %7s %5s %6s", "skip", "-", "-", "-", "-");
       continue;
     }
     const double t = r.time_us->p50;
     std::fprintf(out_, t < 1e6 ? "  %10.2f" : "  %10.0f", t);
     std::fprintf(out_, " %7.2f %7.2f", *r.algbw_GBps, *r.busbw_GBps);
+    // efficiency: the point's necessary data movement on its links / time, as a percentage
+    if (r.efficiency) std::fprintf(out_, " %5.0f", *r.efficiency * 100);
+    else std::fprintf(out_, " %5s", "-");
     if (r.checked) std::fprintf(out_, " %6llu", static_cast<unsigned long long>(r.wrong));
     else std::fprintf(out_, " %6s", "N/A");
   }

@@ -33,7 +33,7 @@ struct PointResult {
   std::optional<double> start_skew_us;       // median over samples of latest − earliest rank start
   std::optional<double> window_us;           // clock: the start window used
   std::optional<double> osu_avg_us, nccl_avg_us;  // the reference tools' conventions
-  std::optional<double> efficiency;               // memory traffic time at the measured memcpy rate / p50
+  std::optional<double> efficiency;               // necessary data movement's time on the links crossed / p50
   std::optional<double> algbw_GBps, busbw_GBps;
   std::uint64_t wrong = 0;  // wrong elements over all ranks
   bool checked = false;     // verification ran (-c 1 and not skipped)

@@ -16,6 +16,7 @@
 #include "harness/plan/plan.hpp"
 #include "harness/plan/sizes.hpp"
 #include "harness/report/report_json.hpp"
+#include "harness/report/gate.hpp"
 #include "harness/report/report_table.hpp"
 #include "harness/report/resume.hpp"
 #include "harness/run/backend.hpp"
@@ -23,6 +24,7 @@
 #include "harness/run/fault.hpp"
 #include "harness/run/last_words.hpp"
 #include "harness/run/memcheck.hpp"
+#include "harness/run/provenance.hpp"
 #include "harness/run/signals.hpp"
 #include "harness/run/watchdog.hpp"
 
@@ -54,7 +56,10 @@ void warn_dropped_tail(const std::string& path, std::uint64_t removed) {
 class Reports {
  public:
   Reports(const RunConfig& cfg, Control& control, LastWords& last_words)
-      : last_words_(last_words), keep_samples_(cfg.keep_samples) {
+      : last_words_(last_words), keep_samples_(cfg.keep_samples),
+        quiet_(cfg.quiet),
+        rank0_(control.rank() == 0),
+        expect_(cfg.expect ? &*cfg.expect : nullptr) {
     std::optional<std::string> failure;
     if (control.rank() == 0 && cfg.json_path) {
       try {
@@ -84,6 +89,11 @@ class Reports {
 
   void start(const RunRecord& run) {
     run_id_ = run.run_id;
+    if (expect_ && rank0_) {
+      TunedLayout layout{std::vector<int>(static_cast<std::size_t>(run.topology.nodes), 0)};
+      for (int node : run.topology.node_of_rank) ++layout.ranks_per_node.at(static_cast<std::size_t>(node));
+      gate_.emplace(*expect_, std::move(layout));
+    }
     write(run_json(run));
     // From here on, a rank 0 that a helper thread ends (watchdog, signal grace) still writes
     // the end record: the points so far, and how the run ended.
@@ -108,6 +118,10 @@ class Reports {
         ++end_.points;
         if (r.skipped) ++end_.skipped_points;
         if (r.wrong > 0) ++end_.wrong_points;
+        if (gate_) {
+          gate_->add(r);
+          end_.expect = EndRecord::Expect{gate_->path(), gate_->checked(), gate_->failed()};
+        }
       }
       write(result_json(r, run_id_, keep_samples_));
     }
@@ -127,9 +141,21 @@ class Reports {
       std::lock_guard lock(end_mutex_);
       end_.peak_rss_bytes = peak_rss;
       status = signal ? 128 + signal : end_.wrong_points > 0 ? 1 : 0;
+      if (gate_) {
+        end_.expect = EndRecord::Expect{gate_->path(), gate_->checked(), gate_->failed()};
+        if (status == 0 && gate_->failed() > 0) status = kExitBelowExpectations;
+      }
     }
     if (!lost_) write_end(status);
     if (table_) table_->footer();
+    if (gate_) {
+      if (!quiet_) gate_->print(stdout);
+      if (gate_->failed() > 0) {
+        std::fprintf(stderr, "collbench: %ld of %ld expectation checks below the reference (--expect %s): %s\n",
+                     gate_->failed(), gate_->checked(), gate_->path().c_str(), gate_->failures().c_str());
+        std::fflush(stderr);
+      }
+    }
     return lost_ ? kExitResultsLost : status;
   }
 
@@ -162,6 +188,10 @@ class Reports {
   std::string run_id_;
   std::mutex end_mutex_;  // end_ is read by a helper thread's last words
   long keep_samples_ = 0;
+  bool quiet_ = false;
+  bool rank0_ = false;
+  const Expectations* expect_;  // --expect, or null
+  std::optional<Gate> gate_;    // rank 0 with --expect: the checks so far
   EndRecord end_;
   bool lost_ = false;
 };
@@ -191,6 +221,10 @@ std::chrono::milliseconds longest_timeout(const std::vector<Block>& plan) {
   double s = 0;
   for (const Block& b : plan) std::visit([&](const auto& block) { s = std::max(s, block.settings.timeout_s); }, b);
   return s > 0 ? std::chrono::milliseconds(static_cast<long long>(s * 1000)) : CallScope::kDefaultTimeout;
+}
+
+bool has_collectives(const std::vector<Block>& plan) {
+  return std::any_of(plan.begin(), plan.end(), [](const Block& b) { return std::holds_alternative<CollectiveBlock>(b); });
 }
 
 }  // namespace
@@ -229,15 +263,25 @@ int run_sweep(const RunConfig& cfg, const LaunchEnv& launch) {
                 slurm_info(getenv_or_null),
                 &cfg,
                 std::nullopt,
+                std::nullopt,
+                std::nullopt,
                 std::nullopt};
   if (const char* link = getenv_or_null("COLLBENCH_INTER_NODE_LINK"); link != nullptr && *link != '\0')
     run.inter_node_link = link;  // rank 0 writes the record: its environment is what the launcher set
   if (auto skew = test_clock_from_env()) control.clock().set_test_clock(*skew);  // test-only
+  run.provenance = gather_provenance(control, topo);
   run.calibration = calibrate(fault.transport(), control);
+  if (has_collectives(plan)) {  // what every collective point's efficiency is judged against
+    // On the measured transport itself, not the fault injector's wrapper: test faults count
+    // the measured points' messages only.
+    PointEnv links_env{backend->transport(), control, topo, cfg.backend, cfg.device, true, backend.get()};
+    run.links = calibrate_links(links_env, static_cast<double>(longest_timeout(plan).count()) / 1e3);
+  }
+  PointEnv env{fault.transport(), control, topo, cfg.backend, cfg.device, cfg.quiet, backend.get()};
+  if (run.links) env.links = &*run.links;
   reports.start(run);
   const ResumeSet done = cfg.resume ? ResumeSet(control, *cfg.json_path, control.rank() == 0) : ResumeSet();
 
-  PointEnv env{fault.transport(), control, topo, cfg.backend, cfg.device, cfg.quiet, backend.get()};
   env.barrier_us = run.calibration->barrier_us;
   env.delay = fault.delay();  // test-only
   if (autos) env.autos = &*autos;

@@ -150,15 +150,46 @@ TEST(RunJson, EveryContractField) {
   EXPECT_EQ(j["config"]["cases"][0]["settings"]["max_bytes"], 16 << 20);
   run.slurm = std::map<std::string, std::string>{{"job_id", "42"}};
   EXPECT_EQ(run_json(run)["slurm"]["job_id"], "42");
+  // Provenance and link rates: absent until gathered (as in older records).
+  for (const char* k : {"cpu_model", "hardware", "binding", "links"}) EXPECT_FALSE(j.contains(k)) << k;
+  NodeHardware hw;
+  hw.host = "a";
+  hw.cpu_model = "Test CPU";
+  hw.packages = hw.numa_nodes = 1;
+  hw.cores = hw.pus = 2;
+  hw.caches = {{1, "data", 49152, 2}, {3, "unified", 1 << 25, 1}};
+  hw.hwloc = "2.9.0";
+  NodeHardware b = hw;
+  b.host = "b";
+  b.cpu_model.clear();
+  run.provenance = Provenance{{{"0-1", "0"}, {"0-1", "0"}, {"2", ""}, {"3", "1"}}, {hw, b}};
+  run.links = LinkRates{LinkRate{5.5, 0, 1, 1 << 20}, std::nullopt};
+  const ordered_json p = run_json(run);
+  EXPECT_EQ(p["cpu_model"], "Test CPU");
+  EXPECT_EQ(p["hardware"].size(), 2u);
+  EXPECT_EQ(p["hardware"][0]["caches"][1], (ordered_json{{"level", 3}, {"type", "unified"}, {"size_bytes", 1 << 25}, {"count", 1}}));
+  EXPECT_TRUE(p["hardware"][1]["cpu_model"].is_null());
+  EXPECT_FALSE(p["hardware"][0].contains("error"));
+  EXPECT_EQ(p["binding"][0], (ordered_json{{"cpus", "0-1"}, {"numa", "0"}}));
+  EXPECT_TRUE(p["binding"][2]["numa"].is_null());
+  EXPECT_EQ(p["links"]["intra"], (ordered_json{{"GBps", 5.5}, {"src", 0}, {"dst", 1}, {"bytes", 1 << 20}, {"method", "bw"}}));
+  EXPECT_TRUE(p["links"]["inter"].is_null());
 }
 
 TEST(EndJson, Fields) {
-  const ordered_json j = end_json({"id", "2026-01-01T00:00:01Z", 1, 10, 2, 3});
+  EndRecord e{"id", "2026-01-01T00:00:01Z", 1, 10, 2, 3, 0, std::nullopt};
+  const ordered_json j = end_json(e);
   EXPECT_EQ(j["type"], "end");
   EXPECT_EQ(j["exit_status"], 1);
   EXPECT_EQ(j["points"], 10);
   EXPECT_EQ(j["wrong_points"], 2);
   EXPECT_EQ(j["skipped_points"], 3);
+  EXPECT_FALSE(j.contains("expect"));  // only with --expect
+  e.exit_status = 5;
+  e.expect = EndRecord::Expect{"e.yaml", 12, 2};
+  const ordered_json g = end_json(e);
+  EXPECT_EQ(g["exit_status"], 5);
+  EXPECT_EQ(g["expect"], (ordered_json{{"file", "e.yaml"}, {"checked", 12}, {"failed", 2}}));
 }
 
 TEST(Helpers, RunIdAndTime) {

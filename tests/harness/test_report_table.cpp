@@ -56,11 +56,20 @@ std::string render(int width) {
   run.topology = topology_from({0, 0, 2, 2}, {"n1", "n1", "n2", "n2"}, 0);
   run.versions = {"0.1.0", "abc", "Open MPI"};
   run.backend = "mpi";
+  run.links = LinkRates{LinkRate{5.5, 0, 1, 1 << 20}, LinkRate{1.25, 0, 2, 1 << 20}};
+  NodeHardware hw;
+  hw.cpu_model = "Test CPU";
+  hw.packages = hw.numa_nodes = 2;
+  hw.cores = 16;
+  hw.pus = 32;
+  run.provenance = Provenance{{}, {hw, hw}};
   run.device = "cpu";
   TableReport t(f, width);
   t.header(run);
   t.begin_block(b);
-  t.add_row({point("ring", 8, 10), skipped("tree", 8), point("library", 8, 12)});
+  PointResult efficient = point("library", 8, 12);
+  efficient.efficiency = 0.724;
+  t.add_row({point("ring", 8, 10), skipped("tree", 8), efficient});
   PointResult bad = point("library", 1024, 20);
   bad.wrong = 3;
   t.add_row({point("ring", 1024, 15), skipped("tree", 1024), bad});
@@ -88,13 +97,19 @@ TEST(Table, HeaderRowsSkipsAndFooter) {
   EXPECT_NE(s.find("#  skip tree (2 sizes, 8..1024 B): needs a power of two"), std::string::npos) << s;
   EXPECT_NE(s.find("# Out of bounds values : 3 FAILED"), std::string::npos) << s;
   EXPECT_NE(s.find("# Avg bus bandwidth"), std::string::npos) << s;
+  EXPECT_EQ(count(s, " eff "), 3) << "an efficiency column per algorithm:\n" << s;
+  EXPECT_NE(s.find("12.00    0.00    0.00    72      0"), std::string::npos) << "efficiency 0.724 as a percentage:\n" << s;
+  EXPECT_NE(s.find("# links: intra 5.50 GB/s (ranks 0-1), inter 1.25 GB/s (ranks 0-2), osu_bw 1024 KiB"), std::string::npos)
+      << s;
+  EXPECT_NE(s.find("# hardware node 1: Test CPU; 2 packages, 2 NUMA nodes, 16 cores, 32 PUs"), std::string::npos) << s;
   EXPECT_NE(s.find("# Points               : 6 (4 measured, 2 skipped, 1 with wrong results)"), std::string::npos) << s;
 }
 
 TEST(Table, WrapsAlgorithmsToTheWidth) {
   EXPECT_EQ(TableReport::algos_per_table(80), 1);
   EXPECT_EQ(TableReport::algos_per_table(132), 2);
-  EXPECT_EQ(TableReport::algos_per_table(200), 4);
+  EXPECT_EQ(TableReport::algos_per_table(200), 3);
+  EXPECT_EQ(TableReport::algos_per_table(250), 4);
   const std::string s = render(90);
   EXPECT_EQ(count(s, "(us)"), 3) << "one table per algorithm at 90 columns:\n" << s;
   for (std::size_t start = 0, end; (end = s.find('\n', start)) != std::string::npos; start = end + 1)

@@ -94,5 +94,43 @@ TEST(Bandwidth, BusbwFactorsOfNcclTests) {
   EXPECT_DOUBLE_EQ(busbw_GBps(Op::allreduce, 4, 2.0), 3.0);
 }
 
+// The links' share (efficiency): nodes as the ranks of the nccl-tests argument.
+TEST(Bandwidth, InterNodeFactors) {
+  for (int nodes : {2, 3, 4}) {
+    const double off = (nodes - 1.0) / nodes;
+    EXPECT_DOUBLE_EQ(inter_node_factor(Op::allreduce, nodes, 4), 2 * off);
+    for (Op op : {Op::allgather, Op::reduce_scatter, Op::gather, Op::scatter})
+      EXPECT_DOUBLE_EQ(inter_node_factor(op, nodes, 4), off) << op_name(op);
+    EXPECT_DOUBLE_EQ(inter_node_factor(Op::broadcast, nodes, 4), 1.0);
+    EXPECT_DOUBLE_EQ(inter_node_factor(Op::reduce, nodes, 4), 1.0);
+    EXPECT_DOUBLE_EQ(inter_node_factor(Op::alltoall, nodes, 4), 4 * off);
+    // One rank per node: the per-rank busbw factor of the whole world.
+    for (Op op : kAllOps) EXPECT_DOUBLE_EQ(inter_node_factor(op, nodes, 1), busbw_factor(op, nodes)) << op_name(op);
+  }
+  for (Op op : kAllOps) EXPECT_DOUBLE_EQ(inter_node_factor(op, 1, 8), 0.0);
+}
+
+TEST(Bandwidth, LinkBoundTime) {
+  const LinkRates one_node{LinkRate{10, 0, 1, 1 << 20}, std::nullopt};
+  // 1 node x 4: allreduce moves 2(n-1)/n x S per rank at the intra rate: 1.5 x 1e9 B / 10 GB/s.
+  EXPECT_DOUBLE_EQ(*link_bound_s(Op::allreduce, 1'000'000'000, 4, 1, 4, one_node), 0.15);
+  EXPECT_DOUBLE_EQ(*link_bound_s(Op::broadcast, 1'000'000'000, 4, 1, 4, one_node), 0.1);
+  // Nothing moves on one rank; a needed rate that was not measured gives no bound.
+  EXPECT_FALSE(link_bound_s(Op::allreduce, 1'000'000'000, 1, 1, 1, LinkRates{}));
+  EXPECT_FALSE(link_bound_s(Op::allreduce, 1'000'000'000, 4, 2, 2, one_node));
+  // 2 nodes x 2 at intra 10, inter 1 GB/s: the node's link carries 2(N-1)/N x S = S (1 s),
+  // more than a rank's port at the fastest rate (1.5 x S / 10 GB/s = 0.15 s).
+  const LinkRates two{LinkRate{10, 0, 1, 1 << 20}, LinkRate{1, 0, 2, 1 << 20}};
+  EXPECT_DOUBLE_EQ(*link_bound_s(Op::allreduce, 1'000'000'000, 4, 2, 2, two), 1.0);
+  // alltoall: each node sends p(N-1)/N = 1 x S across.
+  EXPECT_DOUBLE_EQ(*link_bound_s(Op::alltoall, 1'000'000'000, 4, 2, 2, two), 1.0);
+  // A faster inter link than intra: the per-rank term uses the fastest rate.
+  const LinkRates odd{LinkRate{1, 0, 1, 1 << 20}, LinkRate{100, 0, 2, 1 << 20}};
+  EXPECT_DOUBLE_EQ(*link_bound_s(Op::allreduce, 1'000'000'000, 4, 2, 2, odd), 0.015);
+  // One rank per node: only the inter link.
+  const LinkRates inter_only{std::nullopt, LinkRate{2, 0, 1, 1 << 20}};
+  EXPECT_DOUBLE_EQ(*link_bound_s(Op::allgather, 1'000'000'000, 2, 2, 1, inter_only), 0.25);
+}
+
 }  // namespace
 }  // namespace collbench
