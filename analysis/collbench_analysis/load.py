@@ -112,6 +112,7 @@ class Point:
     root: int | None = None
     in_place: bool = False
     buffers: str = "plain"
+    cache: str = "hot"  # "cold": --cache cold (absent in older records: hot)
     count: int | None = None
     iters: int | None = None
     warmup: int | None = None
@@ -272,6 +273,7 @@ def _parse_result(rec: Mapping[str, Any], where: str) -> Point:
         busbw=None if rec["busbw_GBps"] is None else float(rec["busbw_GBps"]),
         samples=tuple(float(v) for v in rec["samples_us"]) if rec.get("samples_us") else None,
         buffers=rec.get("buffers", "plain"),
+        cache=rec.get("cache", "hot"),
         checked=rec.get("checked"),
     )
 
@@ -471,7 +473,7 @@ def layout_sort_key(layout: str) -> tuple[int, int, int]:
     return (n * r, n, 0)
 
 
-VARIANT_FIELDS: tuple[str, ...] = ("device", "dtype", "redop", "in_place", "mode", "buffers")
+VARIANT_FIELDS: tuple[str, ...] = ("device", "dtype", "redop", "in_place", "mode", "buffers", "cache")
 
 
 def varying_fields(points: Iterable[Point], fields: Sequence[str] = VARIANT_FIELDS) -> list[str]:
