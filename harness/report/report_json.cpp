@@ -305,7 +305,8 @@ json result_json(const PointResult& r, const std::string& run_id, long keep_samp
                        {"sets", r.cache_pool->sets},
                        {"set_bytes", r.cache_pool->set_bytes},
                        {"llc_bytes", r.cache_pool->llc_bytes},
-                       {"llc_source", r.cache_pool->llc_source}};
+                       {"llc_source", r.cache_pool->llc_source},
+                       {"verified_sets", r.cache_pool->verified_sets}};
   if (r.per_rank) j["per_rank"] = per_rank_json(*r.per_rank);
   if (r.chosen) {                                         // --algo auto only
     j["chosen"] = *r.chosen;

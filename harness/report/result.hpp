@@ -38,6 +38,7 @@ struct PointResult {
   struct CachePool {
     std::uint64_t bytes = 0, sets = 0, set_bytes = 0, llc_bytes = 0;
     std::string llc_source;
+    std::uint64_t verified_sets = 0;  // sets verification checked (0: -c 0 or skipped)
   };
   bool cache_cold = false;
   std::optional<CachePool> cache_pool;

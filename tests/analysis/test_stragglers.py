@@ -118,7 +118,7 @@ def test_report_shows_tables_and_heat_maps(tmp_path: Path):
     hot = result(ctx, "allreduce", "ring", 1 << 20, 100.0, cache="hot")
     cold = result(ctx, "allreduce", "ring", 1 << 20, 130.0, cache="cold",
                   cache_pool={"bytes": 64 << 20, "sets": 32, "set_bytes": 2 << 20, "llc_bytes": 32 << 20,
-                              "llc_source": "sysfs"})
+                              "llc_source": "sysfs", "verified_sets": 32})
     for rec in (hot, cold):
         assert schema.first_error(rec, strict=True) is None
     inp = write_jsonl(tmp_path / "in" / "r.jsonl", [ctx.record(), point(ctx, t), hot, cold, ctx.end(3)])

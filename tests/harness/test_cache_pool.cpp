@@ -157,11 +157,12 @@ TEST(CachePoolJson, ColdRecordsCarryThePool) {
   PointResult r = with_per_rank(2, 2);
   r.per_rank.reset();
   r.cache_cold = true;
-  r.cache_pool = PointResult::CachePool{64 * MiB, 32, 2 * MiB, 32 * MiB, "sysfs"};
+  r.cache_pool = PointResult::CachePool{64 * MiB, 32, 2 * MiB, 32 * MiB, "sysfs", 32};
   const auto j = result_json(r, "0123456789abcdef");
   EXPECT_EQ(j.at("cache"), "cold");
   EXPECT_EQ(j.at("cache_pool").at("sets"), 32);
   EXPECT_EQ(j.at("cache_pool").at("llc_source"), "sysfs");
+  EXPECT_EQ(j.at("cache_pool").at("verified_sets"), 32);
   EXPECT_FALSE(j.contains("per_rank"));
 }
 
