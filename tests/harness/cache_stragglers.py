@@ -6,7 +6,8 @@
                                                                refusals in one line, memory planned
     cache_stragglers.py stragglers COLLBENCH MPIEXEC WORKDIR   --per-rank under -np 3: a rank slowed by the
                                                                test-only fault is named (rank and node) by the
-                                                               analysis; a run without it flags no rank
+                                                               analysis; a run without it flags no rank;
+                                                               a DDP step's per_rank
 """
 from __future__ import annotations
 
@@ -201,6 +202,17 @@ def test_stragglers(collbench: str, mpiexec: str, workdir: str) -> None:
               f"flagged={r['flagged']} ({r['reason']})")
     if pts["flagged"].any():
         fail("a run without a planted straggler flagged a rank")
+    # A DDP step records per rank too (one sample per step), schema-valid.
+    ddp = d / "ddp.jsonl"
+    p = run(mpirun(mpiexec, 2, [collbench, "--workload", "ddp", "--model", "linear", "--algo", "ring", "-n", "5", "-w",
+                                "1", "--per-rank", *QUIET, "--json", str(ddp)]))
+    if p.returncode != 0:
+        fail(f"ddp --per-rank: exit {p.returncode}")
+    cc.check_file(str(ddp), runs=1)
+    steps = [r for _, r in cc.load(str(ddp)) if r["type"] == "workload"]
+    for r in steps:
+        if first_error(r, strict=True) is not None or r["per_rank"]["ranks"] != 2 or r["per_rank"]["samples"] != 5:
+            fail(f"ddp per_rank: {first_error(r, strict=True)} {r.get('per_rank', {}).get('samples')}")
     print("stragglers: OK")
 
 
