@@ -214,10 +214,12 @@ constexpr SettingOption kOptions[] = {
          throw UsageError("bad value '" + std::string(v) + "'; accepted: hot, cold");
      }},
     {"cache_pool", "", "SIZE", "--cache cold: the pool per rank (default 2x the last-level cache, read from sysfs)",
-     "a size >= 4K", false,
+     "a size from 4K to 1024T", false,
      [](Settings& s, std::string_view v) {
        s.cache_pool_bytes = parse_size(v);
-       if (s.cache_pool_bytes < 4096) throw UsageError("bad value '" + std::string(v) + "'; accepted: a size >= 4K");
+       // Bounded so the pool's arithmetic (sets x set bytes) cannot wrap; memory refuses far less.
+       if (s.cache_pool_bytes < 4096 || s.cache_pool_bytes > (1ull << 50))
+         throw UsageError("bad value '" + std::string(v) + "'; accepted: a size from 4K to 1024T");
      }},
     {"per_rank", "", "",
      "keep when every rank finished and started, per sample, in the results (per_rank; for finding stragglers)", "0, 1",

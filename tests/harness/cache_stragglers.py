@@ -134,7 +134,8 @@ def test_cold(collbench: str, mpiexec: str, workdir: str) -> None:
         (["--op", "pingpong", "--cache", "cold"], "--cache cold does not apply to pingpong"),
         (["--op", "pingpong", "--per-rank"], "--per-rank does not apply to pingpong"),
         (["--cache", "lukewarm"], "--cache: bad value 'lukewarm'; accepted: hot, cold"),
-        (["--cache", "cold", "--cache-pool", "1K"], "accepted: a size >= 4K"),
+        (["--cache", "cold", "--cache-pool", "1K"], "accepted: a size from 4K to 1024T"),
+        (["--cache", "cold", "--cache-pool", "2048T"], "accepted: a size from 4K to 1024T"),
     ):
         bad = d / "bad.jsonl"
         p = run([collbench, *args, "--json", str(bad)])
