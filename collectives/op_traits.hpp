@@ -107,9 +107,10 @@ inline constexpr P2pOpTraits kP2pOpTraits[] = {{"pingpong", {1, 0}}};
 // The record fields that identify a measured point: what was measured, not how long (iters,
 // warmup, timeout vary between runs of one point). --resume keys and the analysis' dedupe /
 // compare keys are these fields, in this order; a field a record lacks counts as null
-// (collective records have no src/dst; plain-buffer records no buffers).
+// (collective records have no src/dst; plain-buffer records no buffers), except "cache": a
+// record written before --cache existed counts as "hot" (resume.cpp, analysis/load.py).
 inline constexpr std::string_view kPointIdentity[] = {
     "op",    "algo",       "backend", "device",         "dtype", "redop", "root", "in_place",
-    "bytes", "world_size", "nodes",   "ranks_per_node", "mode",  "src",   "dst",  "buffers"};
+    "bytes", "world_size", "nodes",   "ranks_per_node", "mode",  "src",   "dst",  "buffers", "cache"};
 
 }  // namespace collbench

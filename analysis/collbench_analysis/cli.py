@@ -18,6 +18,14 @@ from .load import LoadError, format_bytes, load, parse_size
 EXIT_OK, EXIT_REGRESSED, EXIT_BAD_INPUT = 0, 1, 2
 
 
+def extra_figures(ds, outdir: Path) -> list:
+    """Figures of the pandas modules: hot vs cold cache, per-rank heat maps (stragglers)."""
+    from . import cache_state, result_frames, stragglers
+
+    results, runs = result_frames.read(ds.files)
+    return cache_state.make_figures(results, outdir) + stragglers.make_figures(stragglers.frame(results, runs), outdir)
+
+
 def _sizes(text: str) -> list[int]:
     try:
         return [parse_size(s) for s in text.split(",") if s.strip()]
@@ -74,6 +82,7 @@ def collplot_main(argv: Sequence[str] | None = None) -> int:
     from . import efficiency  # issue 21: efficiency over the links, its own section
     figures = plots.make_all(ds, outdir, args.sizes) + ddp.make_figures(workloads, outdir)
     figures += efficiency.make_figures(ds.files, outdir)
+    figures += extra_figures(ds, outdir)
     tables = report.build_tables(ds, workloads)
     html_path = report.write_html(outdir / "report.html", args.title, ds, tables, figures)
     md_path = report.write_markdown(outdir / "summary.md", args.title, ds, tables, figures)

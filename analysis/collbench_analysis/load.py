@@ -90,7 +90,7 @@ def per_node_of(node_of_rank: Sequence[int] | None) -> tuple[int, ...] | None:
 TIME_KEYS = ("min", "p5", "p50", "mean", "p95", "p99", "max", "stdev")
 TIME_COLUMNS = tuple(f"{k}_us" for k in TIME_KEYS)  # time_us.p50 -> p50_us, …
 # Columns that hold None where a record has no value (kept as objects, not NaN floats).
-_POINT_FIELDS = ("op", "algo", "backend", "device", "dtype", "redop", "root", "in_place", "buffers", "bytes",
+_POINT_FIELDS = ("op", "algo", "backend", "device", "dtype", "redop", "root", "in_place", "buffers", "cache", "bytes",
                  "count", "world_size", "nodes", "ranks_per_node", "iters", "warmup", "mode", "wrong", "checked",
                  "skipped", "skip_reason", "src", "dst", "link", "run_id")
 _INT_FIELDS = ("bytes", "world_size", "nodes", "ranks_per_node", "wrong")
@@ -102,7 +102,7 @@ JOINED_RUN_COLUMNS = ("inter_node_link", "hosts", "node_of_rank", "git_commit", 
                       "exit_status")
 # The point identity, as the schema's x-collbench-point-identity (collectives/op_traits.hpp) says.
 MATCH_FIELDS: tuple[str, ...] = _schema.point_identity()
-VARIANT_FIELDS: tuple[str, ...] = ("device", "dtype", "redop", "in_place", "mode", "buffers")
+VARIANT_FIELDS: tuple[str, ...] = ("device", "dtype", "redop", "in_place", "mode", "buffers", "cache")
 
 
 @dataclass
@@ -137,6 +137,7 @@ def _result_row(rec: Mapping[str, Any], where: str) -> dict[str, Any]:
     _validate(rec, where)
     row = {k: rec.get(k) for k in _POINT_FIELDS}
     row["buffers"] = rec.get("buffers", "plain")
+    row["cache"] = rec.get("cache", "hot")  # absent in older records: hot
     t = rec["time_us"]
     row.update({c: (None if t is None else float(t[k])) for k, c in zip(TIME_KEYS, TIME_COLUMNS)})
     row["algbw_GBps"] = rec["algbw_GBps"]

@@ -384,9 +384,22 @@ class Tables:
     runs: Table
     models: pd.DataFrame
     ddp: list[Table] = field(default_factory=list)  # one per model; empty without workload records
+    # Figure section -> tables shown under it: hot vs cold (cache_state), stragglers (per rank).
+    extra: dict[str, list[Table]] = field(default_factory=dict)
 
     def all(self) -> list[Table]:
-        return [self.problems, *self.answers, *self.summary, self.model, self.crossovers, *self.ddp, self.runs]
+        return [self.problems, *self.answers, *self.summary, self.model, self.crossovers, *self.ddp,
+                *(t for ts in self.extra.values() for t in ts), self.runs]
+
+
+def extra_tables(ds: Dataset) -> dict[str, list[Table]]:
+    """The tables of the pandas modules: hot vs cold cache, stragglers."""
+    from . import cache_state, result_frames, stragglers
+
+    results, runs = result_frames.read(ds.files)
+    out = {cache_state.SECTION: cache_state.tables(results), stragglers.SECTION: stragglers.tables(
+        stragglers.frame(results, runs))}
+    return {s: ts for s, ts in out.items() if ts}
 
 
 def build_tables(ds: Dataset, workloads: Sequence[Workload] = ()) -> Tables:
@@ -409,6 +422,7 @@ def build_tables(ds: Dataset, workloads: Sequence[Workload] = ()) -> Tables:
         runs=runs_table(ds),
         models=models,
         ddp=ddp_tables(workloads),
+        extra=extra_tables(ds),
     )
 
 
@@ -417,6 +431,7 @@ def _sections(tables: Tables, figures: Sequence[FigureInfo]) -> list[str]:
     sections = list(dict.fromkeys(f.section for f in figures))
     if tables.ddp and DDP_SECTION not in sections:
         sections.append(DDP_SECTION)
+    sections += [s for s in tables.extra if s not in sections]
     return sections
 
 
@@ -501,6 +516,7 @@ def write_html(path: Path, title: str, ds: Dataset, tables: Tables, figures: Seq
     for s in sections:
         parts.append(f"<h2 id='{anchors[s]}'>{html.escape(s)}</h2>")
         parts += [_html_table(t) for t in tables.ddp] if s == DDP_SECTION else []
+        parts += [_html_table(t) for t in tables.extra.get(s, [])]
         for f in (f for f in figures if f.section == s):
             src = _png_data_uri(path.parent / f.filename)
             parts.append(f"<figure><a href='{html.escape(f.filename)}'><img src='{src}' alt='{html.escape(f.filename)}'>"
@@ -525,6 +541,7 @@ def write_markdown(path: Path, title: str, ds: Dataset, tables: Tables, figures:
     for s in _sections(tables, figures):
         lines += [f"## {s}", ""]
         lines += [t.markdown() for t in tables.ddp] if s == DDP_SECTION else []
+        lines += [t.markdown() for t in tables.extra.get(s, [])]
         for f in (f for f in figures if f.section == s):
             lines += [f"![{f.caption}]({f.filename})", "", f"*{f.text}*", ""]
     lines += ["## Runs", "", tables.runs.markdown()]

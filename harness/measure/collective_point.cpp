@@ -4,26 +4,43 @@
 #include <chrono>
 #include <cstdio>
 #include <memory>
+#include <thread>
 
 #include "collectives/schedules/peer.hpp"
 #include "collectives/verify/check.hpp"
 #include "harness/measure/bandwidth.hpp"
 #include "harness/measure/measure.hpp"
 #include "harness/run/control.hpp"
+#include "harness/run/cache_pool.hpp"
 #include "harness/run/fault.hpp"
 #include "harness/run/memcheck.hpp"
 
 namespace collbench {
 namespace {
 
+// The (send, recv) pointers of each buffer set a point's calls use: one set when hot; --cache
+// cold: the sets of its pool, in the order the calls take them.
+using BufferSets = std::vector<verify::Pointers>;
+
 class CollectiveWorkload final : public Workload {
  public:
-  // `stretch`: TEST ONLY planted slowdown, the fraction of each call's own time spun after it (0: none).
-  CollectiveWorkload(Transport& t, const AlgoEntry& e, const CollArgs& a, CallInfo call, const std::string& label,
-                     double stretch)
-      : Workload(std::move(call), label), t_(t), entry_(e), args_(a), stretch_(stretch) {}
+  // `stretch`: TEST ONLY planted slowdown, the fraction of each call's own time spun after it (0: none);
+  // `slow_us`: TEST ONLY, a fixed sleep after each call on this rank (a straggler; 0: none).
+  CollectiveWorkload(Transport& t, const AlgoEntry& e, const CollArgs& a, const BufferSets& sets, CallInfo call,
+                     const std::string& label, double stretch, double slow_us)
+      : Workload(std::move(call), label), t_(t), entry_(e), args_(a), sets_(sets), stretch_(stretch),
+        slow_us_(slow_us) {}
+  // Each call on the next set (cold: round-robin through the pool; every rank makes the same
+  // calls, so ranks stay on the same set, as registered buffers' peers must).
   void run() override {
-    if (stretch_ <= 0) return run_entry(entry_, t_, args_);
+    const std::size_t k = next_;
+    next_ = next_ + 1 == sets_.size() ? 0 : next_ + 1;
+    run_on(k);
+  }
+  void run_on(std::size_t set) {
+    args_.send = sets_[set].send;
+    args_.recv = sets_[set].recv;
+    if (stretch_ <= 0 && slow_us_ <= 0) return run_entry(entry_, t_, args_);
     using Clock = std::chrono::steady_clock;
     const Clock::time_point t0 = Clock::now();
     run_entry(entry_, t_, args_);
@@ -31,6 +48,9 @@ class CollectiveWorkload final : public Workload {
     const Clock::time_point until = t1 + std::chrono::duration_cast<Clock::duration>((t1 - t0) * stretch_);
     while (Clock::now() < until) {
     }
+    // A straggler sleeps rather than spins: on a machine with more ranks than cores a spinning
+    // rank would take the others' core and slow them more than itself.
+    if (slow_us_ > 0) std::this_thread::sleep_for(std::chrono::duration<double, std::micro>(slow_us_));
   }
   const AlgoEntry& entry() const { return entry_; }
 
@@ -38,7 +58,10 @@ class CollectiveWorkload final : public Workload {
   Transport& t_;
   const AlgoEntry& entry_;
   CollArgs args_;
+  const BufferSets& sets_;
+  std::size_t next_ = 0;
   double stretch_;
+  double slow_us_;
 };
 
 verify::Case make_case(const CollectiveBlock& b, const SizePoint& s, const Transport& t) {
@@ -60,18 +83,37 @@ CollArgs make_args(const CollectiveBlock& b, const SizePoint& s) {
 // and the algorithms' scratch. A point holds these and nothing of the message's size else.
 // Registered (--buffers registered): send and recv are blocks of the node's peer memory, as
 // nccl-tests -R registers them, so the shm algorithms read them in place.
+// --cache cold: send and recv are pools of `pool.sets` page-aligned sets (cache_pool.hpp), every
+// set filled with the same inputs, so any call computes on the verification data.
 struct PointBuffers {
-  PointBuffers(MemorySpace& m, const verify::Case& c, PeerMemory* registered)
+  PointBuffers(MemorySpace& m, const verify::Case& c, PeerMemory* registered, const ColdPool& layout)
       : space(registered ? std::optional<PeerMemorySpace>(std::in_place, *registered, m) : std::nullopt),
-        send(space ? *space : m, send_elems(c.op, c.count, c.world) * dtype_size(c.dtype)),
-        recv(space ? *space : m, recv_elems(c.op, c.count, c.world) * dtype_size(c.dtype)),
+        pool(layout),
+        send(space ? *space : m, layout.sets * layout.send_stride),
+        recv(space ? *space : m, layout.sets * layout.recv_stride),
         scratch(m) {
-    verify::fill(m, c, send.data(), recv.data());
+    for (std::uint64_t k = 0; k < layout.sets; ++k) {
+      verify::fill(m, c, send_of(k), recv_of(k));
+      sets.push_back(verify::arrange(c, send_of(k), recv_of(k)));
+    }
   }
+  // Set k's buffers as fill() and run_in_place() take them (before arrange()).
+  void* send_of(std::uint64_t k) const { return static_cast<char*>(send.data()) + k * pool.send_stride; }
+  void* recv_of(std::uint64_t k) const { return static_cast<char*>(recv.data()) + k * pool.recv_stride; }
   std::optional<PeerMemorySpace> space;  // before the buffers: they are freed into it
+  ColdPool pool;                         // hot: one set of exactly send + recv
   Buffer send, recv;
   Workspace scratch;
+  BufferSets sets;
 };
+
+// Hot: one set, the buffers' own sizes; cold: the pool aimed at --cache-pool or 2x the LLC.
+ColdPool buffer_layout(const CollectiveBlock& b, const verify::Case& c, std::uint64_t llc_bytes) {
+  const std::uint64_t send = send_elems(c.op, c.count, c.world) * dtype_size(c.dtype);
+  const std::uint64_t recv = recv_elems(c.op, c.count, c.world) * dtype_size(c.dtype);
+  if (b.settings.cache_cold) return cold_pool_layout(send, recv, cold_pool_target(b.settings, llc_bytes));
+  return ColdPool{1, send, recv};
+}
 
 // The peer memory registered buffers live in, or why there is none (the same on every rank):
 // the zero-copy algorithms' own check (schedules/peer.hpp), so both refuse alike.
@@ -92,7 +134,7 @@ std::optional<double> point_copy_rate(PointEnv& env, const CollectiveBlock& b, c
                                       const std::vector<PointResult>& results, const CollArgs& args) {
   bool wanted = false;
   for (std::size_t i = 0; i < b.algos.size(); ++i) wanted |= !results[i].skipped && b.algos[i]->traffic;
-  const std::size_t bytes = std::min(buf.send.size(), buf.recv.size());
+  const std::size_t bytes = std::min(buf.pool.send_stride, buf.pool.recv_stride);  // one set's (hot: the buffers)
   MemorySpace& m = env.transport.memory();
   if (!wanted || b.in_place || bytes == 0 || args.send == args.recv || m.kind() != MemoryKind::host)
     return std::nullopt;
@@ -127,14 +169,40 @@ void record_efficiency(PointResult& r, Op op, const AlgoEntry& e, int n, const C
   if (need_s) r.efficiency = *need_s / (r.time_us->p50 * 1e-6);
 }
 
+// Which of `sets` buffer sets verification checks: all, or kMaxVerifiedSets spread evenly
+// (first and last included). Checking 66 560 sets of a 4 KiB allreduce took 37 s.
+constexpr std::size_t kMaxVerifiedSets = 64;
+std::vector<std::size_t> verified_sets(std::size_t sets) {
+  std::vector<std::size_t> out;
+  const std::size_t n = std::min(sets, kMaxVerifiedSets);
+  for (std::size_t i = 0; i < n; ++i) out.push_back(n == sets || n < 2 ? i : i * (sets - 1) / (n - 1));
+  return out;
+}
+
 // Refills the timed run's buffers, runs the algorithm once more with the same arguments and
 // counts wrong elements over all ranks.
 void verify_point(PointEnv& env, CollectiveWorkload& w, const verify::Case& c, PointBuffers& buf, PointResult& r) {
   env.transport.scope().set_call(w.call());
   env.transport.scope().set_phase("verify");
   nvtx::Range range(w.labels().verify);
-  const verify::Outcome o =
-      verify::run_in_place(env.transport.memory(), c, buf.send.data(), buf.recv.data(), [&] { w.run(); });
+  // Cold: the sets the calls rotated through, each refilled, run once and checked — every set
+  // up to kMaxVerifiedSets, else that many spread evenly from the first to the last. Every set
+  // holds the same inputs at the same (page) alignment, so what could differ between sets is an
+  // algorithm keeping something of the previous call's buffers; each checked call runs on
+  // another set than the call before it, which shows that as well as checking all of them.
+  verify::Outcome o;
+  const std::vector<std::size_t> chosen = verified_sets(buf.sets.size());
+  if (r.cache_pool) r.cache_pool->verified_sets = chosen.size();
+  for (std::size_t k : chosen) {
+    const verify::Outcome one =
+        verify::run_in_place(env.transport.memory(), c, buf.send_of(k), buf.recv_of(k), [&] { w.run_on(k); });
+    if (one.skipped) {
+      o = one;
+      break;
+    }
+    if (one.check.wrong > 0 && o.check.wrong == 0) o.check = one.check;  // the first wrong set's first element
+    else o.check.wrong += one.check.wrong;
+  }
   if (auto why = env.control.agree_error(o.skipped ? std::optional<std::string>(o.skip_reason) : std::nullopt)) {
     skip(r, *why);
     r.time_us.reset();
@@ -144,6 +212,8 @@ void verify_point(PointEnv& env, CollectiveWorkload& w, const verify::Case& c, P
     r.window_us.reset();
     r.osu_avg_us.reset();
     r.nccl_avg_us.reset();
+    r.per_rank.reset();
+    if (r.cache_pool) r.cache_pool->verified_sets = 0;
     return;
   }
   if (o.check.wrong > 0 && !env.quiet)
@@ -228,6 +298,8 @@ void record_timing(PointResult& r, const Timing& t, Op op) {
   r.window_us = t.window_us;
   r.osu_avg_us = t.osu_avg_us;
   r.nccl_avg_us = t.nccl_avg_us;
+  if (!t.rank_us.empty())
+    r.per_rank = PointResult::PerRank{t.rank_us, t.rank_skew_us, t.sync == SyncMethod::clock ? "agreed" : "earliest"};
 }
 
 // Warm-up that turns a NotSupported (on every rank alike) into a skip reason.
@@ -247,6 +319,7 @@ PointResult base_result(const PointEnv& env, const CollectiveBlock& b, const Alg
   r.root = b.root;
   r.in_place = b.in_place;
   r.registered_buffers = b.settings.registered_buffers;
+  r.cache_cold = b.settings.cache_cold;
   r.sync = b.settings.mode() == TimingMode::batch ? SyncMethod::barrier : b.settings.sync;  // until measured
   if (const TunedChoice* c = env.autos ? env.autos->choice_of(e) : nullptr) {
     r.chosen = c->algo;
@@ -301,7 +374,8 @@ std::vector<PointResult> measure_size(PointEnv& env, const CollectiveBlock& b, c
     shortfall = device_memory_shortfall(need.device, dev->ranks_per_device, dev->free);
     if (!shortfall) shortfall = memory_shortfall(need.host, env.topology.ranks_on_my_node, available_host_memory());
   } else {
-    shortfall = memory_shortfall(point_memory_need(b.op, s.chunk_count, b.dtype, t.size()).total(),
+    const std::uint64_t cold = b.settings.cache_cold ? cold_pool_target(b.settings, env.llc_bytes) : 0;
+    shortfall = memory_shortfall(point_memory_need(b.op, s.chunk_count, b.dtype, t.size(), cold).total(),
                                  env.topology.ranks_on_my_node, available_host_memory());
   }
   if (auto why = env.control.agree_error(shortfall))
@@ -314,11 +388,15 @@ std::vector<PointResult> measure_size(PointEnv& env, const CollectiveBlock& b, c
         if (!r.skipped) skip(r, *why);
   if (std::all_of(results.begin(), results.end(), [](const PointResult& r) { return r.skipped; })) return results;
 
-  PointBuffers buffers(t.memory(), c, registered);
+  PointBuffers buffers(t.memory(), c, registered, buffer_layout(b, c, env.llc_bytes));
   args.workspace = &buffers.scratch;
-  const verify::Pointers p = verify::arrange(c, buffers.send.data(), buffers.recv.data());
-  args.send = p.send;
-  args.recv = p.recv;
+  args.send = buffers.sets.front().send;  // the first set's (the in-place test and traffic models read them)
+  args.recv = buffers.sets.front().recv;
+  if (b.settings.cache_cold)
+    for (auto& r : results)
+      r.cache_pool = PointResult::CachePool{buffers.pool.bytes(), buffers.pool.sets,
+                                            buffers.pool.send_stride + buffers.pool.recv_stride, env.llc_bytes,
+                                            env.llc_source};
   std::vector<std::unique_ptr<CollectiveWorkload>> owned;
   std::vector<CollectiveWorkload*> ws;
   std::vector<PointResult*> rs;
@@ -327,7 +405,8 @@ std::vector<PointResult> measure_size(PointEnv& env, const CollectiveBlock& b, c
     CallInfo ctx{results[i].op, results[i].algo, s.bytes, -1, ""};
     const double stretch = env.delay && env.delay->delays(b.algos[i]->algo, s.bytes) ? env.delay->fraction : 0.0;
     owned.push_back(
-        std::make_unique<CollectiveWorkload>(t, *b.algos[i], args, ctx, point_label(b, *b.algos[i], s.bytes), stretch));
+        std::make_unique<CollectiveWorkload>(t, *b.algos[i], args, buffers.sets, ctx,
+                                             point_label(b, *b.algos[i], s.bytes), stretch, env.slow_us));
     ws.push_back(owned.back().get());
     rs.push_back(&results[i]);
   }

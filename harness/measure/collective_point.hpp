@@ -32,6 +32,11 @@ struct PointEnv {
   AutoAlgos* autos = nullptr;        // --algo auto: the tuning file's choices (null: no auto in the plan)
   double barrier_us = 0;             // the run's calibrated empty barrier (0: unknown; see timing_spec)
   const LinkRates* links = nullptr;  // the run's calibrated link rates (efficiency); null: not measured
+  // --cache cold: the last-level cache its pools exceed (the largest over ranks) and where the
+  // number came from (run/cache_pool.hpp).
+  std::uint64_t llc_bytes = 0;
+  std::string llc_source = "";
+  double slow_us = 0;  // TEST ONLY (COLLBENCH_TEST_FAULT=slow:...): this rank's sleep after each collective call
 };
 
 // Collective over all ranks; all ranks return the same results.

@@ -90,6 +90,7 @@ SampleStamp time_sample_stamped(Transport& t, Workload& w, const CallInfo& timed
 TimingSpec timing_spec(const Settings& s, double barrier_us) {
   TimingSpec t{s.mode(), s.iters, s.warmup, s.adaptive(), s.min_time_s, s.max_noise, s.max_iters};
   t.sync = s.sync;
+  t.per_rank = s.per_rank;
   t.clock_start_below_us = kClockStartBarrierFactor * barrier_us;
   return t;
 }
@@ -164,7 +165,14 @@ class Sampler {
   Sampler(Transport& t, Control& c, std::span<Workload* const> ws, const std::vector<CallInfo>& calls,
           std::vector<Timing>& out, std::size_t& current, int ops, const TimingSpec& spec)
       : t_(t), c_(c), ws_(ws), calls_(calls), out_(out), current_(current), ops_(ops),
-        max_window_factor_(spec.max_window_factor), max_window_growth_us_(spec.max_window_growth_us), local_sum_(ws.size(), 0.0), local_n_(ws.size(), 0) {}
+        max_window_factor_(spec.max_window_factor), max_window_growth_us_(spec.max_window_growth_us),
+        per_rank_(spec.per_rank), local_sum_(ws.size(), 0.0), local_n_(ws.size(), 0) {
+    if (per_rank_)
+      for (auto& o : out_) {
+        o.rank_us.assign(static_cast<std::size_t>(c_.size()), {});
+        o.rank_skew_us.assign(static_cast<std::size_t>(c_.size()), {});
+      }
+  }
 
   void use_clock(double first_window_us) {
     clock_ = true;
@@ -200,6 +208,8 @@ class Sampler {
     for (auto& o : out_) {
       o.samples_us.clear();
       o.start_skew_us.clear();
+      for (auto& v : o.rank_us) v.clear();
+      for (auto& v : o.rank_skew_us) v.clear();
     }
     std::fill(local_sum_.begin(), local_sum_.end(), 0.0);
     std::fill(local_n_.begin(), local_n_.end(), 0);
@@ -261,6 +271,15 @@ class Sampler {
       b[4] = stamps_[k].lateness_us;
     }
     c_.max_in_place(buf_);
+    // --per-rank: every rank's own time and start (rank 0's clock) of every slot, to every rank.
+    if (per_rank_) {
+      mine_.resize(slots_.size() * 2);
+      for (std::size_t k = 0; k < slots_.size(); ++k) {
+        mine_[k * 2] = stamps_[k].us;
+        mine_[k * 2 + 1] = clk.global_of_raw(stamps_[k].begin_raw_us);
+      }
+      all_ = c_.all_gather(mine_);
+    }
     // Late starts come in runs: after one long delay the following slots are late too, each
     // less so (the rank catches up by about a window minus the op per slot). A run that catches
     // up is one delay (one vote to widen); one that does not says the window is too narrow
@@ -296,6 +315,20 @@ class Sampler {
       --need[w];
       out_[w].samples_us.push_back(b[0]);
       out_[w].start_skew_us.push_back(std::max(0.0, b[2] + b[3]));
+      if (per_rank_) {
+        // Relative to the agreed start (clock), else to the earliest rank's start (-b[3]).
+        const double ref = clock_ ? first + static_cast<double>(k) * window_us_ : -b[3];
+        const std::size_t stride = slots_.size() * 2;
+        for (std::size_t r = 0; r < out_[w].rank_us.size(); ++r) {
+          // When the rank finished, from the reference start, per op: clock-started times already
+          // run from the agreed start; a barrier-started rank's own time runs from its own exit,
+          // which would make the first rank out of the barrier (waiting longest inside the op)
+          // look slowest, so its start skew is added.
+          const double skew = all_[r * stride + k * 2 + 1] - ref;
+          out_[w].rank_us[r].push_back(all_[r * stride + k * 2] + (clock_ ? 0.0 : skew / ops_));
+          out_[w].rank_skew_us[r].push_back(skew);
+        }
+      }
       local_sum_[w] += stamps_[k].us;
       ++local_n_[w];
     }
@@ -322,6 +355,8 @@ class Sampler {
   std::size_t& current_;
   int ops_;
   double max_window_factor_, max_window_growth_us_;
+  bool per_rank_;
+  std::vector<double> mine_, all_;  // --per-rank: this rank's (time, start) per slot; every rank's
   bool clock_ = false;
   double window_us_ = 0, first_window_us0_ = 0;
   long late_ = 0;

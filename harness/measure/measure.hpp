@@ -68,6 +68,7 @@ struct TimingSpec {
   // calibration and setup: 200 calls of an 8 B allreduce (0.1 ms) left it 10-25 % slower than
   // the raw loop, 20000 (4 ms) did not (bench/README).
   double min_warmup_s = 0.005;
+  bool per_rank = false;  // keep each rank's own time and start skew per sample (Timing::rank_us)
   // Ops of the extra round, after the timed samples, giving the other reference tool's
   // convention (per_iter: one nccl-tests batch; batch: OSU's barrier-separated calls); 0: none.
   int convention_ops = 10;
@@ -87,6 +88,11 @@ struct Timing {
   std::vector<double> start_skew_us;  // per kept sample: latest rank's start − earliest rank's, rank 0's clock
   std::optional<double> osu_avg_us;   // OSU: each rank's mean per call, averaged over ranks
   std::optional<double> nccl_avg_us;  // nccl-tests: each rank's batch mean per call, averaged over ranks
+  // TimingSpec::per_rank: per rank, per kept sample (the order of samples_us), when the rank
+  // finished minus the reference start, per op, and when it started minus the reference start;
+  // the reference is the agreed start when clock-started, else the earliest rank's start (rank
+  // 0's clock). Clock-started: each sample's max over ranks is samples_us' value.
+  std::vector<std::vector<double>> rank_us, rank_skew_us;
 };
 
 // `count` untimed calls (phase "warmup"); with a control plane, then rounds of twice as many

@@ -66,6 +66,8 @@ const char* p2p_mode_clash(const Settings& s) {
   if (s.batch) return "--batch";
   if (s.interleave) return "--interleave";
   if (s.adaptive()) return "--min-time/--max-noise";
+  if (s.cache_cold) return "--cache cold";
+  if (s.per_rank) return "--per-rank";
   return nullptr;
 }
 
@@ -111,6 +113,9 @@ std::uint64_t DdpBlock::grad_bytes() const {
 std::vector<Block> make_plan(const RunConfig& cfg, const Registry& registry) {
   std::vector<Block> plan;
   for (const auto& c : cfg.cases) {
+    if (c.settings.cache_cold && cfg.device == "cuda")
+      throw UsageError("--cache cold sizes its pool by the CPU's last-level cache, not a GPU's L2; accepted: --cache hot "
+                       "with --device cuda");
     if (c.settings.workload == "ddp") {
       add_ddp_blocks(plan, c, cfg.backend, registry);
       continue;

@@ -49,6 +49,13 @@ struct Settings {
   PairSpec pairs;                   // pingpong: which rank pairs (--pairs)
   SyncMethod sync = SyncMethod::clock;  // per-iteration start: clock (default) or barrier
   bool registered_buffers = false;      // --buffers registered: send/recv in the node's peer memory
+  // --cache cold: every call on another set of send/recv buffers from a pool larger than the
+  // last-level cache (IMB's -off_cache), so no call finds its data in cache; hot (default)
+  // reuses one set, as nccl-tests does. cache_pool_bytes: the pool per rank (0: 2x the LLC).
+  bool cache_cold = false;
+  std::uint64_t cache_pool_bytes = 0;
+  // --per-rank: results keep every rank's own time and start skew per sample (stragglers).
+  bool per_rank = false;
   // --workload ddp: a training step's gradient synchronisation instead of a size sweep: every
   // gradient bucket of `model` all-reduced back to back, buckets made as PyTorch DDP makes them.
   std::string workload;                 // "" (a collective or pingpong sweep) or "ddp"

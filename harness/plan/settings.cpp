@@ -201,6 +201,29 @@ constexpr SettingOption kOptions[] = {
        else
          throw UsageError("bad value '" + std::string(v) + "'; accepted: plain, registered");
      }},
+    {"cache", "", "hot|cold",
+     "hot (default): every call reuses one send/recv set, as nccl-tests; cold: each call takes the next set of a "
+     "pool larger than the last-level cache (IMB -off_cache), so it starts on data not in cache",
+     "hot, cold", false,
+     [](Settings& s, std::string_view v) {
+       if (v == "hot")
+         s.cache_cold = false;
+       else if (v == "cold")
+         s.cache_cold = true;
+       else
+         throw UsageError("bad value '" + std::string(v) + "'; accepted: hot, cold");
+     }},
+    {"cache_pool", "", "SIZE", "--cache cold: the pool per rank (default 2x the last-level cache, read from sysfs)",
+     "a size from 4K to 1024T", false,
+     [](Settings& s, std::string_view v) {
+       s.cache_pool_bytes = parse_size(v);
+       // Bounded so the pool's arithmetic (sets x set bytes) cannot wrap; memory refuses far less.
+       if (s.cache_pool_bytes < 4096 || s.cache_pool_bytes > (1ull << 50))
+         throw UsageError("bad value '" + std::string(v) + "'; accepted: a size from 4K to 1024T");
+     }},
+    {"per_rank", "", "",
+     "keep when every rank finished and started, per sample, in the results (per_rank; for finding stragglers)", "0, 1",
+     false, [](Settings& s, std::string_view v) { s.per_rank = parse_bool(v); }},
     {"timeout", "-T", "SECONDS", "a wait longer than this aborts the run naming the peer (default 60)",
      "a number of seconds > 0", false,
      [](Settings& s, std::string_view v) { s.timeout_s = parse_number(v, 1e-3, 1e7, "a number of seconds > 0"); }},
@@ -322,6 +345,11 @@ void validate_settings(const Settings& s) {
                      "llama2-7b, a .json/.yaml parameter list)");
   if (!s.workload.empty() && s.batch)
     throw UsageError("--batch does not apply to --workload ddp (a step is timed as one sample); accepted: without it");
+  if (!s.cache_cold && s.cache_pool_bytes > 0)
+    throw UsageError("--cache-pool sizes the cold pool; accepted: with --cache cold");
+  if (!s.workload.empty() && s.cache_cold)
+    throw UsageError("--cache cold does not apply to --workload ddp (a step already walks every gradient bucket once); "
+                     "accepted: --cache hot");
   if (s.adaptive() && s.max_iters < s.iters)
     throw UsageError("--max-iters (" + std::to_string(s.max_iters) + ") is below --iters (" + std::to_string(s.iters) +
                      "); accepted: max-iters >= iters");

@@ -6,6 +6,7 @@
 #include "collectives/core/error.hpp"
 #include "harness/measure/ddp_point.hpp"
 #include "harness/plan/auto_algos.hpp"
+#include "harness/run/cache_pool.hpp"
 #include "harness/run/memcheck.hpp"
 
 namespace collbench {
@@ -27,7 +28,8 @@ std::string timing(const Settings& s) {
   char timeout[32];
   std::snprintf(timeout, sizeof timeout, "%g", s.timeout_s);
   return "iters " + std::to_string(s.iters) + ", warmup " + std::to_string(s.warmup) + ", mode " +
-         timing_mode_name(s.mode()) + ", sync " + sync_method_name(s.sync) + ", timeout " + timeout + " s";
+         timing_mode_name(s.mode()) + ", sync " + sync_method_name(s.sync) + ", timeout " + timeout + " s" +
+         (s.cache_cold ? ", cache cold" : "") + (s.per_rank ? ", per rank" : "");
 }
 
 }  // namespace
@@ -42,7 +44,8 @@ int dry_run(const RunConfig& cfg, const std::vector<Block>& plan, const LaunchEn
   const int world = dry_run_world(cfg, launch);
   check_plan_for_world(plan, world);
   const std::uint64_t available = available_host_memory();
-  if (auto why = plan_memory_problem(plan, world, world, available, cfg.device == "cuda")) throw UsageError(*why);
+  const std::uint64_t llc = last_level_cache().bytes;  // this machine's: a dry run has no other ranks to ask
+  if (auto why = plan_memory_problem(plan, world, world, available, cfg.device == "cuda", llc)) throw UsageError(*why);
   if (has_auto(plan)) Tuning::parse(read_tuning_file(*cfg.tuning_path), *cfg.tuning_path);  // a bad file fails here too
   if (!speaker) return 0;
 
@@ -63,10 +66,11 @@ int dry_run(const RunConfig& cfg, const std::vector<Block>& plan, const LaunchEn
       std::fprintf(out, " in_place=%d\n", c->in_place ? 1 : 0);
       std::fprintf(out, "  %s; %s\n", size_range(sizes).c_str(), timing(s).c_str());
       if (!sizes.empty()) {
-        const PointMemory m = point_memory_need(c->op, sizes.back().chunk_count, c->dtype, world);
-        std::fprintf(out, "  memory per rank at %llu B: %s (buffers %s + extra %s)\n",
+        const PointMemory m = point_memory_need(c->op, sizes.back().chunk_count, c->dtype, world,
+                                                s.cache_cold ? cold_pool_target(s, llc) : 0);
+        std::fprintf(out, "  memory per rank at %llu B: %s (buffers %s%s + extra %s)\n",
                      static_cast<unsigned long long>(sizes.back().bytes), mib(m.total()).c_str(),
-                     mib(m.buffers).c_str(), mib(m.extra).c_str());
+                     mib(m.buffers).c_str(), s.cache_cold ? ", a cold pool" : "", mib(m.extra).c_str());
       }
       points += static_cast<long>(sizes.size() * c->algos.size());
     } else if (const auto* d = std::get_if<DdpBlock>(&b)) {

@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cmath>
@@ -56,7 +57,10 @@ json settings_json(const Settings& s) {
           {"mode", timing_mode_name(s.mode())},
           {"pairs", pairs_text(s.pairs)},
           {"sync", sync_method_name(s.sync)},
-          {"buffers", s.registered_buffers ? "registered" : "plain"}};
+          {"buffers", s.registered_buffers ? "registered" : "plain"},
+          {"cache", s.cache_cold ? "cold" : "hot"},
+          {"cache_pool", s.cache_pool_bytes},
+          {"per_rank", s.per_rank}};
   if (!s.workload.empty()) {  // absent for sweeps (as in older records)
     j["workload"] = s.workload;
     j["model"] = s.model;
@@ -115,6 +119,62 @@ void add_provenance(json& j, const RunRecord& r) {
     j["binding"] = std::move(binding);
   }
   if (r.links) j["links"] = {{"intra", link_json(r.links->intra)}, {"inter", link_json(r.links->inter)}};
+}
+
+// Linear-interpolation quantile (numpy's default) of a copy.
+double quantile(std::vector<double> v, double q) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const double at = q * static_cast<double>(v.size() - 1);
+  const auto lo = static_cast<std::size_t>(at);
+  const std::size_t hi = std::min(lo + 1, v.size() - 1);
+  return v[lo] + (v[hi] - v[lo]) * (at - static_cast<double>(lo));
+}
+
+double ns_rounded(double us) { return std::round(us * 1e3) / 1e3; }
+
+json rounded(const std::vector<std::vector<double>>& m) {
+  json out = json::array();
+  for (const auto& row : m) {
+    json r = json::array();
+    for (double v : row) r.push_back(ns_rounded(v));
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
+// --per-rank: the matrices (within kPerRankMaxValues) and a summary per rank that is always
+// there: quartiles of its own time, how many samples it was the slowest rank in (ties: the
+// lowest rank), the median of its start skew.
+json per_rank_json(const PointResult::PerRank& p) {
+  const std::size_t ranks = p.time_us.size();
+  const std::size_t samples = ranks ? p.time_us.front().size() : 0;
+  json p25 = json::array(), p50 = json::array(), p75 = json::array(), skew = json::array();
+  std::vector<long> slowest(ranks, 0);
+  for (std::size_t i = 0; i < samples; ++i) {
+    std::size_t top = 0;
+    for (std::size_t r = 1; r < ranks; ++r)
+      if (p.time_us[r][i] > p.time_us[top][i]) top = r;
+    ++slowest[top];
+  }
+  for (std::size_t r = 0; r < ranks; ++r) {
+    p25.push_back(ns_rounded(quantile(p.time_us[r], 0.25)));
+    p50.push_back(ns_rounded(quantile(p.time_us[r], 0.5)));
+    p75.push_back(ns_rounded(quantile(p.time_us[r], 0.75)));
+    skew.push_back(ns_rounded(quantile(p.start_skew_us[r], 0.5)));
+  }
+  const bool whole = ranks * samples <= kPerRankMaxValues;
+  return {{"start", p.start_ref},
+          {"ranks", ranks},
+          {"samples", samples},
+          {"time_us", whole ? rounded(p.time_us) : json(nullptr)},
+          {"start_skew_us", whole ? rounded(p.start_skew_us) : json(nullptr)},
+          {"summary",
+           {{"time_p25_us", p25},
+            {"time_p50_us", p50},
+            {"time_p75_us", p75},
+            {"slowest_samples", slowest},
+            {"start_skew_p50_us", skew}}}};
 }
 
 }  // namespace
@@ -199,7 +259,7 @@ json workload_json(const PointResult& r, const std::string& run_id) {
                {"source", d.compute_source}};
     if (!d.bucket_backward_ms.empty()) compute["bucket_backward_ms"] = d.bucket_backward_ms;
   }
-  return {{"type", "workload"},
+  json j = {{"type", "workload"},
           {"schema", kSchema},
           {"run_id", run_id},
           {"workload", "ddp"},
@@ -235,6 +295,8 @@ json workload_json(const PointResult& r, const std::string& run_id) {
           {"wrong", r.wrong},
           {"skipped", r.skipped},
           {"skip_reason", opt(r.skip_reason)}};
+  if (r.per_rank) j["per_rank"] = per_rank_json(*r.per_rank);
+  return j;
 }
 
 // {"setting": "value", ...} in the library's order, or null for custom algorithms.
@@ -284,6 +346,15 @@ json result_json(const PointResult& r, const std::string& run_id, long keep_samp
             {"efficiency", opt(r.efficiency)},
             {"library_config", library_config_json(r)}};
   if (r.registered_buffers) j["buffers"] = "registered";  // absent: plain (as in older records)
+  j["cache"] = r.cache_cold ? "cold" : "hot";             // older records: absent (hot)
+  if (r.cache_pool)
+    j["cache_pool"] = {{"bytes", r.cache_pool->bytes},
+                       {"sets", r.cache_pool->sets},
+                       {"set_bytes", r.cache_pool->set_bytes},
+                       {"llc_bytes", r.cache_pool->llc_bytes},
+                       {"llc_source", r.cache_pool->llc_source},
+                       {"verified_sets", r.cache_pool->verified_sets}};
+  if (r.per_rank) j["per_rank"] = per_rank_json(*r.per_rank);
   if (r.chosen) {                                         // --algo auto only
     j["chosen"] = *r.chosen;
     j["tuning"] = opt(r.tuning);

@@ -60,6 +60,9 @@ struct EndRecord {
 
 nlohmann::ordered_json config_json(const RunConfig& cfg);
 nlohmann::ordered_json run_json(const RunRecord& r);
+// --per-rank: the rank x sample matrices are written when they hold at most this many values
+// each (64 ranks x 1024 samples); larger points keep the per-rank summary only.
+inline constexpr std::size_t kPerRankMaxValues = 65536;
 // `keep_samples`: write samples_us when the point has at most this many samples (0: never).
 nlohmann::ordered_json result_json(const PointResult& r, const std::string& run_id, long keep_samples = 0);
 nlohmann::ordered_json end_json(const EndRecord& e);

@@ -100,6 +100,7 @@ void TableReport::begin_block(const Block& block) {
   how += s.adaptive() ? "adaptive " + std::to_string(s.iters) + ".." + std::to_string(s.max_iters) + " iters"
                       : std::to_string(s.iters) + (s.batch ? " ops per batch" : " iters");
   how += " + " + std::to_string(s.warmup) + " warm-up; time = p50 of the max over ranks";
+  if (s.cache_cold) how += "; cold cache (each call on the next buffer set of a pool > the LLC)";
   std::fprintf(out_, "#\n# %s  %s%s%s  %s\n#   %s\n", std::string(op_name(b.op)).c_str(),
                std::string(dtype_name(b.dtype)).c_str(), b.redop ? "  " : "",
                b.redop ? std::string(redop_name(*b.redop)).c_str() : "", b.in_place ? "in-place" : "out-of-place",

@@ -34,6 +34,22 @@ struct PointResult {
   std::optional<double> window_us;           // clock: the start window used
   std::optional<double> osu_avg_us, nccl_avg_us;  // the reference tools' conventions
   std::optional<double> efficiency;               // necessary data movement's time on the links crossed / p50
+  // --cache cold: the pool of send/recv sets the point's calls rotated through (JSON "cache"
+  // and "cache_pool"; hot points have none).
+  struct CachePool {
+    std::uint64_t bytes = 0, sets = 0, set_bytes = 0, llc_bytes = 0;
+    std::string llc_source;
+    std::uint64_t verified_sets = 0;  // sets verification checked (0: -c 0 or skipped)
+  };
+  bool cache_cold = false;
+  std::optional<CachePool> cache_pool;
+  // --per-rank: each rank's own time and start skew per kept sample, rank x sample (JSON
+  // "per_rank"); start_ref says what the skew is relative to ("agreed" start or "earliest" rank).
+  struct PerRank {
+    std::vector<std::vector<double>> time_us, start_skew_us;
+    std::string start_ref;
+  };
+  std::optional<PerRank> per_rank;
   std::optional<double> algbw_GBps, busbw_GBps;
   std::uint64_t wrong = 0;  // wrong elements over all ranks
   bool checked = false;     // verification ran (-c 1 and not skipped)

@@ -94,6 +94,16 @@ std::vector<std::string> Control::all_gather(const std::string& s) {
   return out;
 }
 
+std::vector<double> Control::all_gather(std::span<const double> mine) {
+  std::vector<double> all(mine.size() * static_cast<std::size_t>(size_));
+  if (mine.empty()) return all;
+  const ControlCall call(scope_.get(), rank_, "in the harness's MPI_Allgather (control; some rank never arrived)");
+  COLLBENCH_MPI_CHECK(MPI_Allgather(mine.data(), static_cast<int>(mine.size()), MPI_DOUBLE, all.data(),
+                                    static_cast<int>(mine.size()), MPI_DOUBLE, comm_),
+                      nullptr);
+  return all;
+}
+
 std::optional<std::string> Control::agree_error(const std::optional<std::string>& mine) {
   const ControlCall call(scope_.get(), rank_, "in the harness's MPI_Allreduce (control; some rank never arrived)");
   int first = mine ? rank_ : INT_MAX;

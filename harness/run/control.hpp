@@ -40,6 +40,8 @@ class Control {
   int broadcast(int v);  // rank 0's value
   std::string broadcast(const std::string& s);
   std::vector<std::string> all_gather(const std::string& s);
+  // Every rank's `mine` (the same length on every rank), rank after rank, to every rank.
+  std::vector<double> all_gather(std::span<const double> mine);
 
   // Every rank passes its own error (or none); all get the lowest failing rank's message, so
   // all ranks fail together (or none does).

@@ -12,7 +12,7 @@ namespace {
 
 constexpr const char* kFaultAccepted =
     "skip_recv:rank=R:after=N, kill:rank=R:after_points=N, stop:rank=R:after_points=N or "
-    "delay:algo=A:min_bytes=N:percent=P (test only)";
+    "delay:algo=A:min_bytes=N:percent=P or slow:rank=R:us=N (test only)";
 
 [[noreturn]] void bad_fault(std::string_view text, const std::string& why) {
   throw UsageError(std::string(kFaultEnv) + "='" + std::string(text) + "': " + why + "; accepted: " + kFaultAccepted);
@@ -53,11 +53,28 @@ FaultSpec parse_delay(std::string_view text, const std::vector<std::string_view>
   return s;
 }
 
+FaultSpec parse_slow(std::string_view text, const std::vector<std::string_view>& f) {
+  if (f.size() != 3) bad_fault(text, "expected three ':'-separated fields");
+  const auto rank = value_of(f[1], "rank");
+  const auto us = value_of(f[2], "us");
+  if (!rank || !us) bad_fault(text, "expected slow:rank=R:us=N");
+  FaultSpec s;
+  s.kind = FaultSpec::Kind::slow;
+  try {
+    s.rank = static_cast<int>(parse_int(*rank, 0, 1 << 30, "an integer >= 0"));
+    s.slow_us = static_cast<double>(parse_int(*us, 1, 10'000'000, "an integer 1..10000000"));
+  } catch (const UsageError&) {
+    bad_fault(text, "rank must be an integer >= 0 and us one from 1 to 10000000");
+  }
+  return s;
+}
+
 }  // namespace
 
 FaultSpec parse_fault_spec(std::string_view text) {
   const auto f = split_colons(text);
   if (f[0] == "delay") return parse_delay(text, f);
+  if (f[0] == "slow") return parse_slow(text, f);
   if (f.size() != 3) bad_fault(text, "expected three ':'-separated fields");
   FaultSpec s;
   const char* after_key = nullptr;
@@ -139,7 +156,9 @@ FaultInjector::FaultInjector(std::optional<FaultSpec> spec, Transport& measured)
 }
 
 void FaultInjector::after_point(Control& control, long points_done) {
-  if (!spec_ || spec_->kind == FaultSpec::Kind::skip_recv || points_done != spec_->after) return;
+  if (!spec_ || (spec_->kind != FaultSpec::Kind::kill && spec_->kind != FaultSpec::Kind::stop) ||
+      points_done != spec_->after)
+    return;
   control.barrier();  // every rank, so rank 0 has flushed the points before the fault
   if (control.rank() != spec_->rank) return;
   const bool kill = spec_->kind == FaultSpec::Kind::kill;

@@ -13,6 +13,10 @@
 //                                                     at >= N bytes, spins P % of that call's own
 //                                                     time: a planted slowdown of about P % of
 //                                                     the point's times (collcompare's tests)
+//   COLLBENCH_TEST_FAULT=slow:rank=R:us=N             rank R alone, after each collective call
+//                                                     (warm-up, timed, verification), sleeps N us
+//                                                     inside the timed region: a straggler (the
+//                                                     --per-rank analysis' tests)
 //
 // skip_recv never posts the receive and makes its wait a no-op, so the sender (for a message
 // above the eager limit) never completes: the PEER times out and names rank R. The faulty rank
@@ -33,7 +37,7 @@ class Control;
 inline constexpr const char* kFaultEnv = "COLLBENCH_TEST_FAULT";
 
 struct FaultSpec {
-  enum class Kind { skip_recv, kill, stop, delay };
+  enum class Kind { skip_recv, kill, stop, delay, slow };
   Kind kind = Kind::skip_recv;
   int rank = 0;
   long after = 0;  // skip_recv: irecvs let through first; kill, stop: points recorded first
@@ -41,6 +45,7 @@ struct FaultSpec {
   std::string algo;
   std::uint64_t min_bytes = 0;
   double fraction = 0;
+  double slow_us = 0;  // slow: the sleep after each call of rank `rank`
   bool delays(std::string_view a, std::uint64_t bytes) const {
     return kind == Kind::delay && a == algo && bytes >= min_bytes;
   }
@@ -87,6 +92,10 @@ class FaultInjector {
   Transport& transport() { return decorated_ ? *decorated_ : measured_; }
   // The delay fault for the collective points, or null.
   const FaultSpec* delay() const { return spec_ && spec_->kind == FaultSpec::Kind::delay ? &*spec_ : nullptr; }
+  // The slow fault's sleep per collective call on world rank `rank` (0: none).
+  double slow_us(int rank) const {
+    return spec_ && spec_->kind == FaultSpec::Kind::slow && spec_->rank == rank ? spec_->slow_us : 0;
+  }
   // After `points_done` points were recorded (by rank 0): the kill fault fires here. The
   // barrier first makes sure rank 0 has written those points, so the test is deterministic.
   void after_point(Control& control, long points_done);

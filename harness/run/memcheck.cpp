@@ -10,6 +10,7 @@
 #include "collectives/verify/pattern.hpp"
 #include "harness/measure/ddp_point.hpp"
 #include "harness/plan/sizes.hpp"
+#include "harness/run/cache_pool.hpp"
 
 namespace collbench {
 namespace {
@@ -65,7 +66,7 @@ std::uint64_t peak_resident_bytes() {
   return 0;
 }
 
-PointMemory point_memory_need(Op op, std::uint64_t chunk_count, DType dtype, int world_size) {
+PointMemory point_memory_need(Op op, std::uint64_t chunk_count, DType dtype, int world_size, std::uint64_t cold_pool) {
   const std::uint64_t es = dtype_size(dtype);
   const std::uint64_t send = es * send_elems(op, chunk_count, world_size);
   const std::uint64_t recv = es * recv_elems(op, chunk_count, world_size);
@@ -73,7 +74,8 @@ PointMemory point_memory_need(Op op, std::uint64_t chunk_count, DType dtype, int
   // An algorithm's scratch is allowed up to one largest buffer (the 3x of nccl-tests' send,
   // recv and expected, with no expected array here); the MPI library may need more.
   const std::uint64_t message = es * chunk_count * static_cast<std::uint64_t>(size_chunks(op, world_size));
-  return {send + recv, std::max(largest, mpi_internal_bytes(op, message)) + kFixedExtraBytes};
+  const std::uint64_t buffers = cold_pool ? cold_pool_layout(send, recv, cold_pool).bytes() : send + recv;
+  return {buffers, std::max(largest, mpi_internal_bytes(op, message)) + kFixedExtraBytes};
 }
 
 DevicePointMemory device_point_memory_need(Op op, std::uint64_t chunk_count, DType dtype, int world_size, bool staged) {
@@ -106,7 +108,7 @@ std::optional<std::string> memory_shortfall(std::uint64_t need, int ranks_on_nod
 }
 
 std::optional<std::string> plan_memory_problem(const std::vector<Block>& plan, int world_size, int ranks_on_node,
-                                               std::uint64_t available, bool device) {
+                                               std::uint64_t available, bool device, std::uint64_t llc_bytes) {
   for (const auto& block : plan) {
     if (const auto* d = std::get_if<DdpBlock>(&block)) {
       if (auto why = memory_shortfall(ddp_memory_need(*d, world_size), ranks_on_node, available))
@@ -121,10 +123,14 @@ std::optional<std::string> plan_memory_problem(const std::vector<Block>& plan, i
     if (sizes.empty()) continue;
     const SizePoint& big = sizes.back();
     const auto need = device ? device_point_memory_need(b->op, big.chunk_count, b->dtype, world_size, true).host
-                             : point_memory_need(b->op, big.chunk_count, b->dtype, world_size).total();
+                             : point_memory_need(b->op, big.chunk_count, b->dtype, world_size,
+                                                 b->settings.cache_cold ? cold_pool_target(b->settings, llc_bytes) : 0)
+                                   .total();
     if (auto why = memory_shortfall(need, ranks_on_node, available))
-      return std::string(op_name(b->op)) + " at " + std::to_string(big.bytes) + " B: " + *why +
-             "; accepted: a smaller --max-bytes, or fewer ranks per node";
+      return std::string(op_name(b->op)) + " at " + std::to_string(big.bytes) + " B" +
+             (b->settings.cache_cold ? " (--cache cold: a pool of " + mib(need) + " with its overheads)" : "") + ": " +
+             *why + "; accepted: a smaller --max-bytes" + (b->settings.cache_cold ? " or --cache-pool" : "") +
+             ", or fewer ranks per node";
   }
   return std::nullopt;
 }

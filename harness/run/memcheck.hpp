@@ -26,8 +26,10 @@ struct PointMemory {
   std::uint64_t extra = 0;    // max(algorithm scratch allowance, MPI internal) + fixed overheads
   std::uint64_t total() const { return buffers + extra; }
 };
-// `bytes` is the point's size as reported (nccl-tests' size).
-PointMemory point_memory_need(Op op, std::uint64_t chunk_count, DType dtype, int world_size);
+// `bytes` is the point's size as reported (nccl-tests' size). `cold_pool`: --cache cold's pool
+// target (cache_pool.hpp), whose sets then replace the one send + recv in `buffers`; 0 = hot.
+PointMemory point_memory_need(Op op, std::uint64_t chunk_count, DType dtype, int world_size,
+                              std::uint64_t cold_pool = 0);
 
 // --device cuda: what one rank holds on its GPU at the peak of a point (send + recv + the
 // algorithm's scratch allowance of one largest buffer + a fixed allowance for the CUDA
@@ -53,7 +55,8 @@ std::optional<std::string> memory_shortfall(std::uint64_t need, int ranks_on_nod
 // `available` bytes of host memory), as a usage message; pingpong holds at most 64 MiB of
 // window per rank. Device runs (`device`) hold their buffers on the GPU (checked per point,
 // skipping what does not fit there); the host then holds staging and verification chunks only.
+// `llc_bytes` sizes --cache cold's pools (cache_pool.hpp).
 std::optional<std::string> plan_memory_problem(const std::vector<Block>& plan, int world_size, int ranks_on_node,
-                                               std::uint64_t available, bool device);
+                                               std::uint64_t available, bool device, std::uint64_t llc_bytes = 0);
 
 }  // namespace collbench

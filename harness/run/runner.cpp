@@ -20,6 +20,7 @@
 #include "harness/report/report_table.hpp"
 #include "harness/report/resume.hpp"
 #include "harness/run/backend.hpp"
+#include "harness/run/cache_pool.hpp"
 #include "harness/run/control.hpp"
 #include "harness/run/fault.hpp"
 #include "harness/run/last_words.hpp"
@@ -33,10 +34,20 @@ namespace {
 
 const char* getenv_or_null(const char* name) { return std::getenv(name); }
 
+// --cache cold's pools exceed the largest last-level cache of any rank, so every rank makes the
+// same pool (registered buffers need that) and none of them stays in cache; source: rank 0's.
+LastLevelCache agreed_llc(Control& control) {
+  LastLevelCache mine = last_level_cache();
+  std::vector<double> bytes{static_cast<double>(mine.bytes)};
+  control.max_in_place(bytes);
+  return {static_cast<std::uint64_t>(bytes.front()), control.broadcast(mine.source)};
+}
+
 // Refuses a sweep whose largest point cannot fit in memory, before anything runs.
-void check_memory_upfront(Control& control, const std::vector<Block>& plan, const Topology& topo, bool device) {
+void check_memory_upfront(Control& control, const std::vector<Block>& plan, const Topology& topo, bool device,
+                          std::uint64_t llc_bytes) {
   const auto problem =
-      plan_memory_problem(plan, topo.world_size, topo.ranks_on_my_node, available_host_memory(), device);
+      plan_memory_problem(plan, topo.world_size, topo.ranks_on_my_node, available_host_memory(), device, llc_bytes);
   if (auto why = control.agree_error(problem)) throw UsageError(*why);
 }
 
@@ -245,7 +256,8 @@ int run_sweep(const RunConfig& cfg, const LaunchEnv& launch) {
   check_plan_for_world(plan, control.size());
   const Topology topo = discover_topology(control);
   std::optional<AutoAlgos> autos = load_tuning(cfg, plan, control, topo);
-  check_memory_upfront(control, plan, topo, cfg.device == "cuda");
+  const LastLevelCache llc = agreed_llc(control);
+  check_memory_upfront(control, plan, topo, cfg.device == "cuda", llc.bytes);
   std::unique_ptr<Backend> backend = make_backend(cfg, MPI_COMM_WORLD, scope);
   backend->transport().set_node_layout(topo.node_of_rank);      // for node-aware algorithms' splits
   FaultInjector fault(fault_from_env(), backend->transport());  // test-only; bad syntax: exit 2
@@ -284,6 +296,9 @@ int run_sweep(const RunConfig& cfg, const LaunchEnv& launch) {
 
   env.barrier_us = run.calibration->barrier_us;
   env.delay = fault.delay();  // test-only
+  env.slow_us = fault.slow_us(control.rank());  // test-only
+  env.llc_bytes = llc.bytes;
+  env.llc_source = llc.source;
   if (autos) env.autos = &*autos;
   long points = 0;
   bool stopped = false;  // a rank got SIGTERM/SIGINT, or rank 0 could not write: the rest is abandoned

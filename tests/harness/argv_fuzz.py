@@ -47,6 +47,7 @@ OPTIONS: dict[str, list[str] | None] = {
     "--resume": None, "--quiet": None, "--ranks": INTS, "--list": None, "--print-layouts": None, "--help": None,
     "--min-bytes": SIZES, "--max-bytes": SIZES, "--step-factor": INTS, "--step-bytes": SIZES, "--iters": INTS,
     "--warmup": INTS, "--dtype": DTYPES, "--redop": REDOPS, "--check": ["0", "1"],
+    "--cache": ["hot", "cold", "warm", ""], "--cache-pool": SIZES, "--per-rank": None,
 }
 
 YAML_PIECES = [

@@ -28,11 +28,17 @@ TEST(Fault, Grammar) {
   EXPECT_FALSE(d.delays("ring", 32768));
   EXPECT_FALSE(d.delays("library", 1 << 20));
   EXPECT_FALSE(k.delays("ring", 1 << 20)) << "only a delay fault delays";
+  const FaultSpec sl = parse_fault_spec("slow:rank=2:us=300");
+  EXPECT_EQ(sl.kind, FaultSpec::Kind::slow);
+  EXPECT_EQ(sl.rank, 2);
+  EXPECT_DOUBLE_EQ(sl.slow_us, 300);
+  EXPECT_FALSE(sl.delays("ring", 1 << 20)) << "a straggler is not the delay fault";
   for (const char* bad :
        {"", "skip_recv", "delay:algo=ring:min_bytes=64K:percent=20", "delay:algo=ring:percent=20",
         "delay:algo=ring:min_bytes=1:percent=-5", "delay:ring:min_bytes=1:percent=5", "skip_recv:rank=1",
         "skip_recv:rank=1:after_points=2", "kill:rank=1:after=2", "stop:rank=1:after=2", "hang:rank=1:after=2",
-        "skip_recv:rank=-1:after=2", "skip_recv:rank=1:after=x", "skip_recv:rank=1:after=2:extra"}) {
+        "skip_recv:rank=-1:after=2", "skip_recv:rank=1:after=x", "skip_recv:rank=1:after=2:extra",
+        "slow:rank=1", "slow:rank=1:us=0", "slow:rank=x:us=5", "slow:rank=1:ms=5", "slow:rank=1:us=5:extra"}) {
     try {
       parse_fault_spec(bad);
       ADD_FAILURE() << "accepted '" << bad << "'";
