@@ -47,15 +47,15 @@ def table(frame: pd.DataFrame) -> Table:
     varying = [f for f in ("backend", "device", "dtype", "redop", "in_place", "mode", "buffers")
                if both[f].nunique() > 1]
     headers = ["op", "algo", *varying, "layout", "size", "hot p50 (µs)", "cold p50 (µs)", "cold/hot", "cold pool"]
-    t = Table("Hot vs cold cache (p50 per size)", headers, align="l" * (3 + len(varying)) + "rrrrr",
-              note="hot: every call reuses one send/recv set (nccl-tests); cold: each call takes the next set of a "
-                   "pool larger than the last-level cache (IMB -off_cache); cold/hot > 1: the hot number was "
-                   "helped by the cache.")
+    rows = []
     for _, r in both.iterrows():
         pool = "—" if pd.isna(r["pool_bytes"]) else f"{int(r['pool_bytes']) / (1 << 20):.0f} MiB"
-        t.rows.append([r["op"], r["algo"], *[str(r[f]) for f in varying], r["layout"], format_bytes(int(r["bytes"])),
-                       fmt_num(r["hot_us"]), fmt_num(r["cold_us"]), f"{r['ratio']:.2f}×", pool])
-    return t
+        rows.append([r["op"], r["algo"], *[str(r[f]) for f in varying], r["layout"], format_bytes(int(r["bytes"])),
+                     fmt_num(r["hot_us"]), fmt_num(r["cold_us"]), f"{r['ratio']:.2f}×", pool])
+    return Table.of("Hot vs cold cache (p50 per size)", headers, rows, align="l" * (3 + len(varying)) + "rrrrr",
+                    note="hot: every call reuses one send/recv set (nccl-tests); cold: each call takes the next set "
+                         "of a pool larger than the last-level cache (IMB -off_cache); cold/hot > 1: the hot number "
+                         "was helped by the cache.")
 
 
 def tables(frame: pd.DataFrame) -> list[Table]:

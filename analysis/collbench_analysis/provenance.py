@@ -69,10 +69,10 @@ def table(files: Sequence[str | Path]) -> Table | None:
     df = frame(files)
     if df.empty:
         return None
-    t = Table("Hardware, links and acceptance",
+    cols = ["run_id", "node", "cpu", "topology", "caches", "binding", "intra", "inter", "expect"]
+    t = Table.of("Hardware, links and acceptance",
               ["run_id", "node", "CPU", "topology (hwloc)", "caches", "binding", "intra-node link", "inter-node link",
-               "--expect"], align="lllllllll",
+               "--expect"], df[cols].astype(str).values.tolist(), align="lllllllll",
               note="links: osu_bw at the run's start, what each point's efficiency is judged against; "
                    "--expect: checks below their reference (exit 5)")
-    t.rows = df[["run_id", "node", "cpu", "topology", "caches", "binding", "intra", "inter", "expect"]].astype(str).values.tolist()
     return t.drop_blank_column("inter-node link").drop_blank_column("--expect")

@@ -198,30 +198,27 @@ def run_verdicts(points: pd.DataFrame) -> pd.DataFrame:
 def tables(points: pd.DataFrame) -> list[Table]:
     if points.empty:
         return []
-    t = Table("Slowest rank per point (--per-rank)",
+    ordered = points.sort_values(["op", "algo", "bytes"])
+    rows = [[r["op"], r["algo"], r["cache"], r["layout"], format_bytes(int(r["bytes"])),
+             str(r["slowest_rank"]), f"{r['slowest_node']} ({r['slowest_host']})",
+             f"{r['slowest_share']:.0%}", fmt_num(r["median_us"]), fmt_num(r["others_median_us"]),
+             fmt_num(r["gap_us"]), fmt_num(r["noise_us"]),
+             "yes: " + r["reason"] if r["flagged"] else "no: " + r["reason"]] for _, r in ordered.iterrows()]
+    t = Table.of("Slowest rank per point (--per-rank)",
               ["op", "algo", "cache", "layout", "size", "slowest rank", "node (host)", "last in", "p50 (µs)",
-               "others' max p50", "lead (µs)", "noise (µs)", "consistently slower"],
-              align="llllrrlrrrrrl",
+               "others' max p50", "lead (µs)", "noise (µs)", "consistently slower"], rows,
+              align="llllrrlrrrrrl", row_classes=["bad" if f else "" for f in ordered["flagged"]],
               note=f"finish times from the agreed (or earliest) start; consistently slower: last in >= "
                    f"{SLOWEST_SHARE:.0%} of the samples with binomial p < {ALPHA} against 1/n, and a median lead over "
                    "the latest other rank above the noise (the others' finish range, the start spread; "
                    "analysis/README.md).")
-    for _, r in points.sort_values(["op", "algo", "bytes"]).iterrows():
-        t.rows.append([r["op"], r["algo"], r["cache"], r["layout"], format_bytes(int(r["bytes"])),
-                       str(r["slowest_rank"]), f"{r['slowest_node']} ({r['slowest_host']})",
-                       f"{r['slowest_share']:.0%}", fmt_num(r["median_us"]), fmt_num(r["others_median_us"]),
-                       fmt_num(r["gap_us"]), fmt_num(r["noise_us"]),
-                       "yes: " + r["reason"] if r["flagged"] else "no: " + r["reason"]])
-    t.row_classes = ["bad" if f else "" for f in points.sort_values(["op", "algo", "bytes"])["flagged"]]
     out = [t]
     v = run_verdicts(points)
     if not v.empty:
-        s = Table("Ranks flagged as consistently slower, per run", ["run", "rank", "host", "flagged in", "algorithms"],
-                  align="lrlrr")
-        for _, r in v.iterrows():
-            s.rows.append([str(r["run_id"]), str(r["rank"]), str(r["host"]), f"{r['flagged']}/{r['points']} points",
-                           str(r["algos"])])
-        out.append(s)
+        out.append(Table.of("Ranks flagged as consistently slower, per run",
+                            ["run", "rank", "host", "flagged in", "algorithms"],
+                            [[str(r["run_id"]), str(r["rank"]), str(r["host"]), f"{r['flagged']}/{r['points']} points",
+                              str(r["algos"])] for _, r in v.iterrows()], align="lrlrr"))
     return out
 
 
