@@ -406,9 +406,18 @@ def _entry_sort_key(e: Entry) -> tuple[Any, ...]:
 def make_entry(op: str, backend: str, device: str, layout: Layout, results: pd.DataFrame,
                margin: float = 0.0, tie: str = "spread") -> Entry:
     """One entry from its (variant-filtered) results: a choice per measured size, then ranges."""
-    choices = [choose(int(nbytes), _candidates(at_size), margin, tie)
-               for nbytes, at_size in pooled(results, ["bytes"]).groupby("bytes")]
-    return Entry(op, backend, device, layout, ranges_from(choices), choices)
+    return _entries([(op, backend, device, layout)], pooled(results.assign(entry=0), ["entry", "bytes"]),
+                    margin, tie)[0]
+
+
+def _entries(keys: Sequence[tuple[str, str, str, Layout]], candidates: pd.DataFrame, margin: float,
+             tie: str) -> list[Entry]:
+    """Entries from their :func:`pooled` candidates per (``entry``: index into ``keys``, size)."""
+    cands = _candidates(candidates)  # one itertuples over all: per size it costs more than the rest of colltune
+    per_size: dict[int, list[SizeChoice]] = {}
+    for (entry, nbytes), rows in sorted(candidates.groupby(["entry", "bytes"]).indices.items()):
+        per_size.setdefault(entry, []).append(choose(int(nbytes), [cands[i] for i in rows], margin, tie))
+    return [Entry(*keys[i], ranges_from(choices), choices) for i, choices in sorted(per_size.items())]
 
 
 OTHER_VARIANT = "of another dtype/redop/in_place/root/buffers/mode/cache (see the file's comments)"
@@ -427,18 +436,20 @@ def tune(ds: Dataset, ops: Sequence[str] | None = None, margin: float = 0.0, gen
         why = ", ".join(f"{n} {reason}" for reason, n in left_out.most_common()) or "none"
         raise TuneError(f"no usable collective results in {', '.join(map(str, ds.files))} (left out: {why})")
     usable = usable.assign(tuning_layout=[layout_of(p) for p in usable.itertuples(index=False)])
-    entries: list[Entry] = []
+    keys: list[tuple[str, str, str, Layout]] = []
     used_results: list[pd.DataFrame] = []
-    used_variants: dict[str, dict[str, Any]] = {}
-    for (op, backend, device, layout), pts in usable.groupby(["op", "backend", "device", "tuning_layout"], sort=False):
+    used_by_key: list[dict[str, Any]] = []
+    for key, pts in usable.groupby(["op", "backend", "device", "tuning_layout"], sort=False):
         kept, used = pick_variant(pts)
         if len(kept) < len(pts):
             left_out[OTHER_VARIANT] += len(pts) - len(kept)
-        entry = make_entry(op, backend, device, layout, kept, margin, tie)
-        entries.append(entry)
-        used_results.append(kept)
-        used_variants[entry.label] = used
+        used_results.append(kept.assign(entry=len(keys)))
+        keys.append(key)
+        used_by_key.append(used)
     used_all = pd.concat(used_results)
+    # one groupby for every entry's candidates (one per entry or size costs more than the rest of colltune)
+    entries = _entries(keys, pooled(used_all, ["entry", "bytes"]), margin, tie)
+    used_variants = {e.label: used for e, used in zip(entries, used_by_key)}
     return Tuning(entries=sorted(entries, key=_entry_sort_key), sources=[str(f) for f in ds.files],
                   runs=list(dict.fromkeys(used_all["run_id"].astype(str))),
                   generated=generated or utc_now(), tie_rule=tie_rule(margin, tie),
