@@ -19,8 +19,8 @@ from matplotlib import rc_context  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 import pandas as pd  # noqa: E402
 
+from .load import Dataset, LoadError, format_bytes, load  # noqa: E402
 from .plots import DPI, STYLE, FigureInfo, apply_size_axis  # noqa: E402
-from .result_frames import format_bytes, measured  # noqa: E402
 from .tables import Table, fmt_num  # noqa: E402
 
 SECTION = "Cache state: hot vs cold"
@@ -28,12 +28,12 @@ _TWIN = ["op", "algo", "backend", "device", "dtype", "redop", "in_place", "mode"
 
 
 def pairs(frame: pd.DataFrame) -> pd.DataFrame:
-    """One row per point measured both hot and cold: the twin fields, ``hot_us``, ``cold_us``,
-    ``ratio`` (cold / hot) and ``pool_bytes`` (the cold pool per rank)."""
-    m = measured(frame)
+    """One row per point of ``frame`` (``Dataset.results``) measured both hot and cold: the twin
+    fields, ``hot_us``, ``cold_us``, ``ratio`` (cold / hot) and ``pool_bytes`` (the cold pool per rank)."""
+    m = frame[frame["measured"]]
     if m.empty or set(m["cache"]) != {"hot", "cold"}:
         return pd.DataFrame(columns=[*_TWIN, "hot_us", "cold_us", "ratio", "pool_bytes"])
-    m = m.assign(pool_bytes=[(r.get("cache_pool") or {}).get("bytes") for r in m["record"]])
+    m = m.assign(pool_bytes=[(pool or {}).get("bytes") for pool in m["cache_pool"]])
     m = m.fillna({"redop": "-"}).drop_duplicates([*_TWIN, "cache"], keep="last")
     hot = m[m["cache"] == "hot"][[*_TWIN, "p50_us"]].rename(columns={"p50_us": "hot_us"})
     cold = m[m["cache"] == "cold"][[*_TWIN, "p50_us", "pool_bytes"]].rename(columns={"p50_us": "cold_us"})
@@ -100,18 +100,16 @@ def summary_lines(frame: pd.DataFrame) -> Sequence[str]:
 def main(argv: Sequence[str] | None = None) -> int:
     import sys
 
-    from .result_frames import read
-
     args = list(sys.argv[1:] if argv is None else argv)
     if not args:
         print("usage: python3 -m collbench_analysis.cache_state RESULTS.jsonl...", file=sys.stderr)
         return 2
     try:
-        frame, _ = read(args)
-    except (OSError, UnicodeDecodeError) as err:
+        ds: Dataset = load(args)
+    except LoadError as err:
         print(f"cache_state: error: {err}", file=sys.stderr)
         return 2
-    print("\n".join(summary_lines(frame)))
+    print("\n".join(summary_lines(ds.results)))
     return 0
 
 

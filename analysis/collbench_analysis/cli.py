@@ -20,10 +20,9 @@ EXIT_OK, EXIT_REGRESSED, EXIT_BAD_INPUT = 0, 1, 2
 
 def extra_figures(ds, outdir: Path) -> list:
     """Figures of the pandas modules: hot vs cold cache, per-rank heat maps (stragglers)."""
-    from . import cache_state, result_frames, stragglers
+    from . import cache_state, stragglers
 
-    results, runs = result_frames.read(ds.files)
-    return cache_state.make_figures(results, outdir) + stragglers.make_figures(stragglers.frame(results, runs), outdir)
+    return cache_state.make_figures(ds.results, outdir) + stragglers.make_figures(stragglers.frame(ds), outdir)
 
 
 def _sizes(text: str) -> list[int]:
@@ -81,7 +80,7 @@ def collplot_main(argv: Sequence[str] | None = None) -> int:
     outdir: Path = args.outdir
     from . import efficiency  # issue 21: efficiency over the links, its own section
     figures = plots.make_all(ds, outdir, args.sizes) + ddp.make_figures(workloads, outdir)
-    figures += efficiency.make_figures(ds.files, outdir)
+    figures += efficiency.make_figures(ds, outdir)
     figures += extra_figures(ds, outdir)
     tables = report.build_tables(ds, workloads)
     html_path = report.write_html(outdir / "report.html", args.title, ds, tables, figures)

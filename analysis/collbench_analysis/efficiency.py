@@ -1,12 +1,11 @@
 """Efficiency figures: each point's ``efficiency`` (the time its necessary data movement takes
 on the links it crosses, over its measured time; results/README.md "Efficiency") as a percentage
-of this machine, per op and layout, one line per algorithm. Works on the pandas frame of
-:mod:`.result_frame`; collplot adds these figures to its report (section "Efficiency").
+of this machine, per op and layout, one line per algorithm. Works on ``Dataset.results``
+(:mod:`.load`); collplot adds these figures to its report (section "Efficiency").
 """
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Sequence
 
 import matplotlib
 
@@ -14,9 +13,8 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from .load import format_bytes  # noqa: E402
+from .load import Dataset, format_bytes  # noqa: E402
 from .plots import FigureInfo, apply_size_axis  # noqa: E402
-from .result_frame import result_frame  # noqa: E402
 
 SECTION = "Efficiency"
 
@@ -29,9 +27,9 @@ def efficiency_frame(df: pd.DataFrame) -> pd.DataFrame:
     return have.groupby(key, as_index=False)["percent"].median()
 
 
-def make_figures(files: Sequence[str | Path], outdir: Path) -> list[FigureInfo]:
+def make_figures(ds: Dataset, outdir: Path) -> list[FigureInfo]:
     """One PNG per (op, layout, dtype, placement) that has efficiencies; none when no record has one."""
-    eff = efficiency_frame(result_frame(files))
+    eff = efficiency_frame(ds.results)
     figs: list[FigureInfo] = []
     for (op, layout, dtype, in_place), grp in eff.groupby(["op", "layout", "dtype", "in_place"]):
         fig, ax = plt.subplots(figsize=(7.5, 4.2))

@@ -15,12 +15,9 @@ import datetime as _dt
 import json
 import sys
 from pathlib import Path
-from typing import Sequence
-
 import pandas as pd
 
-from .load import LoadError
-from .result_frame import result_frame
+from .load import Dataset, LoadError, load
 
 SCHEMA = "collbench-expect/1"
 SMALL_BYTES = 64 * 1024  # below: the reference is the time (auto metric)
@@ -32,13 +29,13 @@ def references(df: pd.DataFrame, metric: str = "auto") -> pd.DataFrame:
     """One row per KEY: ``metric`` (busbw or time) and ``reference``, from measured, verified points."""
     if metric not in METRICS:
         raise ValueError(f"metric {metric!r} is not one of {', '.join(METRICS)}")
-    good = df[(df["op"] != "pingpong") & ~df["skipped"] & (df["wrong"] == 0) & df["p50"].notna()].copy()
+    good = df[(df["op"] != "pingpong") & df["measured"] & (df["wrong"] == 0)].copy()
     if good.empty:
         return pd.DataFrame(columns=[*KEY, "per_node", "metric", "reference", "runs"])
     use_time = (good["bytes"] < SMALL_BYTES) if metric == "auto" else pd.Series(metric == "time", index=good.index)
     # 0 bytes has no bandwidth: always a time.
-    good["metric"] = (use_time | (good["bytes"] == 0) | good["busbw"].isna()).map({True: "time", False: "busbw"})
-    good["value"] = good["p50"].where(good["metric"] == "time", good["busbw"])
+    good["metric"] = (use_time | (good["bytes"] == 0) | good["busbw_GBps"].isna()).map({True: "time", False: "busbw"})
+    good["value"] = good["p50_us"].where(good["metric"] == "time", good["busbw_GBps"])
     variant = [*KEY, "metric", "redop", "root", "buffers", "mode"]
     good[["redop", "root"]] = good[["redop", "root"]].astype(object).fillna("-")
     per_variant = good.groupby(variant, dropna=False).agg(value=("value", "median"), runs=("run_id", "nunique"),
@@ -66,9 +63,10 @@ def _entry_line(row: pd.Series) -> str:
             f"in_place: {'true' if row['in_place'] else 'false'}, bytes: {int(row['bytes'])}, {ref}}}")
 
 
-def write_expect(out: Path, inputs: Sequence[str | Path], tolerance: float, metric: str = "auto") -> int:
-    """Write the expectation file; return its entry count. Raises LoadError when no point qualifies."""
-    df = result_frame(inputs)
+def write_expect(out: Path, ds: Dataset, tolerance: float, metric: str = "auto") -> int:
+    """Write the expectation file from ``ds`` (every result, not only the latest per point: the
+    reference is the median over runs); return its entry count. Raises LoadError when no point qualifies."""
+    df = ds.results
     refs = references(df, metric)
     if refs.empty:
         raise LoadError("no measured, verified collective point to take references from")
@@ -82,7 +80,7 @@ def write_expect(out: Path, inputs: Sequence[str | Path], tolerance: float, metr
         f"schema: {SCHEMA}",
         f"generated: \"{when}\"",
         "tool: collcompare --write-expect",
-        f"sources: [{', '.join(json.dumps(s) for s in sorted(set(df['source'])))}]",
+        f"sources: [{', '.join(json.dumps(s) for s in sorted({w.rsplit(':', 1)[0] for w in df['source']}))}]",
         f"runs: [{', '.join(runs)}]",
         f"tolerance: {_number(tolerance * 100)}%",
         "entries:",
@@ -101,9 +99,7 @@ def cli(args) -> int:
         print("collcompare: error: --write-expect takes one RESULTS input (the good run), not two", file=sys.stderr)
         return 2
     try:
-        from .load import load
-        load([args.before])  # validates every record, naming file:line
-        n = write_expect(args.write_expect, [args.before], args.expect_tolerance, args.expect_metric)
+        n = write_expect(args.write_expect, load([args.before]), args.expect_tolerance, args.expect_metric)
     except LoadError as err:
         print(f"collcompare: error: {err}", file=sys.stderr)
         return 2

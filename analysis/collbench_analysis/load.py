@@ -6,6 +6,14 @@ record: the record's fields as columns, ``time_us.*`` flattened to ``<stat>_us``
 bandwidth band) and the run metadata joined by ``run_id`` (``inter_node_link``, ``hosts``, …).
 ``runs`` has one row per run (its ``end`` record joined). Every record is validated against
 results/schema/collbench-1.json first (see :mod:`.schema`), so errors always name ``file:line``.
+
+This is the one reading of the files: the issue-21 analyses work on the same two frames.
+``results`` also carries each record's ``efficiency`` (float, NaN where absent), and as objects
+(None where absent) ``library_config``, ``cache_pool`` and ``per_rank`` (the field's dict as
+written): the acceptance gate writer (:mod:`.expect`), the efficiency figures, hot vs cold
+(:mod:`.cache_state`) and the stragglers read them there. ``runs`` also carries the run record's
+``host_of_rank``, ``cpu_model``, ``hardware``, ``binding``, ``links`` and the end record's
+``expect`` verdict (:mod:`.provenance`); None where a record lacks them.
 """
 from __future__ import annotations
 
@@ -92,11 +100,12 @@ TIME_COLUMNS = tuple(f"{k}_us" for k in TIME_KEYS)  # time_us.p50 -> p50_us, …
 # Columns that hold None where a record has no value (kept as objects, not NaN floats).
 _POINT_FIELDS = ("op", "algo", "backend", "device", "dtype", "redop", "root", "in_place", "buffers", "cache", "bytes",
                  "count", "world_size", "nodes", "ranks_per_node", "iters", "warmup", "mode", "wrong", "checked",
-                 "skipped", "skip_reason", "src", "dst", "link", "run_id")
+                 "skipped", "skip_reason", "src", "dst", "link", "run_id", "library_config", "cache_pool", "per_rank")
 _INT_FIELDS = ("bytes", "world_size", "nodes", "ranks_per_node", "wrong")
 RUN_COLUMNS = ("run_id", "source", "argv", "start_time", "hosts", "node_of_rank", "world_size", "nodes",
                "ranks_per_node", "backend", "device", "versions", "git_commit", "slurm", "inter_node_link",
-               "end_time", "exit_status", "end_points")
+               "host_of_rank", "cpu_model", "hardware", "binding", "links",
+               "end_time", "exit_status", "end_points", "expect")
 # Run metadata joined onto every result of the run (the result's own fields keep their names).
 JOINED_RUN_COLUMNS = ("inter_node_link", "hosts", "node_of_rank", "git_commit", "start_time", "end_time",
                       "exit_status")
@@ -140,6 +149,7 @@ def _result_row(rec: Mapping[str, Any], where: str) -> dict[str, Any]:
     row["cache"] = rec.get("cache", "hot")  # absent in older records: hot
     t = rec["time_us"]
     row.update({c: (None if t is None else float(t[k])) for k, c in zip(TIME_KEYS, TIME_COLUMNS)})
+    row["efficiency"] = rec.get("efficiency")
     row["algbw_GBps"] = rec["algbw_GBps"]
     row["busbw_GBps"] = rec["busbw_GBps"]
     row["samples_us"] = tuple(float(v) for v in rec["samples_us"]) if rec.get("samples_us") else None
@@ -160,7 +170,8 @@ def _apply_end(runs: dict[str, dict[str, Any]], rec: Mapping[str, Any], where: s
     _validate(rec, where)
     # end without run record: keep it, so metadata tables still show it
     run = runs.setdefault(rec["run_id"], {"run_id": rec["run_id"], "source": where})
-    run.update(end_time=rec["end_time"], exit_status=rec["exit_status"], end_points=rec["points"])
+    run.update(end_time=rec["end_time"], exit_status=rec["exit_status"], end_points=rec["points"],
+               expect=rec.get("expect"))
 
 
 # --------------------------------------------------------------------------- files
@@ -246,11 +257,11 @@ def runs_frame(rows: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
 
 def results_frame(rows: Sequence[Mapping[str, Any]], runs: pd.DataFrame) -> pd.DataFrame:
     """The ``results`` frame: record columns, derived columns, run metadata joined by run_id."""
-    cols = [*_POINT_FIELDS, *TIME_COLUMNS, "algbw_GBps", "busbw_GBps", "samples_us", "source"]
+    cols = [*_POINT_FIELDS, *TIME_COLUMNS, "efficiency", "algbw_GBps", "busbw_GBps", "samples_us", "source"]
     df = pd.DataFrame({c: pd.Series([r[c] for r in rows], dtype=object) for c in cols}, columns=cols)
     for c in _INT_FIELDS:
         df[c] = df[c].astype("int64")
-    for c in (*TIME_COLUMNS, "algbw_GBps", "busbw_GBps"):
+    for c in (*TIME_COLUMNS, "efficiency", "algbw_GBps", "busbw_GBps"):
         df[c] = df[c].astype("float64")
     df["in_place"] = df["in_place"].astype(bool)
     df["skipped"] = df["skipped"].astype(bool)

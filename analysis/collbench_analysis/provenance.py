@@ -1,17 +1,15 @@
 """The report's "Hardware, links and acceptance" table: per run and node, what the run record says
 it ran on (CPU model, hwloc topology, the ranks' binding), the link rates its efficiencies are
 judged against, and the --expect gate's verdict from the end record. Records written before
-these fields existed give no row. Built with pandas from the files (results/README.md "run record").
+these fields existed give no row. Built from ``Dataset.runs`` (results/README.md "run record").
 """
 from __future__ import annotations
 
-import json
 from pathlib import Path
-from typing import Sequence
 
 import pandas as pd
 
-from .load import discover, format_bytes
+from .load import Dataset, format_bytes
 from .tables import Table
 
 _CACHE = {"data": "d", "instruction": "i", "unified": ""}
@@ -34,39 +32,27 @@ def _link(rate: dict | None) -> str:
     return f"{rate['GBps']:.2f} GB/s ({rate['src']}-{rate['dst']})" if rate else "—"
 
 
-def frame(files: Sequence[str | Path]) -> pd.DataFrame:
-    """One row per (run, node) of the runs whose record carries hardware."""
+def frame(ds: Dataset) -> pd.DataFrame:
+    """One row per (run, node) of the runs whose record carries hardware (``Dataset.runs``)."""
     rows = []
-    for path in discover(files):
-        ends: dict[str, dict] = {}
-        runs: list[dict] = []
-        for line in path.read_text(encoding="utf-8").splitlines():
-            try:
-                rec = json.loads(line) if line.strip() else None
-            except json.JSONDecodeError:
-                continue
-            if rec and rec.get("type") == "run" and rec.get("hardware"):
-                runs.append(rec)
-            elif rec and rec.get("type") == "end":
-                ends[rec.get("run_id")] = rec
-        for run in runs:
-            links = run.get("links") or {}
-            gate = ends.get(run["run_id"], {}).get("expect")
-            verdict = f"{gate['failed']} of {gate['checked']} below ({Path(gate['file']).name})" if gate else "—"
-            for node, hw in enumerate(run["hardware"]):
-                ranks = [r for r, n in enumerate(run["node_of_rank"]) if n == node]
-                rows.append({"run_id": run["run_id"], "node": f"{node} {hw['host']}", "cpu": hw.get("cpu_model") or "?",
-                             "topology": f"{hw['packages']} pkg, {hw['numa_nodes']} NUMA, {hw['cores']} cores, "
-                                         f"{hw['pus']} PUs",
-                             "caches": _caches(hw.get("caches", [])),
-                             "binding": _binding(run.get("binding") or [], ranks),
-                             "intra": _link(links.get("intra")), "inter": _link(links.get("inter")), "expect": verdict})
+    for run in ds.runs[ds.runs["hardware"].notna()].itertuples(index=False):
+        links = run.links or {}
+        gate = run.expect
+        verdict = f"{gate['failed']} of {gate['checked']} below ({Path(gate['file']).name})" if gate else "—"
+        for node, hw in enumerate(run.hardware):
+            ranks = [r for r, n in enumerate(run.node_of_rank) if n == node]
+            rows.append({"run_id": run.run_id, "node": f"{node} {hw['host']}", "cpu": hw.get("cpu_model") or "?",
+                         "topology": f"{hw['packages']} pkg, {hw['numa_nodes']} NUMA, {hw['cores']} cores, "
+                                     f"{hw['pus']} PUs",
+                         "caches": _caches(hw.get("caches", [])),
+                         "binding": _binding(run.binding or [], ranks),
+                         "intra": _link(links.get("intra")), "inter": _link(links.get("inter")), "expect": verdict})
     return pd.DataFrame(rows)
 
 
-def table(files: Sequence[str | Path]) -> Table | None:
+def table(ds: Dataset) -> Table | None:
     """The report table, or None when no run record carries provenance."""
-    df = frame(files)
+    df = frame(ds)
     if df.empty:
         return None
     cols = ["run_id", "node", "cpu", "topology", "caches", "binding", "intra", "inter", "expect"]

@@ -394,11 +394,10 @@ class Tables:
 
 def extra_tables(ds: Dataset) -> dict[str, list[Table]]:
     """The tables of the pandas modules: hot vs cold cache, stragglers."""
-    from . import cache_state, result_frames, stragglers
+    from . import cache_state, stragglers
 
-    results, runs = result_frames.read(ds.files)
-    out = {cache_state.SECTION: cache_state.tables(results), stragglers.SECTION: stragglers.tables(
-        stragglers.frame(results, runs))}
+    out = {cache_state.SECTION: cache_state.tables(ds.results), stragglers.SECTION: stragglers.tables(
+        stragglers.frame(ds))}
     return {s: ts for s, ts in out.items() if ts}
 
 
@@ -409,7 +408,7 @@ def build_tables(ds: Dataset, workloads: Sequence[Workload] = ()) -> Tables:
     answers = [best_per_size_table(c), custom_vs_library_table(c), within_vs_across_table(ds),
                ddp_answer_table(workloads)]
     from . import provenance  # issue 21: hardware, link rates and the --expect verdict per run
-    hardware = provenance.table(ds.files)
+    hardware = provenance.table(ds)
     return Tables(
         answers=[t for t in answers if t.rows],
         summary=[t.drop_blank_column("variant") for t in

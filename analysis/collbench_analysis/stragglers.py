@@ -50,8 +50,8 @@ from matplotlib.figure import Figure  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
+from .load import Dataset, LoadError, format_bytes, load as load_dataset  # noqa: E402
 from .plots import DPI, STYLE, FigureInfo  # noqa: E402
-from .result_frames import format_bytes, measured, read  # noqa: E402
 from .tables import Table, fmt_num  # noqa: E402
 
 SECTION = "Stragglers (per rank)"
@@ -147,7 +147,8 @@ def analyse_matrix(time_us: Sequence[Sequence[float]], node_of_rank: Sequence[in
 
 
 def _run_hosts(run: Mapping[str, Any] | None, n: int) -> tuple[list[int], list[str]]:
-    if not run:
+    """Each rank's node and host from the run's row of ``Dataset.runs`` (None: no run record)."""
+    if run is None:
         return [0] * n, ["?"] * n
     nodes = list(run.get("node_of_rank") or [0] * n)
     hosts = list(run.get("host_of_rank") or [])
@@ -157,23 +158,22 @@ def _run_hosts(run: Mapping[str, Any] | None, n: int) -> tuple[list[int], list[s
     return nodes, hosts
 
 
-def frame(results: pd.DataFrame, runs: Mapping[str, Mapping[str, Any]]) -> pd.DataFrame:
+def frame(ds: Dataset) -> pd.DataFrame:
     """One row per measured point with ``per_rank``: identity, the :class:`Verdict` fields and
     ``matrix`` (rank x sample finish times, or None when the record kept the summary only)."""
     rows: list[dict[str, Any]] = []
-    m = measured(results)
+    m = ds.results[ds.results["measured"] & ds.results["per_rank"].notna()]
     for _, r in m.iterrows():
-        pr = r["record"].get("per_rank")
-        if not pr:
-            continue
-        nodes, hosts = _run_hosts(runs.get(str(r["run_id"])), int(pr["ranks"]))
+        pr = r["per_rank"]
+        run = ds.runs.loc[r["run_id"]] if r["run_id"] in ds.runs.index else None
+        nodes, hosts = _run_hosts(run, int(pr["ranks"]))
         if pr.get("time_us"):
             v = analyse_matrix(pr["time_us"], nodes, hosts, pr.get("start_skew_us"))
         else:
             s = pr["summary"]
             v = analyse(s["time_p50_us"], s["time_p25_us"], s["time_p75_us"], s["slowest_samples"],
                         int(pr["samples"]), nodes, hosts)
-        rows.append({"where": r["where"], "run_id": r["run_id"], "op": r["op"], "algo": r["algo"], "bytes": r["bytes"],
+        rows.append({"where": r["source"], "run_id": r["run_id"], "op": r["op"], "algo": r["algo"], "bytes": r["bytes"],
                      "cache": r["cache"], "layout": r["layout"], "matrix": pr.get("time_us"),
                      "hosts": hosts, **v.__dict__})
     cols = ["where", "run_id", "op", "algo", "bytes", "cache", "layout", "matrix", "hosts", *Verdict.__dataclass_fields__]
@@ -251,8 +251,8 @@ def make_figures(points: pd.DataFrame, outdir: Path, limit: int = MAX_HEATMAPS) 
 
 
 def load(paths: Sequence[str | Path]) -> pd.DataFrame:
-    results, runs = read(paths)
-    return frame(results, runs)
+    """:func:`frame` of the inputs (read and validated by :func:`.load.load`; raises ``LoadError``)."""
+    return frame(load_dataset(paths))
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -266,7 +266,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     a = ap.parse_args(argv)
     try:
         points = load(a.results)
-    except (OSError, UnicodeDecodeError) as err:
+    except LoadError as err:
         print(f"stragglers: error: {err}", file=sys.stderr)
         return 2
     if points.empty:

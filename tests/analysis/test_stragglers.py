@@ -3,6 +3,7 @@ conditions each on their own, node naming on a two-node layout, the compact (sum
 heat maps and the report hook. The end-to-end check under mpirun is tests/harness/cache_stragglers.py."""
 from __future__ import annotations
 
+import json
 from fractions import Fraction
 from pathlib import Path
 
@@ -10,7 +11,7 @@ import numpy as np
 import pytest
 
 from cb_synth import RunCtx, result, write_jsonl
-from collbench_analysis import cache_state, cli, result_frames, schema, stragglers
+from collbench_analysis import cache_state, cli, load, schema, stragglers
 
 
 def per_rank(times: np.ndarray, keep_matrix: bool = True) -> dict:
@@ -48,8 +49,8 @@ def test_planted_rank_on_a_two_node_layout_is_named_with_its_node(tmp_path: Path
     t = noise(rng, 4, 40)
     t[3] += 200.0  # rank 3 (node 1) spins 200 us per call
     path = write_jsonl(tmp_path / "r.jsonl", [ctx.record(), point(ctx, t), ctx.end(1)])
-    for _, rec in result_frames.read([path])[0].iterrows():
-        assert schema.first_error(rec["record"], strict=True) is None
+    for line in path.read_text().splitlines():
+        assert schema.first_error(json.loads(line), strict=True) is None
     pts = stragglers.load([path])
     assert len(pts) == 1
     r = pts.iloc[0]
@@ -122,8 +123,7 @@ def test_report_shows_tables_and_heat_maps(tmp_path: Path):
     for rec in (hot, cold):
         assert schema.first_error(rec, strict=True) is None
     inp = write_jsonl(tmp_path / "in" / "r.jsonl", [ctx.record(), point(ctx, t), hot, cold, ctx.end(3)])
-    frame, _ = result_frames.read([inp])
-    pairs = cache_state.pairs(frame)
+    pairs = cache_state.pairs(load([inp]).results)
     assert len(pairs) == 1 and pairs.iloc[0]["ratio"] == pytest.approx(1.3)
     assert pairs.iloc[0]["pool_bytes"] == 64 << 20
     out = tmp_path / "plots"
