@@ -29,7 +29,23 @@ import pandas as pd
 from . import schema as _schema
 
 SCHEMA = _schema.schema_id()
-LIBRARY_ALGO = "library"
+LIBRARY_ALGO = "library"  # the backend's own call, its own choice of algorithm: the baseline of every ratio
+# The library's own algorithms measured as entries of their own: library:ALGO (one of Open MPI
+# coll/tuned's or NCCL's algorithms forced, README "Library internals") and han (Open MPI's
+# coll/han). Library code, not ours: never counted as a custom algorithm beating the library.
+LIBRARY_VARIANT_PREFIX = "library:"
+HAN_ALGO = "han"
+
+
+def is_library_internal(algo: str) -> bool:
+    """``library:ALGO`` or ``han``: an algorithm of the library itself, other than its default choice."""
+    return algo.startswith(LIBRARY_VARIANT_PREFIX) or algo == HAN_ALGO
+
+
+def is_custom(algo: str) -> bool:
+    """One of collbench's own algorithms (or ``auto``, which runs what a tuning file names)."""
+    return algo != LIBRARY_ALGO and not is_library_internal(algo)
+
 P2P_OPS = _schema.p2p_ops()
 WarnFn = Callable[[str], None]
 

@@ -24,7 +24,9 @@ from matplotlib.colors import LogNorm, Normalize  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 from matplotlib.ticker import FixedLocator, FuncFormatter, NullFormatter  # noqa: E402
 
-from .load import Dataset, format_bytes, frame_note, layout_sort_key, sort_layouts, views  # noqa: E402
+from .load import (  # noqa: E402
+    Dataset, format_bytes, frame_note, is_library_internal, layout_sort_key, sort_layouts, views,
+)
 
 SMALL_MSG_LIMIT = 64 * 1024
 DPI = 110
@@ -274,6 +276,7 @@ def plot_ratio(key: FigKey, g: pd.DataFrame, style: Style, outdir: Path, note: s
     customs = [(algo, backend, label) for algo, backend, label, _ in _series(g) if algo != "library"]
     if not libs or not customs:
         return None
+    internals = any(is_library_internal(algo) for algo, _, _ in customs)
     fig, (ax,) = _new_figure()
     all_x: list[int] = []
     for algo, backend, label in customs:
@@ -282,7 +285,11 @@ def plot_ratio(key: FigKey, g: pd.DataFrame, style: Style, outdir: Path, note: s
         if ratio.empty:
             continue
         shown = label if base[1] == backend else f"{label} vs library ({base[1]})"
-        ax.plot(ratio.index, ratio.to_numpy(), label=shown, **style.kw(algo, backend))
+        kw = style.kw(algo, backend)
+        if is_library_internal(algo):  # the library's own code (library:ALGO, han): dotted, not a custom line
+            kw.update(linestyle=":", linewidth=1.4)
+            shown += " (library internal)"
+        ax.plot(ratio.index, ratio.to_numpy(), label=shown, **kw)
         all_x += list(ratio.index)
     if not all_x:
         return None
@@ -292,13 +299,16 @@ def plot_ratio(key: FigKey, g: pd.DataFrame, style: Style, outdir: Path, note: s
     apply_size_axis(ax, all_x)
     ax.set_ylim(bottom=0)
     ax.set_ylabel("busbw ÷ library busbw  (> 1: custom faster)")
-    ax.set_title(f"{key.op}: custom algorithms vs library\n{key.subtitle}")
+    ax.set_title(f"{key.op}: custom algorithms{' and library internals' if internals else ''} vs library\n"
+                 f"{key.subtitle}")
     _legend(ax, len(customs), title="algorithm")
     add_footnote(fig, note)
     name = _save(fig, outdir, f"ratio_{key.slug}.png")
     return FigureInfo("Custom vs library", name,
                       f"{key.op}, {key.subtitle}: each custom algorithm's busbw over the library's. Read: above the "
-                      "dashed line at 1 the custom algorithm beats the library at that size, below it loses.", note)
+                      "dashed line at 1 the custom algorithm beats the library at that size, below it loses."
+                      + (" Dotted: the library's own algorithms forced (library:ALGO) or han, which show how the "
+                         "library's default choice compares with its alternatives." if internals else ""), note)
 
 
 # --------------------------------------------------------------------------- p2p figures

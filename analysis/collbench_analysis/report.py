@@ -20,8 +20,8 @@ import pandas as pd
 
 from .ddp import SECTION as DDP_SECTION, Workload, answer_table as ddp_answer_table, tables as ddp_tables
 from .load import (
-    LIBRARY_ALGO, Dataset, describe_links, format_bytes, frame_note, inter_node_links, latest, layout_sort_key,
-    sort_layouts, views,
+    HAN_ALGO, LIBRARY_ALGO, Dataset, describe_links, format_bytes, frame_note, inter_node_links, is_library_internal,
+    latest, layout_sort_key, sort_layouts, views,
 )
 from .model import fit_models, measured_crossovers, predicted_crossovers, series_of
 from .plots import FigureInfo
@@ -81,11 +81,11 @@ def best_algorithm_table(c: pd.DataFrame) -> Table:
 
 # Node-aware vs flat. Names, not registry metadata, decide (results carry only the name):
 HIER_PREFIX = "hier"  # the node-aware schedules: allreduce hier_ring / hier_leader, broadcast hier, allgather hier
-HAN_ALGO = "han"  # Open MPI's own hierarchical component (coll/han) on a communicator of its own
-# Not flat candidates: the libraries (their own choice, compared in columns of their own); auto (runs what a
-# tuning file names, possibly a hier one); shm (zero-copy within one node only, never a whole multi-node
-# collective). Every other custom algorithm (ring, rabenseifner, tree, ...) is flat: node-blind.
-NOT_FLAT = frozenset({LIBRARY_ALGO, HAN_ALGO, "auto", "shm"})
+# Not flat candidates: the libraries (their own choice and han compared in columns of their own, library:ALGO
+# not custom at all); auto (runs what a tuning file names, possibly a hier one); shm (zero-copy within one node
+# only, never a whole multi-node collective). Every other custom algorithm (ring, rabenseifner, tree, ...) is
+# flat: node-blind.
+NOT_FLAT = frozenset({LIBRARY_ALGO, "auto", "shm"})
 
 
 def is_node_aware(algo: str) -> bool:
@@ -94,7 +94,7 @@ def is_node_aware(algo: str) -> bool:
 
 def is_flat(algo: str) -> bool:
     """A node-blind custom algorithm: what the node-aware ones have to beat."""
-    return not is_node_aware(algo) and algo not in NOT_FLAT
+    return not is_node_aware(algo) and algo not in NOT_FLAT and not is_library_internal(algo)
 
 
 NODE_AWARE_KEYS = ["op", "layout", "variant", "backend", "bytes"]
@@ -141,7 +141,7 @@ def node_aware_table(ds: Dataset) -> Table:
     compared = c.merge(r[NODE_AWARE_KEYS], on=NODE_AWARE_KEYS)
     links = frame_note(compared)
     note = ("p50 times. node-aware: the hier* algorithms, fastest first; best flat: the fastest node-blind custom "
-            "algorithm (not library, han, auto or the single-node shm); library: the backend's own call (MPI: "
+            "algorithm (not library, library:ALGO, han, auto or the single-node shm); library: the backend's own call (MPI: "
             "Open MPI's default choice); han: Open MPI's hierarchical coll/han. Ratios are p50 ÷ the best "
             "node-aware p50: > 1 means node-aware is faster.")
     frame = pd.DataFrame({
@@ -312,43 +312,65 @@ def best_per_size_table(c: pd.DataFrame) -> Table:
 def custom_vs_library(c: pd.DataFrame) -> pd.DataFrame:
     """Per (op, layout, variant, backend): how the custom algorithms fare against the library, size by size.
 
-    speed-up = library p50 ÷ custom p50 at the sizes both were measured (> 1: custom faster).
+    speed-up = library p50 ÷ the other's p50 at the sizes both were measured (> 1: the other is faster).
+    "library" is the plain ``library`` entry (the library's own choice); the library's internals
+    (``library:ALGO``, ``han``: :func:`.load.is_library_internal`) are the library's code, so they
+    are summarised apart (``internal_*``) and never count as a custom algorithm beating it.
     """
     keys = [*GROUP, "backend"]
     lib = c[c["algo"] == LIBRARY_ALGO][[*keys, "bytes", "p50_us"]].drop_duplicates([*keys, "bytes"], keep="last")
-    custom = c[c["algo"] != LIBRARY_ALGO].merge(lib, on=[*keys, "bytes"], suffixes=("", "_lib"))
-    custom["speedup"] = custom["p50_us_lib"] / custom["p50_us"].where(custom["p50_us"] > 0)
+    vs = c[c["algo"] != LIBRARY_ALGO].merge(lib, on=[*keys, "bytes"], suffixes=("", "_lib"))
+    vs["speedup"] = vs["p50_us_lib"] / vs["p50_us"].where(vs["p50_us"] > 0)
+    vs["internal"] = vs["algo"].map(is_library_internal).astype(bool)
     rows = []
-    for key, g in custom.groupby(keys, sort=False):
-        per_size = g.groupby("bytes")["speedup"].max()  # the best custom algorithm at each size
-        per_algo = g.groupby("algo")["speedup"].agg(["median", "min", "max", "size"]).sort_values(
-            ["median", "size"], ascending=False)
-        top = per_algo.index[0]
-        peak = g.loc[g["speedup"].idxmax()]
-        rows.append({**dict(zip(keys, key)), "sizes": len(per_size), "custom_wins": int((per_size > 1).sum()),
-                     "best": top, "best_median": per_algo.at[top, "median"], "best_min": per_algo.at[top, "min"],
-                     "best_max": per_algo.at[top, "max"], "peak_algo": peak["algo"], "peak": peak["speedup"],
-                     "peak_bytes": peak["bytes"]})
-    out = pd.DataFrame(rows, columns=[*keys, "sizes", "custom_wins", "best", "best_median", "best_min", "best_max",
-                                      "peak_algo", "peak", "peak_bytes"])
-    return _order(out, ["backend"])
+    for key, g in vs.groupby(keys, sort=False):
+        row: dict = dict(zip(keys, key))
+        for prefix, part in (("", g[~g["internal"]]), ("internal_", g[g["internal"]])):
+            if part.empty:
+                continue
+            per_size = part.groupby("bytes")["speedup"].max()  # the best of the part at each size
+            per_algo = part.groupby("algo")["speedup"].agg(["median", "min", "max", "size"]).sort_values(
+                ["median", "size"], ascending=False)
+            top = per_algo.index[0]
+            row.update({f"{prefix}sizes": len(per_size), f"{prefix}wins": int((per_size > 1).sum()),
+                        f"{prefix}best": top, f"{prefix}best_median": per_algo.at[top, "median"]})
+            if not prefix:
+                peak = part.loc[part["speedup"].idxmax()]
+                row.update(best_min=per_algo.at[top, "min"], best_max=per_algo.at[top, "max"],
+                           peak_algo=peak["algo"], peak=peak["speedup"], peak_bytes=peak["bytes"])
+        rows.append(row)
+    cols = [*keys, "sizes", "wins", "best", "best_median", "best_min", "best_max", "peak_algo", "peak", "peak_bytes",
+            "internal_sizes", "internal_wins", "internal_best", "internal_best_median"]
+    return _order(pd.DataFrame(rows, columns=cols), ["backend"])
 
 
 def custom_vs_library_table(c: pd.DataFrame) -> Table:
     s = custom_vs_library(c)
+    has = s["best"].notna()
+    internal = s["internal_best"].notna()
     frame = pd.DataFrame({
         "op": s["op"], "layout": s["layout"], "variant": s["variant"].replace("", BLANK),
         "backend": s["backend"] if s["backend"].nunique() > 1 else BLANK,
-        "a custom algorithm is faster at": [f"{w} of {n} sizes" for w, n in zip(s["custom_wins"], s["sizes"])],
-        "best custom overall": s["best"],
-        "its speed-up (median, range)": [f"{fmt_num(m)}× ({fmt_num(lo)}–{fmt_num(hi)}×)"
-                                         for m, lo, hi in zip(s["best_median"], s["best_min"], s["best_max"])],
-        "largest speed-up": [f"{fmt_num(p)}× ({a} at {format_bytes(b)})"
-                             for p, a, b in zip(s["peak"], s["peak_algo"], s["peak_bytes"])]})
-    t = Table("Custom vs library at a glance", frame, align="llllrlrl",
-              note="speed-up = library p50 ÷ custom p50 at the same size (> 1: the custom algorithm is faster). "
-                   "best custom overall: the highest median speed-up over the sizes both measured.")
-    return t.drop_blank_column("variant").drop_blank_column("backend")
+        "a custom algorithm is faster at": [f"{int(w)} of {int(n)} sizes" if ok else BLANK
+                                            for w, n, ok in zip(s["wins"], s["sizes"], has)],
+        "best custom overall": s["best"].fillna(BLANK),
+        "its speed-up (median, range)": [f"{fmt_num(m)}× ({fmt_num(lo)}–{fmt_num(hi)}×)" if ok else BLANK
+                                         for m, lo, hi, ok in zip(s["best_median"], s["best_min"], s["best_max"], has)],
+        "largest speed-up": [f"{fmt_num(p)}× ({a} at {format_bytes(b)})" if ok else BLANK
+                             for p, a, b, ok in zip(s["peak"], s["peak_algo"], s["peak_bytes"], has)],
+        "library internals (best, median; faster at)": [
+            f"{a} {fmt_num(m)}× ({int(w)} of {int(n)} sizes)" if ok else BLANK
+            for a, m, w, n, ok in zip(s["internal_best"], s["internal_best_median"], s["internal_wins"],
+                                      s["internal_sizes"], internal)]})
+    t = Table("Custom vs library at a glance", frame, align="llllrlrll",
+              note="library: the plain library entry (the library's own choice of algorithm). speed-up = library "
+                   "p50 ÷ custom p50 at the same size (> 1: the custom algorithm is faster). best custom overall: "
+                   "the highest median speed-up over the sizes both measured. Library internals (library:ALGO, one "
+                   "of the library's algorithms forced; han, Open MPI's coll/han) are the library's own code: "
+                   "shown apart, the best of them by the same median, never counted as a custom win.")
+    for header in ("variant", "backend", "library internals (best, median; faster at)"):
+        t.drop_blank_column(header)
+    return t
 
 
 def within_vs_across_table(ds: Dataset) -> Table:

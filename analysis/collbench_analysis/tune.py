@@ -34,6 +34,9 @@ AUTO_ALGO = "auto"  # a result of the selector itself: never a candidate (it wou
 # Tie-break among algorithms as fast as the best, simplest first (after the library): fewer
 # steps and less code are less likely to be slow at the sizes between the measured ones.
 # "han" is the library's own collective on a coll/han communicator: next to the library.
+# library:ALGO entries (one of the library's own algorithms forced) stay candidates, ordered by
+# name after these: a tuning file naming e.g. library:ring runs under collbench --algo auto (the
+# harness looks the name up in its registry like any other; checked with Open MPI 4.1).
 SIMPLICITY_ORDER: tuple[str, ...] = ("han", "naive", "ring", "tree", "butterfly", "recursive_doubling", "pairwise",
                                      "rabenseifner", "shm", "hier", "hier_leader", "hier_ring")
 

@@ -2,6 +2,7 @@
 and a caption saying what to read under every figure."""
 from __future__ import annotations
 
+import html
 import re
 from pathlib import Path
 from typing import Any
@@ -122,3 +123,43 @@ def test_custom_vs_library_needs_both(tmp_path: Path, algos: dict[str, float]) -
     got = _answers(path.parent)
     assert list(got) == ["Best algorithm per size and layout"]
     assert got["Best algorithm per size and layout"].rows == [["allreduce", "64B", next(iter(algos))]]
+
+
+def test_library_internals_are_not_custom_wins(tmp_path: Path) -> None:
+    """library:ALGO (Open MPI's own ring forced) and han beat the library here, our ring does not: the
+    answer says no custom algorithm is faster and shows the library's internals apart; the ratio figure
+    draws them dotted, labelled as library internals; the node-aware table's best flat is ours."""
+    times = {1024: {"library": 10.0, "ring": 12.0, "library:ring": 5.0, "han": 8.0, "hier_ring": 6.0},
+             1 << 20: {"library": 100.0, "ring": 110.0, "library:ring": 90.0, "han": 120.0, "hier_ring": 95.0}}
+    ctx = RunCtx("internals", 2, 2)
+    recs = [ctx.record()]
+    for n, by_algo in times.items():
+        for a, t in by_algo.items():
+            cfg = {} if a == "library" else None if a in ("ring", "hier_ring") else {"coll_tuned_allreduce_algorithm": "ring"}
+            recs.append(result(ctx, "allreduce", a, n, t, spread=0.0, library_config=cfg))
+    root = tmp_path / "in"
+    write_jsonl(root / "r.jsonl", recs + [ctx.end(len(recs) - 1)])
+    ds = load([root])
+    assert ds.results.loc[ds.results["algo"] == "library:ring", "library_config"].iloc[0] == {
+        "coll_tuned_allreduce_algorithm": "ring"}
+    glance = _answers(root)["Custom vs library at a glance"]
+    # custom: ring 10/12 = 0.833, 100/110 = 0.909; hier_ring 10/6 = 1.67, 100/95 = 1.05 (median 1.36).
+    # internals: library:ring 2 and 1.11 (median 1.56), han 1.25 and 0.833 (median 1.04).
+    assert glance.headers == ["op", "layout", "a custom algorithm is faster at", "best custom overall",
+                              "its speed-up (median, range)", "largest speed-up",
+                              "library internals (best, median; faster at)"]
+    assert glance.rows == [["allreduce", "2x2", "2 of 2 sizes", "hier_ring", "1.36× (1.05–1.67×)",
+                            "1.67× (hier_ring at 1K)", "library:ring 1.56× (2 of 2 sizes)"]]
+    # Without hier_ring, our only algorithm loses everywhere: 0 wins, although library:ring and han win.
+    write_jsonl(root / "r.jsonl", [r for r in recs if r.get("algo") != "hier_ring"] + [ctx.end(len(recs) - 3)])
+    glance = _answers(root)["Custom vs library at a glance"]
+    assert glance.rows[0][2:4] == ["0 of 2 sizes", "ring"], glance.rows
+    # Node-aware vs flat: the best flat algorithm is our ring, never library:ring.
+    write_jsonl(root / "r.jsonl", recs + [ctx.end(len(recs) - 1)])
+    rows = report.node_aware_rows(load([root]))
+    assert list(rows["flat"]) == ["ring", "ring"] and list(rows["han"]) == [8.0, 120.0]
+    out = tmp_path / "out"
+    assert collplot_main([str(root), "-o", str(out), "-q"]) == 0
+    page = html.unescape((out / "report.html").read_text())
+    after = page[page.index("ratio_allreduce_2x2.png"):]
+    assert "Dotted: the library's own algorithms forced" in after[:after.index("</figcaption>")]
