@@ -73,7 +73,7 @@ def collplot_main(argv: Sequence[str] | None = None) -> int:
     from . import ddp, plots, report  # heavy (matplotlib): only once input is known to be good
 
     try:
-        workloads = ddp.load_workloads(ds.files, ds.runs) if ds.workloads else []
+        workloads = ddp.workloads_of(ds)
     except LoadError as err:
         print(f"collplot: error: {err}", file=sys.stderr)
         return EXIT_BAD_INPUT
@@ -107,24 +107,21 @@ def _names(text: str) -> list[str]:
     return names
 
 
-def _alpha(text: str) -> float:
-    try:
-        v = float(text)
-    except ValueError:
-        v = -1.0
-    if not 0 < v < 1:
-        raise argparse.ArgumentTypeError(f"bad alpha {text!r} (a probability, e.g. 0.05)")
-    return v
+def _open_interval(hi: float, what: str, hint: str):
+    """An argparse type: a number strictly between 0 and ``hi``, else 'bad WHAT 'TEXT' (HINT)'."""
+    def parse(text: str) -> float:
+        try:
+            v = float(text)
+        except ValueError:
+            v = -1.0
+        if not 0 < v < hi:
+            raise argparse.ArgumentTypeError(f"bad {what} {text!r} ({hint})")
+        return v
+    return parse
 
 
-def _percentile(text: str) -> float:
-    try:
-        v = float(text)
-    except ValueError:
-        v = -1.0
-    if not 0 < v < 100:
-        raise argparse.ArgumentTypeError(f"bad quantile {text!r} (a percentile between 0 and 100, e.g. 10 or 50)")
-    return v
+_alpha = _open_interval(1, "alpha", "a probability, e.g. 0.05")
+_percentile = _open_interval(100, "quantile", "a percentile between 0 and 100, e.g. 10 or 50")
 
 
 def collcompare_parser() -> argparse.ArgumentParser:

@@ -2,8 +2,9 @@
 
 ``collbench --workload ddp --model M --algo A,B`` all-reduces every gradient bucket of a model
 back to back per step and writes one ``"type": "workload"`` record per algorithm (fields:
-analysis/README.md "DDP gradient synchronisation"). The loader in :mod:`.load` only counts
-these records; this module reads them itself, so nothing in the collective analysis changes.
+analysis/README.md "DDP gradient synchronisation"). The loader in :mod:`.load` keeps these
+records as read (``Dataset.workload_records``); :func:`workloads_of` parses them here, so
+nothing in the collective analysis changes.
 
 Overlap model (the same text is in analysis/README.md). It turns *measured* per-bucket
 all-reduce times into a *modelled* training step; every number it gives is a model from
@@ -33,7 +34,6 @@ given.
 """
 from __future__ import annotations
 
-import json
 import math
 import textwrap
 from dataclasses import dataclass
@@ -50,7 +50,7 @@ from matplotlib.figure import Figure  # noqa: E402
 from matplotlib.patches import Patch  # noqa: E402
 
 from .load import (  # noqa: E402
-    LIBRARY_ALGO, SCHEMA, LoadError, layout_name, layout_sort_key, link_note, parse_run, per_node_of,
+    LIBRARY_ALGO, Dataset, LoadError, layout_name, layout_sort_key, link_note, load, per_node_of,
 )
 from .plots import DPI, STYLE, FigureInfo, Style, add_footnote  # noqa: E402
 from .tables import Table, fmt_num  # noqa: E402
@@ -261,45 +261,16 @@ def parse_workload(rec: Mapping[str, Any], where: str, run: Mapping[str, Any] | 
         per_node=per_node_of(run.get("node_of_rank")) if same_world else None, **optional)
 
 
-def read_records(paths: Iterable[str | Path]) -> tuple[list[tuple[str, dict[str, Any]]], dict[str, dict[str, Any]]]:
-    """Every ``workload`` record (with its ``file:line``) and every run record in ``paths``.
-
-    A line that is not JSON is left to :func:`.load.load`, which reports it (or, on a file's
-    last line, warns): this reader runs after it and must not report the same line twice.
-    """
-    found: list[tuple[str, dict[str, Any]]] = []
-    runs: dict[str, dict[str, Any]] = {}
-    for path in paths:
-        try:
-            lines = Path(path).read_text(encoding="utf-8").split("\n")
-        except (OSError, UnicodeDecodeError) as err:
-            raise LoadError(f"{path}: cannot read ({err})") from None
-        for lineno, line in enumerate(lines, 1):
-            if not line.strip():
-                continue
-            try:
-                rec = json.loads(line)
-            except json.JSONDecodeError:
-                continue
-            if not isinstance(rec, dict) or rec.get("schema") != SCHEMA:
-                continue
-            if rec.get("type") == "workload":
-                found.append((f"{path}:{lineno}", rec))
-            elif rec.get("type") == "run":
-                run = parse_run(rec, f"{path}:{lineno}")  # the one run-record parser (validation included)
-                runs[run["run_id"]] = run
-    return found, runs
+def workloads_of(ds: Dataset) -> list[Workload]:
+    """The workload records :func:`.load.load` collected (``ds.workload_records``), in file order,
+    each joined by ``run_id`` with its run (``ds.runs``: ``inter_node_link``, uneven layouts)."""
+    runs = ds.runs.to_dict("index")
+    return [parse_workload(rec, where, runs.get(str(rec.get("run_id")))) for where, rec in ds.workload_records]
 
 
-def load_workloads(paths: Iterable[str | Path], runs: pd.DataFrame | None = None) -> list[Workload]:
-    """The workload records of ``paths`` (files, e.g. ``Dataset.files``), in file order.
-
-    Each is joined by ``run_id`` with its run record, for ``inter_node_link`` and uneven
-    layouts: from ``runs`` when given (``Dataset.runs``), else from the run records in the files.
-    """
-    found, own_runs = read_records(paths)
-    known = {**own_runs, **(runs.to_dict("index") if runs is not None else {})}
-    return [parse_workload(rec, where, known.get(str(rec.get("run_id")))) for where, rec in found]
+def load_workloads(paths: Iterable[str | Path]) -> list[Workload]:
+    """:func:`workloads_of` the inputs (files or folders; read and checked by :func:`.load.load`)."""
+    return workloads_of(load(list(paths)))
 
 
 IDENTITY = ("model", "layout", "algo", *_SERIES_FIELDS)

@@ -13,7 +13,8 @@ This is the one reading of the files: the issue-21 analyses work on the same two
 written): the acceptance gate writer (:mod:`.expect`), the efficiency figures, hot vs cold
 (:mod:`.cache_state`) and the stragglers read them there. ``runs`` also carries the run record's
 ``host_of_rank``, ``cpu_model``, ``hardware``, ``binding``, ``links`` and the end record's
-``expect`` verdict (:mod:`.provenance`); None where a record lacks them.
+``expect`` verdict (:mod:`.provenance`); None where a record lacks them. DDP ``workload``
+records are kept as read (``workload_records``) for :func:`.ddp.workloads_of`.
 """
 from __future__ import annotations
 
@@ -138,7 +139,12 @@ class Dataset:
     results: pd.DataFrame  # one row per result record (see the module docstring)
     runs: pd.DataFrame  # one row per run record, indexed by run_id
     warnings: list[str] = field(default_factory=list)
-    workloads: int = 0  # "workload" records seen (DDP); ddp.load_workloads reads them, not this loader
+    # DDP "workload" records as (file:line, record), in file order: ddp.workloads_of(ds) parses them.
+    workload_records: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
+
+    @property
+    def workloads(self) -> int:
+        return len(self.workload_records)
 
     @property
     def measured(self) -> pd.DataFrame:
@@ -219,14 +225,13 @@ def _read_lines(path: Path) -> list[str]:
 
 
 def _load_file(path: Path, results: list[dict[str, Any]], runs: dict[str, dict[str, Any]],
-               warnings: list[str], warn: WarnFn) -> int:
-    """Append the file's results and runs; return its number of workload records."""
+               workloads: list[tuple[str, dict[str, Any]]], warnings: list[str], warn: WarnFn) -> None:
+    """Append the file's results, runs and workload records."""
     lines = _read_lines(path)
     nonblank = [i for i, line in enumerate(lines, 1) if line.strip()]
     if not nonblank:
         raise LoadError(f"{path}: empty file (no collbench records)")
     last = nonblank[-1]
-    workloads = 0
     for lineno in nonblank:
         where = f"{path}:{lineno}"
         try:
@@ -254,10 +259,9 @@ def _load_file(path: Path, results: list[dict[str, Any]], runs: dict[str, dict[s
         elif kind == "end":
             _apply_end(runs, rec, where)
         elif kind == "workload":
-            workloads += 1
+            workloads.append((where, rec))
         else:
             raise LoadError(f"{where}: unknown record type {kind!r} (expected run, result or end)")
-    return workloads
 
 
 def runs_frame(rows: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
@@ -308,7 +312,9 @@ def load(paths: Sequence[str | Path], warn: WarnFn = warn_stderr) -> Dataset:
     results: list[dict[str, Any]] = []
     runs: dict[str, dict[str, Any]] = {}
     warnings: list[str] = []
-    workloads = sum(_load_file(path, results, runs, warnings, warn) for path in files)
+    workloads: list[tuple[str, dict[str, Any]]] = []
+    for path in files:
+        _load_file(path, results, runs, workloads, warnings, warn)
     if not results and not workloads:
         raise LoadError(f"no result records in {', '.join(str(f) for f in files)}")
     run_df = runs_frame(runs.values())

@@ -133,12 +133,12 @@ def ddp_dir(tmp_path: Path) -> Path:
 
 
 def test_load_workloads_joins_run_records(ddp_dir: Path) -> None:
-    from collbench_analysis.ddp import load_workloads
+    from collbench_analysis.ddp import workloads_of
     from collbench_analysis.load import load
 
-    ds = load([ddp_dir])  # the collective loader accepts (and counts) workload records
+    ds = load([ddp_dir])  # the one loader keeps the workload records beside the results
     assert ds.workloads == 4 and len(ds.results) == 3
-    ws = load_workloads(ds.files, ds.runs)
+    ws = workloads_of(ds)
     assert sorted((w.layout, w.algo) for w in ws) == [("1x4", "library"), ("1x4", "ring"),
                                                        ("2x2", "library"), ("2x2", "ring")]
     assert {w.inter_node_link for w in ws if w.nodes > 1} == {LINK}

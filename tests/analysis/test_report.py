@@ -48,7 +48,7 @@ def _answers(root: Path) -> dict[str, Any]:
     from collbench_analysis import ddp
 
     ds = load([root])
-    tables = report.build_tables(ds, ddp.load_workloads(ds.files, ds.runs) if ds.workloads else [])
+    tables = report.build_tables(ds, ddp.workloads_of(ds))
     return {t.title: t for t in tables.answers}
 
 
