@@ -155,9 +155,11 @@ Why supports(int n, const CollArgs& a) {
 
 // What the variant's communicator was made with: the switch, the algorithm, and the
 // algorithm's other coll/tuned parameters as they stand (the segment: --segment when set).
+// From the variant, not the entry's name: --algo auto runs this entry renamed "auto".
+template <std::size_t I>
 LibraryConfig config(const AlgoEntry& e, const CollArgs& a) {
   const std::string var = algorithm_var(e.op);
-  LibraryConfig c{{"coll_tuned_use_dynamic_rules", "true"}, {var, e.algo.substr(e.algo.find(':') + 1)}};
+  LibraryConfig c{{"coll_tuned_use_dynamic_rules", "true"}, {var, kVariants[I].name}};
   for (const char* suffix : {"_segmentsize", "_tree_fanout", "_chain_fanout", "_knomial_radix"}) {
     if (a.segment_bytes && std::string_view(suffix) == "_segmentsize") {
       c.emplace_back(var + suffix, std::to_string(a.segment_bytes));
@@ -174,7 +176,7 @@ bool register_all(std::index_sequence<I...>) {
                            std::string(mpi_call(kVariants[I].op)) + " with Open MPI coll/tuned's " + kVariants[I].name +
                                " forced: " + kVariants[I].description,
                            "Open MPI (coll/tuned), world size >= 2; any root, any count below 2^31 elements", &run<I>,
-                           &supports<I>, nullptr, false, &config, /*on_request=*/true}),
+                           &supports<I>, nullptr, false, &config<I>, /*on_request=*/true}),
    ...);
   return true;
 }

@@ -94,15 +94,14 @@ std::optional<std::string> supports(int n, const CollArgs&) {
   return std::nullopt;
 }
 
-LibraryConfig config(const AlgoEntry& e, const CollArgs&) {
-  for (const Variant& v : kVariants)
-    if (v.op == e.op && e.algo == std::string("library:") + v.name) {
-      LibraryConfig c{{"NCCL_ALGO", v.algo}};
-      if (v.proto) c.emplace_back("NCCL_PROTO", v.proto);
-      else if (const char* p = std::getenv("NCCL_PROTO")) c.emplace_back("NCCL_PROTO", p);  // inherited
-      return c;
-    }
-  return {};
+// From the variant, not the entry's name: --algo auto runs this entry renamed "auto".
+template <std::size_t I>
+LibraryConfig config(const AlgoEntry&, const CollArgs&) {
+  constexpr const Variant& v = kVariants[I];
+  LibraryConfig c{{"NCCL_ALGO", v.algo}};
+  if (v.proto) c.emplace_back("NCCL_PROTO", v.proto);
+  else if (const char* p = std::getenv("NCCL_PROTO")) c.emplace_back("NCCL_PROTO", p);  // inherited
+  return c;
 }
 
 template <std::size_t... I>
@@ -113,7 +112,7 @@ bool register_all(std::index_sequence<I...>) {
                            "at least 2 ranks (GPUs); device memory on the nccl backend", &run<I>, &supports<I>, nullptr,
                            /*native_avg=*/kVariants[I].op == Op::allreduce || kVariants[I].op == Op::reduce ||
                                kVariants[I].op == Op::reduce_scatter,
-                           &config, /*on_request=*/true}),
+                           &config<I>, /*on_request=*/true}),
    ...);
   return true;
 }

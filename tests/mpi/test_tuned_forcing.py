@@ -300,6 +300,24 @@ def check_collbench(collbench: str, mpiexec: str, workdir: Path) -> None:
             fail(f"{algo} at {size} B must be skipped naming '{why}': {r['skip_reason']}")
     if recs[("library:ring", 65536)]["skipped"] or recs[("library:ring", 65536)]["wrong"]:
         fail(f"library:ring at 64 KiB must run and verify: {recs[('library:ring', 65536)]}")
+    # A tuning file may name a library variant: --algo auto runs it (the entry renamed "auto") and the
+    # record's library_config still names the forced algorithm, not "auto".
+    tuning = workdir / "library_ring.yaml"
+    tuning.write_text("schema: collbench-tuning/1\nentries:\n  - op: allreduce\n    backend: mpi\n    device: cpu\n"
+                      "    layout: {nodes: 1, ranks_per_node: 4, world_size: 4}\n    ranges:\n"
+                      "      - {min_bytes: 0, max_bytes: null, algo: \"library:ring\"}\n")
+    out = workdir / "auto.jsonl"
+    out.unlink(missing_ok=True)
+    cmd = [mpiexec, "-np", "4", "--oversubscribe", collbench, "--op", "allreduce", "--algo", "auto", "--tuning",
+           str(tuning), "-b", "64K", "-e", "64K", "-n", "5", "-w", "2", "--quiet", "--json", str(out)]
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    if p.returncode != 0:
+        fail(f"{' '.join(cmd)} exited {p.returncode}:\n{p.stdout[-3000:]}\n{p.stderr[-3000:]}")
+    cc.check_file(str(out), runs=1)
+    (auto,) = [r for r in map(json.loads, out.read_text().splitlines()) if r["type"] == "result"]
+    if auto["algo"] != "auto" or auto["chosen"] != "library:ring" or auto["skipped"] or auto["wrong"] \
+            or (auto["library_config"] or {}).get("coll_tuned_allreduce_algorithm") != "ring":
+        fail(f"--algo auto with a tuning file naming library:ring must run it and record ring: {auto}")
     # Forced for the whole job at launch: library records what was in force.
     recs = collbench_records(collbench, mpiexec, workdir, ["--mca", "coll_tuned_use_dynamic_rules", "1",
                                                            "--mca", "coll_tuned_allreduce_algorithm", "3"])
