@@ -64,6 +64,16 @@ def test_ties_go_to_library_then_to_the_simpler(tmp_path: Path) -> None:
     assert ranges_of(t) == [(0, 1448, "library"), (1449, 2896, "ring"), (2897, None, "rabenseifner")]
 
 
+def test_a_library_variant_can_be_chosen_and_is_quoted(tmp_path: Path) -> None:
+    # library:ring (Open MPI's ring forced) is a candidate: collbench --algo auto runs it (mpi.tuned_forcing).
+    recs = [R.record()] + [result(R, "allreduce", algo, n, t) for n in (1024, 1 << 20)
+                           for algo, t in (("library", 80.0), ("ring", 100.0), ("library:ring", 50.0))]
+    status, t, text = run_colltune(tmp_path, recs)
+    assert status == 0 and t is not None
+    assert ranges_of(t) == [(0, None, "library:ring")]
+    assert "algo: 'library:ring'}" in text  # quoted: a plain ':' is not safe in every flow-mapping parser
+
+
 def test_choice_records_best_runner_up_and_ratio() -> None:
     cands = [tune.Candidate("rabenseifner", 10.0, 9.5, 10.5), tune.Candidate("ring", 10.4, 9.9, 10.9),
              tune.Candidate("library", 10.6, 10.0, 11.1), tune.Candidate("zeta", 10.1, 9.6, 10.6),
