@@ -218,7 +218,10 @@ def tables(points: pd.DataFrame) -> list[Table]:
         out.append(Table.of("Ranks flagged as consistently slower, per run",
                             ["run", "rank", "host", "flagged in", "algorithms"],
                             [[str(r["run_id"]), str(r["rank"]), str(r["host"]), f"{r['flagged']}/{r['points']} points",
-                              str(r["algos"])] for _, r in v.iterrows()], align="lrlrr"))
+                              str(r["algos"])] for _, r in v.iterrows()], align="lrlrr",
+                            note="a rank slowed by its node or core is flagged across algorithms; one flagged "
+                                 "in a single algorithm only is more likely that algorithm's own asymmetry "
+                                 "(e.g. the root of naive, which finishes after its last send)"))
     return out
 
 
