@@ -38,7 +38,7 @@ def frame(ds: Dataset) -> pd.DataFrame:
     for run in ds.runs[ds.runs["hardware"].notna()].itertuples(index=False):
         links = run.links or {}
         gate = run.expect
-        verdict = f"{gate['failed']} of {gate['checked']} below ({Path(gate['file']).name})" if gate else "—"
+        verdict = f"{gate['failed']} of {gate['checked']} below ({Path(gate['file']).name})" if gate else "not gated"
         for node, hw in enumerate(run.hardware):
             ranks = [r for r, n in enumerate(run.node_of_rank) if n == node]
             rows.append({"run_id": run.run_id, "node": f"{node} {hw['host']}", "cpu": hw.get("cpu_model") or "?",
@@ -60,5 +60,6 @@ def table(ds: Dataset) -> Table | None:
               ["run_id", "node", "CPU", "topology (hwloc)", "caches", "binding", "intra-node link", "inter-node link",
                "--expect"], df[cols].astype(str).values.tolist(), align="lllllllll",
               note="links: osu_bw at the run's start, what each point's efficiency is judged against; "
-                   "--expect: checks below their reference (exit 5)")
-    return t.drop_blank_column("inter-node link").drop_blank_column("--expect")
+                   "--expect: checks below their reference (exit 5), or 'not gated' for a run without "
+                   "--expect (write a reference from a good run: collcompare RESULTS --write-expect FILE)")
+    return t.drop_blank_column("inter-node link")

@@ -118,3 +118,10 @@ def test_efficiency_figures_and_schema(tmp_path: Path) -> None:
                  "5.50 GB/s (0-1)", "2 of 9 below (expect.yaml)"):
         assert text in row, (text, row)
     assert "### Hardware, links and acceptance" in md
+    # The same run without --expect says so: the default report shows every run's acceptance state.
+    del end["expect"]
+    (runs / "good0.jsonl").write_text("\n".join([json.dumps(run), *lines[1:-1], json.dumps(end)]) + "\n")
+    from collbench_analysis import load, provenance
+    ungated = provenance.table(load([str(runs / "good0.jsonl")]))
+    assert ungated is not None and "--expect" in ungated.headers
+    assert set(ungated.frame["--expect"]) == {"not gated"}
