@@ -12,41 +12,14 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
-import subprocess
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import collbench_check as cc  # noqa: E402
+from e2e import fail, fresh_dir, mpirun, run  # noqa: E402
 
 EXIT_BELOW = 5
-
-
-def fail(msg: str) -> None:
-    print(f"FAIL: {msg}", file=sys.stderr)
-    sys.exit(1)
-
-
-def run(cmd: list[str], timeout: int = 240) -> subprocess.CompletedProcess:
-    print("+", " ".join(cmd), flush=True)
-    p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
-    if p.stdout:
-        print(p.stdout[-5000:])
-    if p.stderr:
-        print(p.stderr[-3000:], file=sys.stderr)
-    return p
-
-
-def fresh_dir(path: str) -> Path:
-    d = Path(path)
-    shutil.rmtree(d, ignore_errors=True)
-    d.mkdir(parents=True)
-    return d
-
-
-def mpirun(mpiexec: str, np: int, args: list[str]) -> list[str]:
-    return [mpiexec, "-np", str(np), "--oversubscribe", *args]
 
 
 def records(path: Path) -> list[dict]:
@@ -103,7 +76,7 @@ def test_gate(collbench: str, mpiexec: str, workdir: str) -> None:
         fail("passing run: no acceptance summary with 7 checks (3 sizes x 2 algos + one time entry)")
     if p.stdout.count(" pass ") != 7 or "FAIL" in p.stdout:
         fail("passing run: want 7 'pass' rows and no FAIL")
-    runs = cc.check_file(str(out), runs=1)
+    cc.check_file(str(out), runs=1)  # every record valid, one run
     end = records(out)[-1]
     if end["exit_status"] != 0 or end["expect"] != {"file": str(good), "checked": 7, "failed": 0}:
         fail(f"passing run: end record {end}")
