@@ -47,7 +47,7 @@ def test_schema_is_a_valid_draft_2020_12_schema() -> None:
 
 def test_example_sweep_conforms_strictly() -> None:
     recs = example_records()
-    assert {r["type"] for r in recs} == {"run", "result", "end"}
+    assert {r["type"] for r in recs} == {"run", "result", "end", "workload"}  # the default sweep has a DDP case
     assert any(r.get("op") == "pingpong" for r in recs) and any(r.get("op") == "allreduce" for r in recs)
     for i, rec in enumerate(recs, 1):
         assert schema.first_error(rec, strict=True) is None, f"line {i}: {schema.first_error(rec, strict=True)}"
