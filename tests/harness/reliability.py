@@ -60,12 +60,14 @@ def test_hang(collbench: str, mpiexec: str, workdir: str) -> None:
     out = d / "hang.jsonl"
     timeout = 2
     # Rank 1 drops its irecv #2: warm-up (1 call) and timed iteration 0 receive normally, timed
-    # iteration 1 never posts the receive. 1 MiB is above every eager limit, so the root's send
+    # iteration 1 never posts the receive. 64 MiB is above every eager limit, so the root's send
     # never completes and the root times out naming rank 1; the others wait in the control
-    # plane. Bounded: MPI_Abort ends the whole job.
+    # plane. Bounded: MPI_Abort ends the whole job. The warm-up runs doubling rounds until one
+    # lasts 5 ms: one call of 64 MiB (two 64 MiB sends by the root, >= 13 ms at 10 GB/s) always
+    # does, where a 1 MiB call sometimes did not and the skip fell into the warm-up.
     env = dict(os.environ, COLLBENCH_TEST_FAULT="skip_recv:rank=1:after=2")
     p, secs = timed_run([mpiexec, "-np", "3", "--oversubscribe", collbench, "--op", "broadcast", "--algo", "naive",
-                         "-b", "1M", "-e", "1M", "-w", "1", "-n", "2", "--timeout", str(timeout), "--json", str(out),
+                         "-b", "64M", "-e", "64M", "-w", "1", "-n", "2", "--timeout", str(timeout), "--json", str(out),
                          "--quiet"], env, timeout + 60)
     if p.returncode == 0:
         fail("a planted hang exited 0")
@@ -75,7 +77,7 @@ def test_hang(collbench: str, mpiexec: str, workdir: str) -> None:
     if len(errors) != 1:
         fail(f"want ONE error line, got {errors}")
     line = errors[0]
-    want = ["rank 0", "timed out after 2000 ms", "peer=1", "op=broadcast", "algo=naive", "size=1048576",
+    want = ["rank 0", "timed out after 2000 ms", "peer=1", "op=broadcast", "algo=naive", "size=67108864",
             "phase=timed", "iteration=1"]
     missing = [w for w in want if w not in line]
     if missing:
