@@ -4,22 +4,13 @@
 #include <cstdlib>
 #include <map>
 
+#include "harness/run/provenance.hpp"
+
 namespace collbench {
 namespace {
 
 constexpr int kPrefixWidth = 47;  // size, count, type, redop, root
 constexpr int kAlgoWidth = 41;    // time, algbw, busbw, eff, #wrong
-
-std::string rank_ranges(const std::vector<int>& ranks) {
-  std::string s;
-  for (std::size_t i = 0; i < ranks.size();) {
-    std::size_t j = i;
-    while (j + 1 < ranks.size() && ranks[j + 1] == ranks[j] + 1) ++j;
-    s += (s.empty() ? "" : ",") + std::to_string(ranks[i]) + (j > i ? "-" + std::to_string(ranks[j]) : "");
-    i = j + 1;
-  }
-  return s;
-}
 
 std::string centered(const std::string& text, int width) {
   const int pad = std::max(0, width - static_cast<int>(text.size()));
@@ -53,7 +44,7 @@ void TableReport::header(const RunRecord& run) {
     std::vector<int> ranks;
     for (int r = 0; r < t.world_size; ++r)
       if (t.node_of_rank[r] == n) ranks.push_back(r);
-    std::fprintf(out_, "#   node %d  %-20s ranks %s\n", n, t.host_of_rank[ranks.front()].c_str(), rank_ranges(ranks).c_str());
+    std::fprintf(out_, "#   node %d  %-20s ranks %s\n", n, t.host_of_rank[ranks.front()].c_str(), int_ranges_text(ranks).c_str());
   }
   if (const auto& c = run.calibration)
     std::fprintf(out_, "# calibration: steady_clock resolution %.0f ns, read %.0f ns; empty barrier %.2f us; clock sync error <= %.2f us\n",

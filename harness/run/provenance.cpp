@@ -15,7 +15,7 @@
 
 namespace collbench {
 
-std::string cpu_list_text(std::vector<int> cpus) {
+std::string int_ranges_text(std::vector<int> cpus) {
   std::sort(cpus.begin(), cpus.end());
   cpus.erase(std::unique(cpus.begin(), cpus.end()), cpus.end());
   std::string s;
@@ -129,7 +129,7 @@ std::string numa_of(hwloc_topology_t t, const std::vector<int>& cpus) {
     if (o && o->cpuset && hwloc_bitmap_intersects(o->cpuset, set)) nodes.push_back(static_cast<int>(o->os_index));
   }
   hwloc_bitmap_free(set);
-  return cpu_list_text(nodes);
+  return int_ranges_text(nodes);
 }
 
 nlohmann::json to_json(const NodeHardware& h, const RankBinding& b) {
@@ -162,7 +162,7 @@ void from_json(const nlohmann::json& j, NodeHardware& h, RankBinding& b) {
 void local_provenance(NodeHardware& hw, RankBinding& binding) {
   hw.cpu_model = cpu_model_of(read_file("/proc/cpuinfo"));
   const std::vector<int> cpus = affinity_cpus();
-  binding.cpus = cpu_list_text(cpus);
+  binding.cpus = int_ranges_text(cpus);
   const HwlocTopology t;
   if (!t.ok()) {
     hw.error = "hwloc could not load the topology";

@@ -43,7 +43,7 @@ struct Provenance {
 };
 
 // Pure helpers (unit-tested).
-std::string cpu_list_text(std::vector<int> cpus);  // {0,1,2,3,8} -> "0-3,8"; sorted, repeats dropped
+std::string int_ranges_text(std::vector<int> cpus);  // CPUs or ranks: {0,1,2,3,8} -> "0-3,8"; sorted, repeats dropped
 std::string cpu_model_of(std::string_view proc_cpuinfo);
 
 // This process's facts (hwloc, /proc/cpuinfo, sched_getaffinity); never throws: what cannot

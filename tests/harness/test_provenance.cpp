@@ -11,10 +11,10 @@ namespace collbench {
 namespace {
 
 TEST(Provenance, CpuListText) {
-  EXPECT_EQ(cpu_list_text({}), "");
-  EXPECT_EQ(cpu_list_text({3}), "3");
-  EXPECT_EQ(cpu_list_text({0, 1, 2, 3, 8}), "0-3,8");
-  EXPECT_EQ(cpu_list_text({8, 2, 1, 1, 0, 10, 9}), "0-2,8-10");
+  EXPECT_EQ(int_ranges_text({}), "");
+  EXPECT_EQ(int_ranges_text({3}), "3");
+  EXPECT_EQ(int_ranges_text({0, 1, 2, 3, 8}), "0-3,8");
+  EXPECT_EQ(int_ranges_text({8, 2, 1, 1, 0, 10, 9}), "0-2,8-10");
 }
 
 TEST(Provenance, CpuModelFromCpuinfo) {
@@ -48,7 +48,7 @@ TEST(Provenance, ThisMachineThroughHwloc) {
   std::vector<int> cpus;
   for (int c = 0; c < CPU_SETSIZE; ++c)
     if (CPU_ISSET(c, &set)) cpus.push_back(c);
-  EXPECT_EQ(b.cpus, cpu_list_text(cpus));
+  EXPECT_EQ(b.cpus, int_ranges_text(cpus));
   EXPECT_FALSE(b.numa.empty());
 }
 
