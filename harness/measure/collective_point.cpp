@@ -29,10 +29,14 @@ class CollectiveWorkload final : public Workload {
   CollectiveWorkload(Transport& t, const AlgoEntry& e, const CollArgs& a, const BufferSets& sets, CallInfo call,
                      const std::string& label, double stretch, double slow_us)
       : Workload(std::move(call), label), t_(t), entry_(e), args_(a), sets_(sets), stretch_(stretch),
-        slow_us_(slow_us) {}
+        slow_us_(slow_us) {
+    args_.send = sets_.front().send;
+    args_.recv = sets_.front().recv;
+  }
   // Each call on the next set (cold: round-robin through the pool; every rank makes the same
   // calls, so ranks stay on the same set, as registered buffers' peers must).
   void run() override {
+    if (sets_.size() == 1) return invoke();  // hot: args_ already point at the one set
     const std::size_t k = next_;
     next_ = next_ + 1 == sets_.size() ? 0 : next_ + 1;
     run_on(k);
@@ -40,6 +44,12 @@ class CollectiveWorkload final : public Workload {
   void run_on(std::size_t set) {
     args_.send = sets_[set].send;
     args_.recv = sets_[set].recv;
+    invoke();
+  }
+  const AlgoEntry& entry() const { return entry_; }
+
+ private:
+  void invoke() {
     if (stretch_ <= 0 && slow_us_ <= 0) return run_entry(entry_, t_, args_);
     using Clock = std::chrono::steady_clock;
     const Clock::time_point t0 = Clock::now();
@@ -52,9 +62,7 @@ class CollectiveWorkload final : public Workload {
     // rank would take the others' core and slow them more than itself.
     if (slow_us_ > 0) std::this_thread::sleep_for(std::chrono::duration<double, std::micro>(slow_us_));
   }
-  const AlgoEntry& entry() const { return entry_; }
 
- private:
   Transport& t_;
   const AlgoEntry& entry_;
   CollArgs args_;
