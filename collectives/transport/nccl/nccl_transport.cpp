@@ -1,6 +1,8 @@
 #include "collectives/transport/nccl/nccl_transport.hpp"
 
+#include <atomic>
 #include <string>
+#include <utility>
 
 #include "collectives/gpu/cuda_check.hpp"
 
@@ -123,14 +125,22 @@ std::unique_ptr<Transport> NcclTransport::make_split(std::string_view name, int 
 
   ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
   config.blocking = 0;
-  ncclComm_t child = nullptr;
-  const ncclResult_t rc = ncclCommSplit(comm_, color, key, &child, &config);
+  // A non-blocking split returns ncclInProgress with the handle still null: NCCL's init job
+  // stores it (release) when the child is complete, before the parent's async state leaves
+  // ncclInProgress. So wait on the parent, then read the handle (null on a non-member). The
+  // slot is a member so that a job still running after a timeout never writes to a dead frame.
+  split_child_ = nullptr;
+  const ncclResult_t rc = ncclCommSplit(comm_, color, key, &split_child_, &config);
   if (rc != ncclSuccess && rc != ncclInProgress)
     fail(rc, "ncclCommSplit failed" + where(__FILE__, __LINE__), error_context());
-  if (!child) {
-    await_ready("ncclCommSplit");  // not a member: only the parent's side of the split
+  await_ready("ncclCommSplit");
+  ncclComm_t child = std::atomic_ref<ncclComm_t>(split_child_).exchange(nullptr, std::memory_order_acquire);
+  if (color == NCCL_SPLIT_NOCOLOR) {
+    if (child) throw TransportError("ncclCommSplit gave a communicator for NCCL_SPLIT_NOCOLOR", error_context());
     return nullptr;
   }
+  if (!child) throw TransportError("ncclCommSplit completed without a communicator for color " + std::to_string(color),
+                                   error_context());
 
   std::vector<int> colors(static_cast<std::size_t>(size_)), keys(colors.size());
   for (std::size_t r = 0; r < colors.size(); ++r) {

@@ -75,6 +75,7 @@ class NcclTransport final : public GroupedTransport {
   MemorySpace* handed_out_ = &draining_;
   cudaStream_t stream_;
   ncclComm_t comm_ = nullptr;
+  ncclComm_t split_child_ = nullptr;  // ncclCommSplit's out-parameter, written when the split completes
   int rank_ = 0;
   int size_ = 1;
   bool aborted_ = false;
