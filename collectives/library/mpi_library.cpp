@@ -87,7 +87,12 @@ namespace mpi_library {
 // MpiTransport is final, so an exact type check is the same test as a dynamic_cast at a
 // quarter of its cost (~1 ns instead of ~4 ns per call: bench/bench_overhead.cpp).
 MpiTransport& mpi(Transport& t) {
-  if (typeid(t) != typeid(MpiTransport)) throw NotSupported("MPI library collectives need the mpi backend");
+  if (typeid(t) != typeid(MpiTransport)) {
+    if (t.memory().kind() == MemoryKind::cuda)  // --backend mpi --device cuda: a device transport over MPI
+      throw NotSupported("MPI library collectives run on host memory only (--device cpu); on device memory "
+                         "collbench's own algorithms stage through host memory");
+    throw NotSupported("MPI library collectives need the mpi backend");
+  }
   return static_cast<MpiTransport&>(t);
 }
 
