@@ -2,11 +2,13 @@
 # The one-command GPU check (issue 17): on a machine with an NVIDIA GPU, in one go, writing its
 # results even when a step fails. Without a GPU it prints "no GPU: skipped" and exits 0.
 #
-# Usage: scripts/gpu-check.sh [--build-dir DIR] [--out DIR] [--quick] [--dry-run]
+# Usage: scripts/gpu-check.sh [--build-dir DIR] [--out DIR] [--quick] [--step-timeout S] [--dry-run]
 #   --build-dir DIR  build there (default build-gpu); a carried build with collbench in it is
 #                    reused as it is (configured with CUDA and NCCL: checked)
 #   --out DIR        results folder (default results/gpu/<UTC date>)
 #   --quick          smaller size sweeps and fewer iterations (a smoke test, about 3 minutes)
+#   --step-timeout S a step still running after S seconds is killed and recorded as failed
+#                    (default 600), so one hung step cannot use up a lent machine's time
 #   --dry-run        no GPU needed: print each step's command and write the folder layout
 #                    (README.md, steps.jsonl with status "dry-run") without running anything
 #
@@ -23,13 +25,17 @@
 #                np1 nccl  1 rank, --backend nccl: NCCL's library and every custom algorithm over
 #                          the NCCL transport
 #                np2 mpi   2 ranks under mpirun sharing the GPU(s) (ranks_per_gpu in the run record)
-#                np2 registered  the shm algorithms and the library with --buffers registered: the
-#                          buffers in CUDA IPC peer memory, read by the peer in place
+#                np2 registered  the shm algorithms with --buffers registered: the buffers in CUDA
+#                          IPC peer memory, read by the peer in place (the MPI library entries run
+#                          on host memory only)
 #                np2 nccl  2 ranks when there are >= 2 GPUs; on one GPU NCCL refuses two ranks on
 #                          one device, and the step checks collbench says so in one line (exit 2)
 #   sweep      --backend nccl --algo library and the custom ring, 1 rank, device memory, size sweep
 #   raw-nccl   bench/collbench_raw_nccl (a plain ncclAllReduce loop) against collbench at 1 rank,
-#              same sizes and batch; OUT/raw_vs_collbench.txt says within 3 % or not, per size
+#              same sizes and batch, launched alternately 3 times (raw-nccl.K, raw-nccl-collbench.K):
+#              OUT/raw_vs_collbench.txt gives per size the medians, their launch ranges and the
+#              verdict: within 3 %, within spread (ranges overlap: 1-8 MiB at 1 rank are ~5 us,
+#              launch-bound, and move 20-40 % between launches on an H100), or not
 #   kernels    bench_reduce_device: CUDA reduce kernels vs device memcpy (target >= 0.8 of memcpy's
 #              moved bytes at 256 MiB, float32/bfloat16 sum)
 #   nsys       when nsys exists: one profiled run, and `nsys stats` must show collbench's NVTX ranges
@@ -40,15 +46,18 @@ set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 cd "$(dirname "$0")/.."
 
-build=build-gpu out="" quick=0 dry=0
+build=build-gpu out="" quick=0 dry=0 step_timeout=600
 while [[ $# -gt 0 ]]; do
   case $1 in
     -h | --help) usage_from_header; exit 0 ;;
     --build-dir) [[ $# -ge 2 ]] || die "--build-dir needs a folder"; build=$2; shift ;;
     --out) [[ $# -ge 2 ]] || die "--out needs a folder"; out=$2; shift ;;
     --quick) quick=1 ;;
+    --step-timeout)
+      [[ $# -ge 2 && $2 =~ ^[1-9][0-9]*$ ]] || die "--step-timeout needs a whole number of seconds > 0"
+      step_timeout=$2; shift ;;
     --dry-run) dry=1 ;;
-    *) die "unknown argument '$1'; accepted: --build-dir DIR, --out DIR, --quick, --dry-run, --help" ;;
+    *) die "unknown argument '$1'; accepted: --build-dir DIR, --out DIR, --quick, --step-timeout S, --dry-run, --help" ;;
   esac
   shift
 done
@@ -100,6 +109,8 @@ cb_step() {
   fi
 }
 # step NAME CMD...: runs CMD with its output in logs/NAME.log; a failure is recorded, not fatal.
+# A program is killed after --step-timeout seconds (the shell functions below bound theirs).
+bounded() { timeout --kill-after=10 "$step_timeout" "$@"; }
 step() {
   local name=$1 t0 rc=0
   shift
@@ -109,7 +120,12 @@ step() {
     return 0
   fi
   t0=$(now)
-  "$@" >"$out/logs/$name.log" 2>&1 || rc=$?
+  if [[ $(type -t "$1") == function ]]; then
+    "$@" >"$out/logs/$name.log" 2>&1 || rc=$?
+  else
+    bounded "$@" >"$out/logs/$name.log" 2>&1 || rc=$?
+  fi
+  [[ $rc != 124 && $rc != 137 ]] || echo "killed after --step-timeout $step_timeout s" >>"$out/logs/$name.log"
   if [[ $rc == 0 ]]; then
     record "$name" ok "$(elapsed "$t0")" ""
   else
@@ -117,7 +133,8 @@ step() {
     # The last error line, else the last line that says something (mpirun ends its messages
     # with a row of dashes and an exit code).
     local why
-    why=$(grep -i 'error' "$out/logs/$name.log" | tail -n 1 || true)
+    [[ $rc != 124 && $rc != 137 ]] || why="killed after --step-timeout $step_timeout s"
+    [[ -n ${why:-} ]] || why=$(grep -i 'error' "$out/logs/$name.log" | tail -n 1 || true)
     [[ -n $why ]] || why=$(grep -v '^[-[:space:]]*$' "$out/logs/$name.log" | tail -n 1 || true)
     record "$name" failed "$(elapsed "$t0")" "exit $rc: $why"
   fi
@@ -128,14 +145,15 @@ step() {
 # shellcheck disable=SC2317
 refuse() {  # refuse CMD...: CMD must exit 2 with "needs one GPU per rank" in its one error line
   local rc=0 log
-  log=$("$@" 2>&1) || rc=$?
+  log=$(bounded "$@" 2>&1) || rc=$?
   echo "$log"
+  [[ $rc != 124 && $rc != 137 ]] || return "$rc"
   [[ $rc == 2 ]] && grep -q 'needs one GPU per rank' <<<"$log"
 }
 # shellcheck disable=SC2317
 check_nvtx() {  # the report is nvtx_sum in recent nsys, nvtxsum before 2023
-  { nsys stats --report nvtx_sum --format csv "$out/profile.nsys-rep" 2>/dev/null ||
-    nsys stats --report nvtxsum --format csv "$out/profile.nsys-rep"; } | tee "$out/nvtx_ranges.csv" |
+  { bounded nsys stats --report nvtx_sum --format csv "$out/profile.nsys-rep" 2>/dev/null ||
+    bounded nsys stats --report nvtxsum --format csv "$out/profile.nsys-rep"; } | tee "$out/nvtx_ranges.csv" |
     grep -q 'allreduce/library'
 }
 
@@ -205,7 +223,7 @@ if [[ -n $launcher || $dry == 1 ]]; then
   step verify-np2-mpi "${launcher:-mpirun}" -np 2 "$cb" --device cuda --backend mpi "${verify[@]}" --json "$out/verify.jsonl"
   # The zero-copy algorithms read the peer's device buffers in place (CUDA IPC peer memory).
   step verify-np2-registered "${launcher:-mpirun}" -np 2 "$cb" --device cuda --backend mpi --buffers registered \
-    --op allreduce,reduce_scatter,allgather,broadcast,reduce --algo shm,library "${verify_sizes[@]}" -n 3 -w 1 -c 1 \
+    --op allreduce,reduce_scatter,allgather,broadcast,reduce --algo shm "${verify_sizes[@]}" -n 3 -w 1 -c 1 \
     --dtype float32 --quiet --json "$out/verify.jsonl"
   if [[ ${gpus:-0} -ge 2 ]]; then
     step verify-np2-nccl "${launcher:-mpirun}" -np 2 "$cb" --device cuda --backend nccl "${verify[@]}" --json "$out/verify.jsonl"
@@ -227,9 +245,11 @@ cb_step sweep "$cb" --device cuda --backend nccl --op allreduce --algo library,r
 # ---- raw-nccl: a plain ncclAllReduce loop vs collbench at 1 rank ---------------------------
 raw=$build/bench/collbench_raw_nccl
 if [[ -x $raw || $dry == 1 ]]; then
-  step raw-nccl "$raw" "${raw_sizes[@]}" -n "$iters" --samples 20 -w 10 --json "$out/raw_nccl.jsonl"
-  cb_step raw-nccl-collbench "$cb" --device cuda --backend nccl --op allreduce --algo library "${raw_sizes[@]}" --batch \
-    -n "$iters" -w 10 --min-time 0.5 --max-iters $((iters * 20)) -c 0 --quiet --json "$out/raw_nccl_collbench.jsonl"
+  for k in 1 2 3; do  # A B A B A B: one launch of either tool is not a figure
+    step "raw-nccl.$k" "$raw" "${raw_sizes[@]}" -n "$iters" --samples 20 -w 10 --json "$out/raw_nccl.jsonl"
+    cb_step "raw-nccl-collbench.$k" "$cb" --device cuda --backend nccl --op allreduce --algo library "${raw_sizes[@]}" \
+      --batch -n "$iters" -w 10 --min-time 0.5 --max-iters $((iters * 20)) -c 0 --quiet --json "$out/raw_nccl_collbench.jsonl"
+  done
   cb_step raw-compare /usr/bin/env python3 scripts/gpu_compare.py "$out/raw_nccl.jsonl" "$out/raw_nccl_collbench.jsonl" \
     --out "$out/raw_vs_collbench.txt"
 else
