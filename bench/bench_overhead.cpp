@@ -14,11 +14,15 @@
 //
 // Collective layers (allreduce, float32 sum, --bytes, out of place):
 //   raw_allreduce      MPI_Allreduce on a duplicated communicator
-//   entry_allreduce    + the registry entry (AlgoEntry::run: function pointer, dynamic_cast,
-//                      op lookup, count check, whatever the entry publishes for the watchdog)
-//   workload_allreduce + the virtual Workload::run the harness calls
+//   raw_allreduce_tcomm the same on the transport's communicator
+//   blocking_allreduce + the BlockingCall the library entries publish for the watchdog, on the
+//                      transport's communicator
+//   prepared_allreduce the entry's bound call (AlgoEntry::prepare), what the timed loop calls
+//   entry_allreduce    the registry entry unbound (AlgoEntry::run: function pointer, type check,
+//                      op, datatype and count resolved per call), what verification calls
+//   workload_allreduce + the virtual Workload::run the harness calls (the bound call)
 //   sample_allreduce   + time_sample(... N ops ...) itself: scope update, NVTX range, clock,
-//                      memory().synchronize()
+//                      memory().synchronize(), one run_n per sample
 // Point-to-point (rank 0 <-> rank 1, --bytes):
 //   raw_pingpong       MPI_Send / MPI_Recv, half round trip
 //   transport_pingpong Transport::send / recv (isend/irecv + wait under the call scope)
@@ -53,16 +57,19 @@ using Clock = std::chrono::steady_clock;
 
 namespace {
 
+// The harness's collective workload on a library entry: its bound call, as
+// harness/measure/collective_point.cpp times it (run_n: one virtual call per sample).
 class EntryWorkload final : public Workload {
  public:
   EntryWorkload(Transport& t, const AlgoEntry& e, const CollArgs& a)
-      : Workload(CallInfo{"allreduce", "library", a.count * 4, -1, ""}, "allreduce/library"), t_(t), e_(e), a_(a) {}
-  void run() override { e_.run(t_, a_); }
+      : Workload(CallInfo{"allreduce", "library", a.count * 4, -1, ""}, "allreduce/library"), call_(e.prepare(t, a)) {}
+  void run() override { call_(); }
+  void run_n(int n) override {
+    for (int k = 0; k < n; ++k) call_();
+  }
 
  private:
-  Transport& t_;
-  const AlgoEntry& e_;
-  CollArgs a_;
+  PreparedCall call_;
 };
 
 struct Variant {
@@ -145,6 +152,26 @@ int main(int argc, char** argv) {
                                     }) /
                          n;
                 }});
+    // The raw call on the transport's own communicator (made like collbench's), bare and as the
+    // library entries publish it.
+    add(Variant{"raw_allreduce_tcomm", "raw_allreduce", [&](int n) {
+                  return timed_loop(n,
+                                    [&] {
+                                      MPI_Allreduce(send.data(), recv.data(), (int)count, MPI_FLOAT, MPI_SUM, t.comm());
+                                    }) /
+                         n;
+                }});
+    add(Variant{"blocking_allreduce", "raw_allreduce", [&](int n) {
+                  return timed_loop(n,
+                                    [&] {
+                                      const BlockingCall c(t.scope(), &t, "in MPI_Allreduce");
+                                      MPI_Allreduce(send.data(), recv.data(), (int)count, MPI_FLOAT, MPI_SUM, t.comm());
+                                    }) /
+                         n;
+                }});
+    const PreparedCall prepared = entry->prepare(t, a);
+    add(Variant{"prepared_allreduce", "raw_allreduce",
+                [&](int n) { return timed_loop(n, [&] { prepared(); }) / n; }});
     add(Variant{"entry_allreduce", "raw_allreduce",
                 [&](int n) { return timed_loop(n, [&] { entry->run(t, a); }) / n; }});
     add(Variant{"workload_allreduce", "raw_allreduce", [&](int n) {

@@ -69,7 +69,7 @@ void divide(MemorySpace& m, void* buf, std::size_t count, DType dtype, int n) {
 }  // namespace
 
 void run_entry(const AlgoEntry& e, Transport& t, const CollArgs& a) {
-  if (a.op.kind != RedOp::avg || e.native_avg || !op_reduces(e.op)) return e.run(t, a);
+  if (runs_as_is(e, a)) return e.run(t, a);
   const int n = t.size();
   CollArgs sum = a;
   sum.op = make_reduce_op(RedOp::sum, a.dtype);

@@ -2,6 +2,7 @@
 // (op, algo, backend) -> how to run it. Each algorithm file registers itself with
 // COLLBENCH_REGISTER, so adding an algorithm touches no other file. The table is filled
 // during static initialisation and only read afterwards.
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -27,6 +28,13 @@ using TrafficFn = double (*)(int world_size, const CollArgs&, bool registered);
 using LibraryConfig = std::vector<std::pair<std::string, std::string>>;
 struct AlgoEntry;
 using ConfigFn = LibraryConfig (*)(const AlgoEntry&, const CollArgs&);
+// A library call bound to one case's buffers and arguments (datatype, op, count, communicator
+// resolved once, as a program calling the library would): calling it makes exactly the call
+// `run` makes, published for the watchdog, and nothing else. The harness times it in place of
+// run_entry where run_entry would call `run` as it is (no avg wrapping); the bound objects must
+// outlive it.
+using PreparedCall = std::function<void()>;
+using PrepareFn = PreparedCall (*)(Transport&, const CollArgs&);
 
 struct AlgoEntry {
   Op op;
@@ -42,6 +50,7 @@ struct AlgoEntry {
   // A library-internal variant ("library:ring"): measured when named or through "library:all",
   // not by "all", so sweeps of every algorithm keep their size.
   bool on_request = false;
+  PrepareFn prepare = nullptr;  // library entries: the timed call, bound once per case (null: run)
 };
 
 // Runs `e` on `a`: what every caller does instead of e.run, so RedOp::avg works with every
@@ -49,6 +58,10 @@ struct AlgoEntry {
 // pre-multiplied by 1/n into a scratch copy (one input's size) and summed from it; integers are summed, then divided by n (truncating, as C). The
 // scaling runs in the transport's memory space (its reduce kernel), so device buffers work.
 void run_entry(const AlgoEntry& e, Transport& t, const CollArgs& a);
+// True when run_entry(e, t, a) is e.run(t, a) as it is: the entry's prepared call may stand in.
+inline bool runs_as_is(const AlgoEntry& e, const CollArgs& a) {
+  return a.op.kind != RedOp::avg || e.native_avg || !op_reduces(e.op);
+}
 
 class Registry {
  public:

@@ -124,17 +124,11 @@ CB_KERNELS(bfloat16, bf16)
 CB_KERNELS(float, f32)
 CB_KERNELS(double, f64)
 
-#define CB_ROW(NAME) {NAME##_sum, NAME##_prod, NAME##_max, NAME##_min}
-// Indexed [dtype][op] in enum order.
-constexpr ReduceFn kTable[8][4] = {CB_ROW(i8),  CB_ROW(u8),   CB_ROW(i32), CB_ROW(i64),
-                                   CB_ROW(f16), CB_ROW(bf16), CB_ROW(f32), CB_ROW(f64)};
-
 }  // namespace
 
-ReduceFn host_reduce_fn(RedOp op, DType dtype) {
-  if (op == RedOp::avg) op = RedOp::sum;
-  return kTable[static_cast<int>(dtype)][static_cast<int>(op)];
-}
+#define CB_ROW(NAME) {NAME##_sum, NAME##_prod, NAME##_max, NAME##_min}
+const ReduceFn detail::kHostReduceTable[8][4] = {CB_ROW(i8),  CB_ROW(u8),   CB_ROW(i32), CB_ROW(i64),
+                                                 CB_ROW(f16), CB_ROW(bf16), CB_ROW(f32), CB_ROW(f64)};
 
 std::optional<RedOp> parse_redop(std::string_view name) {
   for (RedOp op : kAllRedOps)

@@ -34,8 +34,15 @@ constexpr std::string_view redop_name(RedOp op) {
 std::optional<RedOp> parse_redop(std::string_view name);
 std::string redop_names();
 
+namespace detail {
+extern const ReduceFn kHostReduceTable[8][4];  // [dtype][op] in enum order (reduce_host.cpp)
+}
 // The vectorised host kernel for (op, dtype); never null. avg's is sum's (its combination).
-ReduceFn host_reduce_fn(RedOp op, DType dtype);
+// Inline: the MPI library entries compare against it on every call.
+inline ReduceFn host_reduce_fn(RedOp op, DType dtype) {
+  if (op == RedOp::avg) op = RedOp::sum;
+  return detail::kHostReduceTable[static_cast<int>(dtype)][static_cast<int>(op)];
+}
 inline ReduceOp make_reduce_op(RedOp op, DType dtype) { return {op, dtype, host_reduce_fn(op, dtype)}; }
 
 }  // namespace collbench

@@ -3,6 +3,7 @@
 #include <mpi.h>
 
 #include <climits>
+#include <memory>
 #include <optional>
 #include <typeinfo>
 
@@ -36,6 +37,9 @@ void user_reduce(void* in, void* inout, int* len, MPI_Datatype*) {
 struct MpiOp {
   MPI_Op op = MPI_OP_NULL;
   bool user = false;
+  MpiOp() = default;
+  MpiOp(const MpiOp&) = delete;
+  MpiOp& operator=(const MpiOp&) = delete;
   ~MpiOp() {
     if (user) MPI_Op_free(&op);
   }
@@ -64,15 +68,9 @@ MPI_User_function* user_fn(RedOp op) {
   return nullptr;
 }
 
-// Built-in ops for native types. Integer sum/prod in MPI wrap in two's complement like
-// ours. 16-bit floats (and a planted test kernel) need a user op.
-void make_op(const ReduceOp& r, MpiOp& out) {
+// 16-bit floats need a user op (a planted test kernel is refused): made once per bound call.
+[[gnu::noinline]] void make_user_op(const ReduceOp& r, MpiOp& out) {
   if (r.kind == RedOp::avg) throw Error("avg reached the MPI library: it is applied around it (run_entry)");
-  const bool native = r.dtype != DType::float16 && r.dtype != DType::bfloat16;
-  if (native && r.host_fn == host_reduce_fn(r.kind, r.dtype)) {
-    out.op = builtin_op(r.kind);
-    return;
-  }
   if (r.host_fn != host_reduce_fn(r.kind, r.dtype))
     throw NotSupported("the MPI library path cannot apply a custom reduce kernel");
   MPI_User_function* fn = r.dtype == DType::float16 ? user_fn<DType::float16>(r.kind) : user_fn<DType::bfloat16>(r.kind);
@@ -84,16 +82,11 @@ void make_op(const ReduceOp& r, MpiOp& out) {
 
 namespace mpi_library {
 
-// MpiTransport is final, so an exact type check is the same test as a dynamic_cast at a
-// quarter of its cost (~1 ns instead of ~4 ns per call: bench/bench_overhead.cpp).
-MpiTransport& mpi(Transport& t) {
-  if (typeid(t) != typeid(MpiTransport)) {
-    if (t.memory().kind() == MemoryKind::cuda)  // --backend mpi --device cuda: a device transport over MPI
-      throw NotSupported("MPI library collectives run on host memory only (--device cpu); on device memory "
-                         "collbench's own algorithms stage through host memory");
-    throw NotSupported("MPI library collectives need the mpi backend");
-  }
-  return static_cast<MpiTransport&>(t);
+void not_mpi(Transport& t) {
+  if (t.memory().kind() == MemoryKind::cuda)  // --backend mpi --device cuda: a device transport over MPI
+    throw NotSupported("MPI library collectives run on host memory only (--device cpu); on device memory "
+                       "collbench's own algorithms stage through host memory");
+  throw NotSupported("MPI library collectives need the mpi backend");
 }
 
 namespace {
@@ -110,87 +103,130 @@ const void* in_place_if(bool cond, const void* p) { return cond ? MPI_IN_PLACE :
 // Every library collective is one blocking MPI call, published on the call scope for the
 // watchdog (a few stores, no clock; harness/run/watchdog.hpp) so a rank stuck in it is named
 // after the timeout. Still the plain blocking call: no MPI_I* variant, no polling of ours.
-#define COLLBENCH_MPI_LIBRARY_CALL(name, call, t)                                                \
-  do {                                                                                          \
-    const ::collbench::BlockingCall cb_blocking_((t).scope(), &(t), "in " name " (some rank never arrived)"); \
-    COLLBENCH_MPI_CHECK(call, &(t));                                                            \
+#define COLLBENCH_MPI_LIBRARY_CALL(name, call, bound)                                                          \
+  do {                                                                                                            \
+    const ::collbench::BlockingCall cb_blocking_(*(bound).scope, (bound).t, "in " name " (some rank never arrived)"); \
+    COLLBENCH_MPI_CHECK(call, (bound).t);                                                                        \
   } while (0)
 
-void bcast(Transport& t, const CollArgs& a) {
+namespace {
+
+// What every bound call holds: the transport (for errors), its scope and communicator.
+struct Bound {
+  Transport* t;
+  CallScope* scope;
+  MPI_Comm comm;
+  int rank;
+};
+Bound bound(Transport& t) {
   MpiTransport& m = mpi(t);
-  if (m.rank() == a.root) m.memory().copy(a.recv, a.send, a.bytes(a.count));
-  COLLBENCH_MPI_LIBRARY_CALL("MPI_Bcast", MPI_Bcast(a.recv, icount(a.count, t), mpi_type(a.dtype), a.root, m.comm()), t);
+  return {&t, &m.scope(), m.comm(), m.rank()};
 }
 
-void reduce(Transport& t, const CollArgs& a) {
-  MpiTransport& m = mpi(t);
-  MpiOp op;
-  make_op(a.op, op);
-  const bool ip = a.send == a.recv;
+// The op for a bound call's lifetime: built-in (nothing to free), or a user op (float16,
+// bfloat16) made once per bound call and freed with its last copy.
+struct BoundOp {
+  MPI_Op op = MPI_OP_NULL;
+  std::shared_ptr<MpiOp> user;
+};
+BoundOp bound_op(const ReduceOp& r) {
+  // Native types with the standard kernel: MPI's built-in op. Integer sum/prod in MPI wrap in
+  // two's complement like ours.
+  if (r.kind != RedOp::avg && r.dtype != DType::float16 && r.dtype != DType::bfloat16 &&
+      r.host_fn == host_reduce_fn(r.kind, r.dtype)) [[likely]]
+    return {builtin_op(r.kind), nullptr};
+  auto op = std::make_shared<MpiOp>();
+  make_user_op(r, *op);
+  return {op->op, std::move(op)};
+}
+
+}  // namespace
+
+// Each op's call, bound once: `run` binds and calls (every call of the verifier and of the
+// custom paths), `prepare` binds for the timed loop, which then only calls (PreparedCall).
+auto bind_bcast(Transport& t, const CollArgs& a) {
+  const Bound b = bound(t);
+  return [b, root = b.rank == a.root, m = &t.memory(), s = a.send, r = a.recv, bytes = a.bytes(a.count),
+          c = icount(a.count, t), type = mpi_type(a.dtype), root_rank = a.root] {
+    if (root) m->copy(r, s, bytes);
+    COLLBENCH_MPI_LIBRARY_CALL("MPI_Bcast", MPI_Bcast(r, c, type, root_rank, b.comm), b);
+  };
+}
+
+auto bind_reduce(Transport& t, const CollArgs& a) {
+  const Bound b = bound(t);
   // MPI_IN_PLACE is only valid at the root; elsewhere the send buffer is simply the input.
-  const void* s = (ip && m.rank() == a.root) ? MPI_IN_PLACE : a.send;
-  COLLBENCH_MPI_LIBRARY_CALL("MPI_Reduce", MPI_Reduce(s, a.recv, icount(a.count, t), mpi_type(a.dtype), op.op, a.root, m.comm()), t);
+  const void* s = (a.send == a.recv && b.rank == a.root) ? MPI_IN_PLACE : a.send;
+  return [b, op = bound_op(a.op), s, r = a.recv, c = icount(a.count, t), type = mpi_type(a.dtype), root = a.root] {
+    COLLBENCH_MPI_LIBRARY_CALL("MPI_Reduce", MPI_Reduce(s, r, c, type, op.op, root, b.comm), b);
+  };
 }
 
-void allreduce(Transport& t, const CollArgs& a) {
-  MpiTransport& m = mpi(t);
-  MpiOp op;
-  make_op(a.op, op);
-  COLLBENCH_MPI_LIBRARY_CALL("MPI_Allreduce", MPI_Allreduce(in_place_if(a.send == a.recv, a.send), a.recv, icount(a.count, t),
-                                    mpi_type(a.dtype), op.op, m.comm()),
-                      t);
+auto bind_allreduce(Transport& t, const CollArgs& a) {
+  const Bound b = bound(t);
+  return [b, op = bound_op(a.op), s = in_place_if(a.send == a.recv, a.send), r = a.recv, c = icount(a.count, t),
+          type = mpi_type(a.dtype)] {
+    COLLBENCH_MPI_LIBRARY_CALL("MPI_Allreduce", MPI_Allreduce(s, r, c, type, op.op, b.comm), b);
+  };
 }
 
-void gather(Transport& t, const CollArgs& a) {
-  MpiTransport& m = mpi(t);
-  const bool ip = m.rank() == a.root && a.send == elem_ptr(a.recv, m.rank() * a.count, a.dtype);
-  const int c = icount(a.count, t);
-  COLLBENCH_MPI_LIBRARY_CALL("MPI_Gather", MPI_Gather(in_place_if(ip, a.send), c, mpi_type(a.dtype), a.recv, c, mpi_type(a.dtype), a.root,
-                                 m.comm()),
-                      t);
+auto bind_gather(Transport& t, const CollArgs& a) {
+  const Bound b = bound(t);
+  const bool ip = b.rank == a.root && a.send == elem_ptr(a.recv, b.rank * a.count, a.dtype);
+  return [b, s = in_place_if(ip, a.send), r = a.recv, c = icount(a.count, t), type = mpi_type(a.dtype), root = a.root] {
+    COLLBENCH_MPI_LIBRARY_CALL("MPI_Gather", MPI_Gather(s, c, type, r, c, type, root, b.comm), b);
+  };
 }
 
-void allgather(Transport& t, const CollArgs& a) {
-  MpiTransport& m = mpi(t);
-  const bool ip = a.send == elem_ptr(a.recv, m.rank() * a.count, a.dtype);
-  const int c = icount(a.count, t);
-  COLLBENCH_MPI_LIBRARY_CALL("MPI_Allgather", MPI_Allgather(in_place_if(ip, a.send), c, mpi_type(a.dtype), a.recv, c, mpi_type(a.dtype), m.comm()), t);
+auto bind_allgather(Transport& t, const CollArgs& a) {
+  const Bound b = bound(t);
+  const bool ip = a.send == elem_ptr(a.recv, b.rank * a.count, a.dtype);
+  return [b, s = in_place_if(ip, a.send), r = a.recv, c = icount(a.count, t), type = mpi_type(a.dtype)] {
+    COLLBENCH_MPI_LIBRARY_CALL("MPI_Allgather", MPI_Allgather(s, c, type, r, c, type, b.comm), b);
+  };
 }
 
-void scatter(Transport& t, const CollArgs& a) {
-  MpiTransport& m = mpi(t);
-  const bool ip = m.rank() == a.root && a.recv == elem_ptr(a.send, m.rank() * a.count, a.dtype);
-  const int c = icount(a.count, t);
-  COLLBENCH_MPI_LIBRARY_CALL("MPI_Scatter", MPI_Scatter(a.send, c, mpi_type(a.dtype), ip ? MPI_IN_PLACE : a.recv, c, mpi_type(a.dtype),
-                                  a.root, m.comm()),
-                      t);
+auto bind_scatter(Transport& t, const CollArgs& a) {
+  const Bound b = bound(t);
+  const bool ip = b.rank == a.root && a.recv == elem_ptr(a.send, b.rank * a.count, a.dtype);
+  return [b, s = a.send, r = ip ? MPI_IN_PLACE : a.recv, c = icount(a.count, t), type = mpi_type(a.dtype),
+          root = a.root] {
+    COLLBENCH_MPI_LIBRARY_CALL("MPI_Scatter", MPI_Scatter(s, c, type, r, c, type, root, b.comm), b);
+  };
 }
 
-void reduce_scatter(Transport& t, const CollArgs& a) {
-  MpiTransport& m = mpi(t);
-  MpiOp op;
-  make_op(a.op, op);
-  const bool ip = a.recv == elem_ptr(a.send, m.rank() * a.count, a.dtype);
-  if (ip) {
-    // MPI's in-place form reduces in the whole send buffer and leaves the result at its start;
-    // NCCL's (ours) leaves it at offset rank*count: move it there afterwards.
-    COLLBENCH_MPI_LIBRARY_CALL("MPI_Reduce_scatter_block", MPI_Reduce_scatter_block(MPI_IN_PLACE, const_cast<void*>(a.send), icount(a.count, t),
-                                                 mpi_type(a.dtype), op.op, m.comm()),
-                        t);
-    // Disjoint for rank >= 1 (result at [0, count), destination at [rank*count, ...)).
-    if (m.rank() != 0) m.memory().copy(a.recv, a.send, a.bytes(a.count));
-    return;
-  }
-  COLLBENCH_MPI_LIBRARY_CALL("MPI_Reduce_scatter_block", MPI_Reduce_scatter_block(a.send, a.recv, icount(a.count, t), mpi_type(a.dtype), op.op, m.comm()), t);
+auto bind_reduce_scatter(Transport& t, const CollArgs& a) {
+  const Bound b = bound(t);
+  // MPI's in-place form reduces in the whole send buffer and leaves the result at its start;
+  // NCCL's (ours) leaves it at offset rank*count: moved there afterwards (disjoint for rank >= 1).
+  const bool ip = a.recv == elem_ptr(a.send, b.rank * a.count, a.dtype);
+  return [b, op = bound_op(a.op), ip, m = &t.memory(), s = const_cast<void*>(a.send), r = a.recv,
+          bytes = a.bytes(a.count), c = icount(a.count, t), type = mpi_type(a.dtype)] {
+    if (!ip) {
+      COLLBENCH_MPI_LIBRARY_CALL("MPI_Reduce_scatter_block", MPI_Reduce_scatter_block(s, r, c, type, op.op, b.comm), b);
+      return;
+    }
+    COLLBENCH_MPI_LIBRARY_CALL("MPI_Reduce_scatter_block",
+                               MPI_Reduce_scatter_block(MPI_IN_PLACE, s, c, type, op.op, b.comm), b);
+    if (b.rank != 0) m->copy(r, s, bytes);
+  };
 }
 
-void alltoall(Transport& t, const CollArgs& a) {
-  MpiTransport& m = mpi(t);
-  const int c = icount(a.count, t);
-  COLLBENCH_MPI_LIBRARY_CALL("MPI_Alltoall", MPI_Alltoall(in_place_if(a.send == a.recv, a.send), c, mpi_type(a.dtype), a.recv, c,
-                                   mpi_type(a.dtype), m.comm()),
-                      t);
+auto bind_alltoall(Transport& t, const CollArgs& a) {
+  const Bound b = bound(t);
+  return [b, s = in_place_if(a.send == a.recv, a.send), r = a.recv, c = icount(a.count, t), type = mpi_type(a.dtype)] {
+    COLLBENCH_MPI_LIBRARY_CALL("MPI_Alltoall", MPI_Alltoall(s, c, type, r, c, type, b.comm), b);
+  };
 }
+
+void bcast(Transport& t, const CollArgs& a) { bind_bcast(t, a)(); }
+void reduce(Transport& t, const CollArgs& a) { bind_reduce(t, a)(); }
+void allreduce(Transport& t, const CollArgs& a) { bind_allreduce(t, a)(); }
+void gather(Transport& t, const CollArgs& a) { bind_gather(t, a)(); }
+void allgather(Transport& t, const CollArgs& a) { bind_allgather(t, a)(); }
+void scatter(Transport& t, const CollArgs& a) { bind_scatter(t, a)(); }
+void reduce_scatter(Transport& t, const CollArgs& a) { bind_reduce_scatter(t, a)(); }
+void alltoall(Transport& t, const CollArgs& a) { bind_alltoall(t, a)(); }
 
 std::string_view tuned_name(Op op) {
   switch (op) {
@@ -222,14 +258,19 @@ using namespace mpi_library;
 
 constexpr const char* kAny = "any world size, any root, any count below 2^31 elements";
 
-COLLBENCH_REGISTER({Op::broadcast, "library", "mpi", "MPI_Bcast", kAny, &bcast, nullptr, nullptr, false, &default_config});
-COLLBENCH_REGISTER({Op::reduce, "library", "mpi", "MPI_Reduce", kAny, &reduce, nullptr, nullptr, false, &default_config});
-COLLBENCH_REGISTER({Op::allreduce, "library", "mpi", "MPI_Allreduce", kAny, &allreduce, nullptr, nullptr, false, &default_config});
-COLLBENCH_REGISTER({Op::gather, "library", "mpi", "MPI_Gather", kAny, &gather, nullptr, nullptr, false, &default_config});
-COLLBENCH_REGISTER({Op::allgather, "library", "mpi", "MPI_Allgather", kAny, &allgather, nullptr, nullptr, false, &default_config});
-COLLBENCH_REGISTER({Op::scatter, "library", "mpi", "MPI_Scatter", kAny, &scatter, nullptr, nullptr, false, &default_config});
-COLLBENCH_REGISTER({Op::reduce_scatter, "library", "mpi", "MPI_Reduce_scatter_block", kAny, &reduce_scatter, nullptr, nullptr, false, &default_config});
-COLLBENCH_REGISTER({Op::alltoall, "library", "mpi", "MPI_Alltoall", kAny, &alltoall, nullptr, nullptr, false, &default_config});
+template <auto Bind>
+PreparedCall prepare(Transport& t, const CollArgs& a) {
+  return Bind(t, a);
+}
+
+COLLBENCH_REGISTER({Op::broadcast, "library", "mpi", "MPI_Bcast", kAny, &bcast, nullptr, nullptr, false, &default_config, false, &prepare<bind_bcast>});
+COLLBENCH_REGISTER({Op::reduce, "library", "mpi", "MPI_Reduce", kAny, &reduce, nullptr, nullptr, false, &default_config, false, &prepare<bind_reduce>});
+COLLBENCH_REGISTER({Op::allreduce, "library", "mpi", "MPI_Allreduce", kAny, &allreduce, nullptr, nullptr, false, &default_config, false, &prepare<bind_allreduce>});
+COLLBENCH_REGISTER({Op::gather, "library", "mpi", "MPI_Gather", kAny, &gather, nullptr, nullptr, false, &default_config, false, &prepare<bind_gather>});
+COLLBENCH_REGISTER({Op::allgather, "library", "mpi", "MPI_Allgather", kAny, &allgather, nullptr, nullptr, false, &default_config, false, &prepare<bind_allgather>});
+COLLBENCH_REGISTER({Op::scatter, "library", "mpi", "MPI_Scatter", kAny, &scatter, nullptr, nullptr, false, &default_config, false, &prepare<bind_scatter>});
+COLLBENCH_REGISTER({Op::reduce_scatter, "library", "mpi", "MPI_Reduce_scatter_block", kAny, &reduce_scatter, nullptr, nullptr, false, &default_config, false, &prepare<bind_reduce_scatter>});
+COLLBENCH_REGISTER({Op::alltoall, "library", "mpi", "MPI_Alltoall", kAny, &alltoall, nullptr, nullptr, false, &default_config, false, &prepare<bind_alltoall>});
 
 // ---- Open MPI's hierarchical component, coll/han, as a library variant ("han") -------------
 // Open MPI 4.1 ships coll/han at priority 0, below coll/tuned, so MPI_Allreduce never uses it

@@ -121,7 +121,7 @@ Outcome run_in_place(MemorySpace& m, const Case& c, void* send_buf, void* recv_b
 }
 
 Outcome run_checked(Transport& t, const AlgoEntry& entry, const Case& c, std::size_t segment_bytes,
-                    const ReduceOp* reduce_override, MemorySpace* buffers) {
+                    const ReduceOp* reduce_override, MemorySpace* buffers, int prepared_calls) {
   CollArgs args;
   args.count = c.count;
   args.dtype = c.dtype;
@@ -140,7 +140,15 @@ Outcome run_checked(Transport& t, const AlgoEntry& entry, const Case& c, std::si
   const Pointers p = arrange(c, send.data(), recv.data());
   args.send = p.send;
   args.recv = p.recv;
-  return run_in_place(m, c, send.data(), recv.data(), [&] { run_entry(entry, t, args); });
+  if (prepared_calls <= 0) return run_in_place(m, c, send.data(), recv.data(), [&] { run_entry(entry, t, args); });
+  PreparedCall call;
+  Outcome o;
+  for (int k = 0; k < prepared_calls && !o.skipped && o.check.wrong == 0; ++k)
+    o = run_in_place(m, c, send.data(), recv.data(), [&] {
+      if (!call) call = entry.prepare(t, args);  // binding may refuse (NotSupported: a skip)
+      call();
+    });
+  return o;
 }
 
 }  // namespace collbench::verify

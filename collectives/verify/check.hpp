@@ -39,8 +39,10 @@ Outcome run_in_place(MemorySpace& m, const Case& c, void* send_buf, void* recv_b
 
 // Runs `entry` once on fresh buffers in t.memory() (or in `buffers`, e.g. registered peer
 // memory: a space of the same kind) and checks this rank's result (the tests). c.rank/c.world
-// must match the transport.
+// must match the transport. `prepared_calls` > 0: through the entry's bound call instead
+// (AlgoEntry::prepare, which it must have), bound once and run that many times on the same
+// buffers, refilled and checked each time, as the timed loop reuses it.
 Outcome run_checked(Transport& t, const AlgoEntry& entry, const Case& c, std::size_t segment_bytes = 0,
-                    const ReduceOp* reduce_override = nullptr, MemorySpace* buffers = nullptr);
+                    const ReduceOp* reduce_override = nullptr, MemorySpace* buffers = nullptr, int prepared_calls = 0);
 
 }  // namespace collbench::verify

@@ -79,7 +79,7 @@ SampleStamp time_sample_stamped(Transport& t, Workload& w, const CallInfo& timed
       from = at;
     }
   }
-  for (int k = 0; k < ops; ++k) w.run();
+  w.run_n(ops);
   m.synchronize();
   const auto t1 = Clock::now();
   s.us = micros(t1 - from) / ops;

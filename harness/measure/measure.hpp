@@ -27,6 +27,10 @@ class Workload {
   Workload(CallInfo call, const std::string& label) : call_(std::move(call)), labels_(label) {}
   virtual ~Workload() = default;
   virtual void run() = 0;
+  // `n` calls back to back: a timed sample's loop, one virtual call per sample.
+  virtual void run_n(int n) {
+    for (int k = 0; k < n; ++k) run();
+  }
   // Called before each timed sample's start (before its barrier, or before it waits for the
   // agreed start time), outside the timed region. Tests override it to delay one rank.
   virtual void before_start() {}
