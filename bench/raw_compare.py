@@ -15,7 +15,9 @@ Comparisons (time ratios; > 1 means collbench reads slower than the plain loop):
   per_iter  collbench --algo library allreduce, default per-iteration mode, p50  vs
             collbench_raw --method per_call: the same calls back to back, each timed on its
             own, max over ranks, p50.             target: within 15 % at 8 B
-            (informational column: raw --method barrier = barrier before every call, p50)
+            (informational: raw --method barrier = barrier before every call, p50; raw --method
+            clock = the synchronized start in plain MPI with a 3 us window, p50: what the method
+            itself costs over back to back on this machine)
   latency   collbench --op pingpong --algo latency --pairs 0-1, p50  vs  collbench_raw --op
             latency (blocking MPI_Send/MPI_Recv ping-pong, half round trip), p50
                                                   target: within 5 % up to 64 KiB
@@ -148,7 +150,7 @@ class Row:
 
     def __init__(self, group, op, nbytes):
         self.group, self.op, self.bytes = group, op, nbytes
-        self.cb, self.raw, self.raw_barrier = [], [], []
+        self.cb, self.raw, self.raw_barrier, self.raw_clock = [], [], [], []
         self.cb_modes = set()  # collbench's timing mode (and sync method, where recorded) seen
 
     def ratios(self):
@@ -180,7 +182,8 @@ class Row:
     def as_json(self):
         rs = self.ratios()
         return {"group": self.group, "op": self.op, "bytes": self.bytes, "collbench_p50_us": self.cb,
-                "raw_p50_us": self.raw, "raw_barrier_p50_us": self.raw_barrier or None, "ratios": rs,
+                "raw_p50_us": self.raw, "raw_barrier_p50_us": self.raw_barrier or None,
+                "raw_clock_p50_us": self.raw_clock or None, "ratios": rs,
                 "ratio_median": statistics.median(rs) if rs else None,
                 "ratio_of_medians": (statistics.median(self.cb) / statistics.median(self.raw))
                 if self.raw and statistics.median(self.raw) > 0 else None,
@@ -305,9 +308,9 @@ def main():
                 if "per_iter" in only:
                     cb = R.collbench(["--op", "allreduce", "--algo", "library"] + rng + ["-n", str(n), "-w", str(w)] +
                                      common, f"cb_periter_{tag}", ("per_iter", bi, "A"))
-                    raw = R.raw(["--op", "allreduce", "--method", "per_call,barrier"] + rng +
+                    raw = R.raw(["--op", "allreduce", "--method", "per_call,barrier,clock", "--window-us", "3"] + rng +
                                 ["-n", str(n), "-w", str(w)], f"raw_periter_{tag}", ("per_iter", bi, "B"))
-                    pair(cb, raw, "per_iter", "per_call", row, info_method="barrier")
+                    pair(cb, raw, "per_iter", "per_call", row, info=True)
                 for m in ("latency", "bw"):
                     if m not in only:
                         continue
@@ -329,7 +332,7 @@ def main():
     return 0
 
 
-def pair(cb, raw, group, raw_method, row, info_method=None):
+def pair(cb, raw, group, raw_method, row, info=False):
     """Adds one repetition's collbench and raw p50 for every (op, bytes) present in both."""
     rawmap = {(r["op"], r["method"], r["bytes"]): r for r in raw}
     n = 0
@@ -344,10 +347,10 @@ def pair(cb, raw, group, raw_method, row, info_method=None):
         x.cb_modes.add(f"mode={r.get('mode')}" + (f" sync={r['sync']}" if r.get("sync") is not None else ""))
         x.cb.append(r["time_us"]["p50"])
         x.raw.append(rr["p50_us"])
-        if info_method:
-            ri = rawmap.get((op, info_method, r["bytes"]))
-            if ri:
-                x.raw_barrier.append(ri["p50_us"])
+        if info:  # per_iter: the raw barrier- and clock-started loops beside it
+            for method, into in (("barrier", x.raw_barrier), ("clock", x.raw_clock)):
+                if (ri := rawmap.get((op, method, r["bytes"]))) is not None:
+                    into.append(ri["p50_us"])
         n += 1
     if n == 0:
         raise RunFailed(f"no {group} points to pair")
@@ -362,7 +365,8 @@ def print_table(o, rows, R, bl, workdir, seconds):
         thr = r.target()
         raw_txt = spread(r.raw)
         if r.raw_barrier:
-            raw_txt += f" [barrier-loop {statistics.median(r.raw_barrier):.3f}]"
+            raw_txt += f" [barrier-loop {statistics.median(r.raw_barrier):.3f}"
+            raw_txt += f", clock-loop {statistics.median(r.raw_clock):.3f}]" if r.raw_clock else "]"
         lines.append([r.group, r.op, size_name(r.bytes), spread(r.cb), raw_txt,
                       spread(rs, "{:.3f}") if rs else "-", f"{ci[0]:.3f}-{ci[1]:.3f}" if ci else "-",
                       f"within {thr * 100:.0f}%" if thr is not None else ("spread" if r.group == "batch" else "-"),

@@ -20,6 +20,13 @@
 //                      default per-iteration mode does, in plain MPI (shows what the barrier costs);
 //                      --idle-us U: each rank first spins U us touching nothing (the idle gap a
 //                      clock-start window leaves between samples; bench/README.md)
+//            clock     ReproMPI's synchronized start on one machine, where every process reads
+//                      one CLOCK_MONOTONIC: rank 0 broadcasts a base time, iteration i starts
+//                      at base + i * --window-us (default 10) on every rank (plus rank *
+//                      --stagger-ns); each rank spins until then, calls, stops; sample = end -
+//                      start, MAX over ranks, p50; an iteration a rank left the spin more than
+//                      1 us late is dropped, as collbench drops it. What collbench's default
+//                      per-iteration mode does, in plain MPI
 //            latency   osu_latency: ranks 0 and 1, blocking MPI_Send/MPI_Recv ping-pong, N round
 //                      trips back to back, each timed on rank 0; sample = round trip / 2; p50
 //            bw        osu_bw: rank 0 posts 64 MPI_Isend, MPI_Waitall, receives a 4-byte ack that
@@ -37,6 +44,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -187,6 +195,7 @@ struct Options {
   std::uint64_t min_bytes = 8, max_bytes = 8, factor = 2;
   int iters = 20, warmup = 5, samples = 1, root = 0;
   double idle_us = 0;  // barrier method: spin this long before each barrier
+  double window_us = 10, stagger_ns = 0;  // clock method
   bool bcast_copy = false, table = false, dup_comm = false;
   std::string json;
 };
@@ -222,6 +231,10 @@ void report(const Options& o, int world, const Point& p, FILE* out) {
   line += ",\"dup_comm\":";
   line += o.dup_comm ? "true" : "false";
   if (p.method == "barrier") num("idle_us", o.idle_us);
+  if (p.method == "clock") {
+    num("window_us", o.window_us);
+    num("stagger_ns", o.stagger_ns);
+  }
   line += ",\"samples_us\":[";
   for (std::size_t i = 0; i < s.size(); ++i) {
     std::snprintf(buf, sizeof buf, "%s%.6g", i ? "," : "", s[i]);
@@ -335,6 +348,32 @@ std::vector<double> time_with_barrier(const CollCall& call, int iters, double id
   return out;
 }
 
+std::vector<double> time_clock_started(const CollCall& call, int iters, double window_us, double stagger_ns, int rank) {
+  using Clock = std::chrono::steady_clock;  // CLOCK_MONOTONIC: one clock for the machine's processes
+  const auto ns = [](Clock::time_point t) { return std::chrono::duration<double, std::nano>(t.time_since_epoch()).count(); };
+  double base = ns(Clock::now()) + 100e3;  // rank 0's now + 100 us: every rank has it before then
+  MPI_Bcast(&base, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+  std::vector<double> out(static_cast<std::size_t>(iters));
+  for (int i = 0; i < iters; ++i) {
+    const double at = base + i * window_us * 1e3 + rank * stagger_ns;
+    double t0 = ns(Clock::now());
+    while (t0 < at) t0 = ns(Clock::now());
+    call();
+    const double t1 = ns(Clock::now());
+    out[static_cast<std::size_t>(i)] = t0 - at > 1e3 ? -1.0 : (t1 - at) * 1e-3;  // late: dropped below
+  }
+  // MAX over ranks keeps a late rank's -1 only where every rank was late; drop any late one.
+  std::vector<double> late(out.size());
+  for (std::size_t i = 0; i < out.size(); ++i) late[i] = out[i] < 0 ? 1.0 : 0.0;
+  max_over_ranks(out);
+  max_over_ranks(late);
+  std::vector<double> kept;
+  for (std::size_t i = 0; i < out.size(); ++i)
+    if (late[i] == 0) kept.push_back(out[i]);
+  if (kept.empty()) die(rank, "clock method: every iteration started late; use a wider --window-us");
+  return kept;
+}
+
 void run_collective(const Options& o, Coll op, const std::string& name, int rank, int world, FILE* out) {
   const std::uint64_t chunks =
       (op == Coll::allgather || op == Coll::reduce_scatter) ? static_cast<std::uint64_t>(world) : 1;
@@ -354,6 +393,8 @@ void run_collective(const Options& o, Coll op, const std::string& name, int rank
         p.samples_us = time_per_call(call, o.iters);
       else if (m == "barrier")
         p.samples_us = time_with_barrier(call, o.iters, o.idle_us);
+      else if (m == "clock")
+        p.samples_us = time_clock_started(call, o.iters, o.window_us, o.stagger_ns, rank);
       if (rank == 0) report(o, world, p, out);
     }
   }
@@ -435,10 +476,11 @@ std::vector<std::string> split(const std::string& s) {
 constexpr const char* kUsage =
     "usage: mpirun -np N collbench_raw [--op OPS] [--method METHODS] [-b MIN] [-e MAX] [-f FACTOR]\n"
     "                               [-n ITERS] [-w WARMUP] [--samples S] [--root R] [--bcast-copy]\n"
-    "                               [--dup-comm] [--idle-us U] [--json FILE] [--table]\n"
+    "                               [--dup-comm] [--idle-us U] [--window-us W] [--stagger-ns S]\n"
+    "                               [--json FILE] [--table]\n"
     "  --op       allreduce,broadcast,allgather,reduce_scatter (float32; sum for the reducing ones),\n"
     "             latency, bw (pingpong between ranks 0 and 1, osu_latency / osu_bw); comma list\n"
-    "  --method   batch, per_call, barrier (collectives only; comma list; default batch)\n"
+    "  --method   batch, per_call, barrier, clock (collectives only; comma list; default batch)\n"
     "  -b -e -f   sizes as collbench (8, 64K, 16M; nccl-tests size, rounded down to whole elements)\n"
     "  -n -w      calls per sample / timed iterations, warm-up calls per point (default 20, 5)\n"
     "  --samples  batch samples per point, p50 over them (default 1, as collbench --batch)\n"
@@ -448,6 +490,8 @@ constexpr const char* kUsage =
     "             rest of the process (bench/README.md; collbench avoids it); the calls stay on\n"
     "             MPI_COMM_WORLD\n"
     "  --idle-us  barrier method: each rank spins U us before each barrier (default 0)\n"
+    "  --window-us  clock method: iteration i starts at base + i*W us on every rank (default 10)\n"
+    "  --stagger-ns clock method: rank r starts r*S ns after the common start (default 0)\n"
     "  --json     append the JSON lines to FILE instead of stdout\n"
     "  --table    also print one readable line per point on stderr\n";
 
@@ -510,14 +554,18 @@ int main(int argc, char** argv) {
       o.json = value();
     else if (a == "--idle-us")
       o.idle_us = integer(0);
+    else if (a == "--window-us")
+      o.window_us = integer(1);
+    else if (a == "--stagger-ns")
+      o.stagger_ns = integer(0);
     else
       die(rank, "unknown option '" + a + "'\n" + kUsage);
   }
   if (o.min_bytes > o.max_bytes) die(rank, "-b is larger than -e");
   if (o.root >= world) die(rank, "--root is outside the world");
   for (const auto& m : o.methods)
-    if (m != "batch" && m != "per_call" && m != "barrier")
-      die(rank, "unknown method '" + m + "' (batch, per_call, barrier)");
+    if (m != "batch" && m != "per_call" && m != "barrier" && m != "clock")
+      die(rank, "unknown method '" + m + "' (batch, per_call, barrier, clock)");
   for (const auto& op : o.ops) {
     Coll c;
     if (!parse_coll(op, c) && op != "latency" && op != "bw") die(rank, "unknown op '" + op + "'");

@@ -148,8 +148,13 @@ bool keep_going(const std::vector<Timing>& timings, const TimingSpec& spec, long
 
 namespace {
 
-constexpr double kMinWindowUs = 10;   // narrowest start window
-constexpr double kWindowSlackUs = 5;  // added to twice the op's warm-up time for the first window
+// The start window is idle time between samples, and an op after idle is slower on this
+// machine: 8 B allreduce, 2 ranks, plain MPI clock-started (collbench_raw --method clock) read
+// 1.0-1.1x the back-to-back loop with a 2-3 us window, 1.2-1.35x with 10 us, 2-2.5x with 30 us
+// (bench/README.md). So the first window is twice the op plus 1 us (the sample's own
+// bookkeeping), at least 2 us; late starts widen it.
+constexpr double kMinWindowUs = 3;    // narrowest start window
+constexpr double kWindowSlackUs = 1;  // added to twice the op's warm-up time for the first window
 constexpr double kLeadUs = 100;       // rank 0 announces the first start this far ahead (+ a window)
 constexpr int kMaxClockPasses = 6;    // passes over a round's missing samples before falling back
 constexpr int kStickyFallbacks = 2;   // after this many points in a row fell back, skip the clock ...
