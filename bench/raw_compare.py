@@ -2,7 +2,8 @@
 """collbench against a plain-MPI reference (bench/raw_mpi.cpp), side by side (issue 14, part 1).
 
 For every comparison and size band, runs collbench (A) and collbench_raw (B) alternately,
-A B A B ..., with the same mpirun settings, sizes, iterations and warm-up, REPS times, and
+A B, B A, A B ... (the first launch of a pair reads slower here, so the order alternates),
+with the same mpirun settings, sizes, iterations and warm-up, REPS times, and
 prints per size the time ratio collbench / raw: its median over the repetitions with the
 min-max, the two tools' own p50 spreads, and whether the issue's target is met.
 
@@ -16,8 +17,8 @@ Comparisons (time ratios; > 1 means collbench reads slower than the plain loop):
             collbench_raw --method per_call: the same calls back to back, each timed on its
             own, max over ranks, p50.             target: within 15 % at 8 B
             (informational: raw --method barrier = barrier before every call, p50; raw --method
-            clock = the synchronized start in plain MPI with a 3 us window, p50: what the method
-            itself costs over back to back on this machine)
+            clock = the synchronized start in plain MPI with collbench's first window, p50: what
+            the method itself costs over back to back on this machine)
   latency   collbench --op pingpong --algo latency --pairs 0-1, p50  vs  collbench_raw --op
             latency (blocking MPI_Send/MPI_Recv ping-pong, half round trip), p50
                                                   target: within 5 % up to 64 KiB
@@ -31,9 +32,11 @@ Sizes are split into bands with their own iteration counts (scaled by --iters-sc
 It reports; it does not gate: exit status 0 whether or not targets are met, 1 when a run
 failed, verified wrong or wrote no results, 2 on a bad command line. Only ratios from one
 idle-machine run mean anything (uptime load < 0.5); --quick is a smoke run, not a measurement.
+--aa runs the raw reference on both sides: the spread two identical launches give, against
+which a collbench ratio is read (a target tighter than it cannot be shown met or missed).
 
 Usage: bench/raw_compare.py [--build DIR] [--reps N] [-b 8] [-e 16M] [-f 2] [--only GROUPS]
-                            [--quick] [--keep DIR] [--json-out FILE] [--mpirun-args "..."]
+                            [--aa] [--quick] [--keep DIR] [--json-out FILE] [--mpirun-args "..."]
 """
 import argparse
 import json
@@ -241,7 +244,7 @@ def main():
     ap.add_argument("--mpirun", default="mpirun", help="mpirun executable (default mpirun)")
     ap.add_argument("--mpirun-args", default="", help="extra mpirun arguments for BOTH tools, e.g. '--bind-to core'")
     ap.add_argument("--np", type=int, default=2, help="ranks (default 2; pingpong uses ranks 0 and 1)")
-    ap.add_argument("--reps", type=int, default=3, help="repetitions, A B alternated within each (default 3)")
+    ap.add_argument("--reps", type=int, default=3, help="repetitions: A B, then B A, ... (default 3)")
     ap.add_argument("-b", "--minbytes", type=parse_size, default=8, help="smallest size (default 8)")
     ap.add_argument("-e", "--maxbytes", type=parse_size, default=16 * MiB, help="largest size (default 16M)")
     ap.add_argument("-f", "--stepfactor", type=int, default=2, help="size factor (default 2; 4 halves the time)")
@@ -253,6 +256,9 @@ def main():
                     help="raw broadcast copies send->recv at the root first, as collbench's library broadcast does")
     ap.add_argument("--raw-dup-comm", action="store_true",
                     help="raw makes one plain MPI_Comm_dup first (Open MPI 4.1's libnbc progress tax, which collbench avoids)")
+    ap.add_argument("--aa", action="store_true",
+                    help="A/A: side A is the raw reference too (B's command run again): the ratios two identical "
+                         "launches give, this machine's noise floor for every comparison and target")
     ap.add_argument("--quick", action="store_true", help="smoke run: 1 repetition, 8 B and 64 KiB, few iterations")
     ap.add_argument("--keep", help="keep every JSON Lines file in this directory")
     ap.add_argument("--json-out", help="also write the rows as JSON to this file")
@@ -288,6 +294,25 @@ def main():
     def row(group, op, b):
         return rows.setdefault((group, op, b), Row(group, op, b))
 
+    def in_turn(rep, run_a, run_b):
+        """A then B on even repetitions, B then A on odd ones: the first launch of a pair reads
+        slower here (--aa: 1.05-1.07 for allreduce 32 B - 2 KiB with a fixed A B order), so a
+        fixed order would charge that to collbench."""
+        if rep % 2 == 0:
+            a = run_a()
+            return a, run_b(a)
+        b = run_b(None)
+        return run_a(), b
+
+    def side_a(cb_args, raw_args, raw_method, name, key):
+        """Side A: collbench, or under --aa the raw command again, its records in collbench's shape."""
+        if not o.aa:
+            return R.collbench(cb_args, name, key)
+        recs = R.raw(raw_args, "aa_" + name, key)
+        mode = "batch" if raw_method == "batch" else "per_iter"
+        return [{"op": r["op"], "bytes": r["bytes"], "time_us": {"p50": r["p50_us"]}, "mode": mode}
+                for r in recs if r["method"] == raw_method]
+
     t_start = time.time()
     try:
         for rep in range(o.reps):
@@ -298,26 +323,34 @@ def main():
                 rng = ["-b", size_arg(lo), "-e", size_arg(hi), "-f", str(o.stepfactor)]
                 tag = f"r{rep}_b{bi}"
                 if "batch" in only:
-                    cb = R.collbench(["--op", ",".join(COLL_OPS), "--algo", "library", "--batch"] + rng +
-                                     ["-n", str(n), "-w", str(w)] + common, f"cb_batch_{tag}", ("batch", bi, "A"))
-                    samples = o.raw_samples if o.raw_samples != "match" else str(max(r.get("samples", 1) or 1 for r in cb))
-                    raw = R.raw(["--op", ",".join(COLL_OPS), "--method", "batch"] + rng +
-                                ["-n", str(n), "-w", str(w), "--samples", samples] +
-                                (["--bcast-copy"] if o.raw_bcast_copy else []), f"raw_batch_{tag}", ("batch", bi, "B"))
+                    cb_args = ["--op", ",".join(COLL_OPS), "--algo", "library", "--batch"] + rng + \
+                        ["-n", str(n), "-w", str(w)] + common
+                    raw_args = ["--op", ",".join(COLL_OPS), "--method", "batch"] + rng + ["-n", str(n), "-w", str(w)] + \
+                        (["--bcast-copy"] if o.raw_bcast_copy else [])
+                    def raw_batch(cb):  # as many samples as collbench's batch took (1 unless adaptive)
+                        samples = o.raw_samples if o.raw_samples != "match" else \
+                            str(max([r.get("samples", 1) or 1 for r in cb] if cb else [1]))
+                        return R.raw(raw_args + ["--samples", samples], f"raw_batch_{tag}", ("batch", bi, "B"))
+                    cb, raw = in_turn(rep, lambda: side_a(
+                        cb_args, raw_args + ["--samples", "1" if o.raw_samples == "match" else o.raw_samples],
+                        "batch", f"cb_batch_{tag}", ("batch", bi, "A")), raw_batch)
                     pair(cb, raw, "batch", "batch", row)
                 if "per_iter" in only:
-                    cb = R.collbench(["--op", "allreduce", "--algo", "library"] + rng + ["-n", str(n), "-w", str(w)] +
-                                     common, f"cb_periter_{tag}", ("per_iter", bi, "A"))
-                    raw = R.raw(["--op", "allreduce", "--method", "per_call,barrier,clock", "--window-us", "3"] + rng +
-                                ["-n", str(n), "-w", str(w)], f"raw_periter_{tag}", ("per_iter", bi, "B"))
+                    raw_args = ["--op", "allreduce", "--method", "per_call,barrier,clock"] + rng + ["-n", str(n), "-w", str(w)]
+                    cb, raw = in_turn(rep, lambda: side_a(
+                        ["--op", "allreduce", "--algo", "library"] + rng + ["-n", str(n), "-w", str(w)] + common,
+                        raw_args, "per_call", f"cb_periter_{tag}", ("per_iter", bi, "A")),
+                        lambda _: R.raw(raw_args, f"raw_periter_{tag}", ("per_iter", bi, "B")))
                     pair(cb, raw, "per_iter", "per_call", row, info=True)
                 for m in ("latency", "bw"):
                     if m not in only:
                         continue
                     nn, ww = (n, w) if m == "latency" else (bn, bw_w)
-                    cb = R.collbench(["--op", "pingpong", "--algo", m, "--pairs", "0-1"] + rng +
-                                     ["-n", str(nn), "-w", str(ww), "-c", "1"], f"cb_{m}_{tag}", (m, bi, "A"))
-                    raw = R.raw(["--op", m] + rng + ["-n", str(nn), "-w", str(ww)], f"raw_{m}_{tag}", (m, bi, "B"))
+                    raw_args = ["--op", m] + rng + ["-n", str(nn), "-w", str(ww)]
+                    cb, raw = in_turn(rep, lambda: side_a(
+                        ["--op", "pingpong", "--algo", m, "--pairs", "0-1"] + rng +
+                        ["-n", str(nn), "-w", str(ww), "-c", "1"], raw_args, m, f"cb_{m}_{tag}", (m, bi, "A")),
+                        lambda _: R.raw(raw_args, f"raw_{m}_{tag}", (m, bi, "B")))
                     pair(cb, raw, m, m, row)
     except (RunFailed, subprocess.TimeoutExpired) as e:
         print(f"raw_compare: run failed: {e}", file=sys.stderr)
@@ -384,10 +417,14 @@ def print_table(o, rows, R, bl, workdir, seconds):
     modes = {}
     for r in rows.values():
         modes.setdefault(r.group, set()).update(r.cb_modes)
-    print("collbench records: " + "; ".join(f"{g}: {', '.join(sorted(m))}" for g, m in modes.items()))
+    if o.aa:
+        print("--aa: side A is the raw reference itself (B's command run again): every ratio is two identical "
+              "launches, the noise floor the targets are read against.")
+    else:
+        print("collbench records: " + "; ".join(f"{g}: {', '.join(sorted(m))}" for g, m in modes.items()))
     if o.quick:
         print("--quick: a smoke run (1 repetition, few iterations): the ratios mean nothing.")
-    print("\nCommands (A = collbench, B = raw; run alternately A B per band, each repetition; --json FILE appended):")
+    print("\nCommands (A = collbench, B = raw; per band A B on even repetitions, B A on odd ones; --json FILE appended):")
     for (group, band, tool), cmd in R.commands.items():
         print(f"  {group:8s} band {band} {tool}: {cmd}")
 

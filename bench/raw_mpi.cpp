@@ -22,7 +22,8 @@
 //                      clock-start window leaves between samples; bench/README.md)
 //            clock     ReproMPI's synchronized start on one machine, where every process reads
 //                      one CLOCK_MONOTONIC: rank 0 broadcasts a base time, iteration i starts
-//                      at base + i * --window-us (default 10) on every rank (plus rank *
+//                      at base + i * --window-us on every rank (default: collbench's first
+//                      window, twice the warm-up mean plus 1 us, at least 3 us) (plus rank *
 //                      --stagger-ns); each rank spins until then, calls, stops; sample = end -
 //                      start, MAX over ranks, p50; an iteration a rank left the spin more than
 //                      1 us late is dropped, as collbench drops it. What collbench's default
@@ -195,7 +196,7 @@ struct Options {
   std::uint64_t min_bytes = 8, max_bytes = 8, factor = 2;
   int iters = 20, warmup = 5, samples = 1, root = 0;
   double idle_us = 0;  // barrier method: spin this long before each barrier
-  double window_us = 10, stagger_ns = 0;  // clock method
+  double window_us = 0, stagger_ns = 0;  // clock method (window 0: as collbench's first)
   bool bcast_copy = false, table = false, dup_comm = false;
   std::string json;
 };
@@ -205,6 +206,7 @@ struct Point {
   std::uint64_t bytes, count;
   int iters;  // calls (messages for bw: windows) per sample
   std::vector<double> samples_us;
+  double window_us = 0;  // clock method: the window used
 };
 
 void report(const Options& o, int world, const Point& p, FILE* out) {
@@ -232,7 +234,7 @@ void report(const Options& o, int world, const Point& p, FILE* out) {
   line += o.dup_comm ? "true" : "false";
   if (p.method == "barrier") num("idle_us", o.idle_us);
   if (p.method == "clock") {
-    num("window_us", o.window_us);
+    num("window_us", p.window_us);
     num("stagger_ns", o.stagger_ns);
   }
   line += ",\"samples_us\":[";
@@ -384,7 +386,18 @@ void run_collective(const Options& o, Coll op, const std::string& name, int rank
     CollBuffers b(op, chunk, rank, world);
     const CollCall call{op,     b.send.p, b.recv.p,     static_cast<int>(chunk),
                         o.root, rank,     o.bcast_copy, static_cast<std::size_t>(chunk * sizeof(float))};
-    for (int i = 0; i < o.warmup; ++i) call();
+    // The clock method's window when not given: collbench's first window (twice the mean of
+    // the warm-up's second half, max over ranks, plus 1 us, at least 3 us: harness/measure/
+    // measure.cpp; the first calls set up connections and fault pages in).
+    double w0 = MPI_Wtime();
+    for (int i = 0; i < o.warmup; ++i) {
+      if (i == o.warmup / 2) w0 = MPI_Wtime();
+      call();
+    }
+    const int timed_warmup = o.warmup - o.warmup / 2;
+    double warm_us = timed_warmup > 0 ? (MPI_Wtime() - w0) * 1e6 / timed_warmup : 0;
+    MPI_Allreduce(MPI_IN_PLACE, &warm_us, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    const double window_us = o.window_us > 0 ? o.window_us : std::max(3.0, 2 * warm_us + 1);
     for (const std::string& m : o.methods) {
       Point p{name, m, bytes, bytes / sizeof(float), o.iters, {}};
       if (m == "batch")
@@ -393,8 +406,10 @@ void run_collective(const Options& o, Coll op, const std::string& name, int rank
         p.samples_us = time_per_call(call, o.iters);
       else if (m == "barrier")
         p.samples_us = time_with_barrier(call, o.iters, o.idle_us);
-      else if (m == "clock")
-        p.samples_us = time_clock_started(call, o.iters, o.window_us, o.stagger_ns, rank);
+      else if (m == "clock") {
+        p.samples_us = time_clock_started(call, o.iters, window_us, o.stagger_ns, rank);
+        p.window_us = window_us;
+      }
       if (rank == 0) report(o, world, p, out);
     }
   }
@@ -490,7 +505,8 @@ constexpr const char* kUsage =
     "             rest of the process (bench/README.md; collbench avoids it); the calls stay on\n"
     "             MPI_COMM_WORLD\n"
     "  --idle-us  barrier method: each rank spins U us before each barrier (default 0)\n"
-    "  --window-us  clock method: iteration i starts at base + i*W us on every rank (default 10)\n"
+    "  --window-us  clock method: iteration i starts at base + i*W us on every rank (default: as\n"
+    "             collbench's first window, 2 x the warm-up mean + 1 us, at least 3 us)\n"
     "  --stagger-ns clock method: rank r starts r*S ns after the common start (default 0)\n"
     "  --json     append the JSON lines to FILE instead of stdout\n"
     "  --table    also print one readable line per point on stderr\n";
@@ -555,7 +571,7 @@ int main(int argc, char** argv) {
     else if (a == "--idle-us")
       o.idle_us = integer(0);
     else if (a == "--window-us")
-      o.window_us = integer(1);
+      o.window_us = integer(0);
     else if (a == "--stagger-ns")
       o.stagger_ns = integer(0);
     else

@@ -2,7 +2,7 @@
 """Smoke test of bench/raw_compare.py (issue 14): `--quick` runs collbench and collbench_raw
 end to end under mpirun and prints a ratio table. Asserts on structure only (never on speed):
 exit status 0, one row per comparison x op x size with numeric p50s and ratios, the commands
-of both tools, and the --json-out rows.
+of both tools, and the --json-out rows; then `--aa` (the raw reference on both sides).
 
 Usage: raw_compare_smoke.py RAW_COMPARE_PY COLLBENCH COLLBENCH_RAW MPIRUN WORKDIR
 """
@@ -66,8 +66,20 @@ def main():
             for line in f:
                 r = json.loads(line)
                 assert r["type"] == "raw" and r["samples"] == len(r["samples_us"]) >= 1, r
-                assert r["method"] in ("batch", "per_call", "barrier", "latency", "bw"), r
+                assert r["method"] in ("batch", "per_call", "barrier", "clock", "latency", "bw"), r
+                if r["method"] == "clock":  # late iterations dropped; the window used is recorded
+                    assert 1 <= r["samples"] <= r["iters"] and r["window_us"] >= 3, r
                 assert r["p50_us"] > 0 and r["bytes"] in (8, 65536), r
+    # --aa: the raw reference on both sides (the noise floor), said so under the table.
+    cmd = [sys.executable, script, "--collbench", collbench, "--raw", raw, "--mpirun", mpirun, "--quick", "--aa",
+           "--only", "batch,latency"]
+    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=240)
+    print(p.stdout)
+    assert p.returncode == 0, f"raw_compare.py --aa exited {p.returncode}: {p.stderr}"
+    assert "--aa: side A is the raw reference itself" in p.stdout, "--aa not said"
+    rows = [l for l in p.stdout.splitlines()[2:] if l.startswith(("batch ", "latency "))]
+    assert len(rows) == 2 * 5, f"--aa rows: {rows}"
+    assert not re.search(r"\S*collbench --op", p.stdout.split("Commands")[1]), "--aa ran collbench"
     print("raw_compare smoke: ok")
     return 0
 
