@@ -58,8 +58,7 @@ class StagedAlgorithm : public ::testing::TestWithParam<Param> {};
 
 TEST_P(StagedAlgorithm, SmallCountsOnDeviceMemory) {
   const auto [e, n, stack] = GetParam();
-  testing::CaseSpace space{testing::small_counts(n), {kAllDTypes.begin(), kAllDTypes.end()},
-                           {std::begin(kAllRedOps), std::end(kAllRedOps)}};
+  testing::CaseSpace space{testing::small_counts(n), testing::dtypes_to_check(), testing::redops_to_check()};
   std::vector<std::string> failures;
   std::mutex mu;
   ThreadWorld w(n);
