@@ -266,20 +266,34 @@ def _control_key(key: tuple[Any, ...], control: str) -> tuple[Any, ...]:
     return key[:_ALGO] + (control,) + key[_ALGO + 1:]
 
 
+class _Estimates:
+    """run_estimate, each (point row, seed) bootstrapped once per comparison: a point is estimated
+    raw and normalised, and a control once for every algorithm at its size (3x fewer bootstraps)."""
+
+    def __init__(self, quantile: float) -> None:
+        self.quantile, self._done = quantile, {}
+
+    def __call__(self, p: Point, seed: int) -> RunEstimate:
+        k = (id(p), seed)  # the rows live as long as the comparison's tables
+        if k not in self._done:
+            self._done[k] = run_estimate(p, self.quantile, seed=seed)
+        return self._done[k]
+
+
 def _side(runs: dict[str, Point], table: dict[tuple[Any, ...], dict[str, Point]], key: tuple[Any, ...],
-          controls: Sequence[str], normalise: bool, quantile: float) -> tuple[list[RunEstimate], str]:
+          controls: Sequence[str], normalise: bool, estimate: _Estimates) -> tuple[list[RunEstimate], str]:
     """One side's per-run estimates; normalised by the same run's control when asked."""
     out = []
     for i, (run_id, p) in enumerate(sorted(runs.items())):
         if not p.measured:
             continue
-        est = run_estimate(p, quantile, seed=i)
+        est = estimate(p, seed=i)
         if normalise:
             ctl = next((table[ck][run_id] for c in controls if (ck := _control_key(key, c)) in table
                         and run_id in table[ck] and table[ck][run_id].measured), None)
             if ctl is None:
                 return [], "no control point in the same run"
-            c = run_estimate(ctl, quantile, seed=i + 1000)
+            c = estimate(ctl, seed=i + 1000)
             est = RunEstimate(est.log_m - c.log_m, est.var + c.var, min(est.n, c.n), est.spread + c.spread)
         out.append(est)
     return out, ""
@@ -302,6 +316,7 @@ def compare(before: pd.DataFrame, after: pd.DataFrame, threshold: float = 0.10, 
     controls = tuple(controls)
     diffs: list[PointDiff] = []
     pending: list[tuple[PointDiff, list[RunEstimate], list[RunEstimate]]] = []
+    estimate = _Estimates(quantile)
     for key in list(b_tab) + [k for k in a_tab if k not in b_tab]:
         b_runs, a_runs = b_tab.get(key, {}), a_tab.get(key, {})
         b, a = (list(b_runs.values())[-1] if b_runs else None), (list(a_runs.values())[-1] if a_runs else None)
@@ -318,8 +333,8 @@ def compare(before: pd.DataFrame, after: pd.DataFrame, threshold: float = 0.10, 
             d.verdict = Verdict.SKIPPED
             d.reason = f"skipped {side}" + (f": {r}" if (r := (a.skip_reason or b.skip_reason)) else "")
             continue
-        rb, ra = (_side(b_runs, b_tab, key, controls, False, quantile),
-                  _side(a_runs, a_tab, key, controls, False, quantile))
+        rb, ra = (_side(b_runs, b_tab, key, controls, False, estimate),
+                  _side(a_runs, a_tab, key, controls, False, estimate))
         (mb, _), (ma, _) = _mean_log(rb[0]), _mean_log(ra[0])
         d.raw_change = math.expm1(ma - mb) if math.isfinite(ma - mb) else None
         if math.isfinite(mb) and math.isfinite(ma):
@@ -331,8 +346,8 @@ def compare(before: pd.DataFrame, after: pd.DataFrame, threshold: float = 0.10, 
             d.reason = "control: measures the machine"
             continue
         if normalise:
-            eb, why_b = _side(b_runs, b_tab, key, controls, True, quantile)
-            ea, why_a = _side(a_runs, a_tab, key, controls, True, quantile)
+            eb, why_b = _side(b_runs, b_tab, key, controls, True, estimate)
+            ea, why_a = _side(a_runs, a_tab, key, controls, True, estimate)
             if why_b or why_a:
                 d.verdict, d.reason = Verdict.INCONCLUSIVE, (why_b or why_a) + " (give ≥ 2 runs per side, or --mode raw)"
                 continue
