@@ -140,10 +140,8 @@ BoundOp bound_op(const ReduceOp& r) {
   return {op->op, std::move(op)};
 }
 
-}  // namespace
-
-// Each op's call, bound once: `run` binds and calls (every call of the verifier and of the
-// custom paths), `prepare` binds for the timed loop, which then only calls (PreparedCall).
+// Each op's call, bound once: `run` binds and calls (the tests' verifier, coll/han, avg-wrapped
+// calls), `prepare` binds once per case for the harness, which then only calls (PreparedCall).
 auto bind_bcast(Transport& t, const CollArgs& a) {
   const Bound b = bound(t);
   return [b, root = b.rank == a.root, m = &t.memory(), s = a.send, r = a.recv, bytes = a.bytes(a.count),
@@ -218,6 +216,8 @@ auto bind_alltoall(Transport& t, const CollArgs& a) {
     COLLBENCH_MPI_LIBRARY_CALL("MPI_Alltoall", MPI_Alltoall(s, c, type, r, c, type, b.comm), b);
   };
 }
+
+}  // namespace
 
 void bcast(Transport& t, const CollArgs& a) { bind_bcast(t, a)(); }
 void reduce(Transport& t, const CollArgs& a) { bind_reduce(t, a)(); }

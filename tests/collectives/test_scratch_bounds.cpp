@@ -6,7 +6,9 @@
 // stay within it. Checked at ~1M elements (4 MiB blocks, where a per-message scratch of
 // (n-1) x count would show), n = 2..5, both placements and both roots, with the result
 // verified, and a second call must not grow the workspace (nothing allocated once warm). Under
-// ASan (CI's sanitizer suite) at 64 Ki elements: the same bound on a sixteenth of the data.
+// ASan (CI's sanitizer suite) at 64 Ki elements with 16 KiB segments: the same bound on a
+// sixteenth of the data, segments scaled with it (a pipeline holds a few segments, so a
+// default 256 KiB segment against a 256 KiB message would break the bound by design).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -22,6 +24,8 @@ namespace {
 // float32: 4 MiB per block, a power of two; under ASan (~3x slower) 256 KiB, where a scratch
 // of (n-1) x count still exceeds the bound.
 constexpr std::size_t kCount = testing::kSanitizerBuild ? std::size_t{1} << 16 : std::size_t{1} << 20;
+// 0: each algorithm's default (256 KiB, a sixteenth of a 4 MiB block); under ASan the same ratio.
+constexpr std::size_t kSegmentBytes = testing::kSanitizerBuild ? kCount * 4 / 16 : 0;
 
 class ScratchBound : public ::testing::TestWithParam<testing::AlgoAtWorld> {};
 
@@ -43,6 +47,7 @@ TEST_P(ScratchBound, AtMostTheLargestBufferAndStableOnceWarm) {
       a.dtype = c.dtype;
       a.op = make_reduce_op(c.redop, c.dtype);
       a.root = c.root;
+      a.segment_bytes = kSegmentBytes;
       a.workspace = &ws;
       const verify::Pointers p = verify::arrange(c, send.data(), recv.data());
       a.send = p.send;
