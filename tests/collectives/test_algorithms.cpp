@@ -51,8 +51,13 @@ TEST_P(Algorithm, SmallCountsFullCrossProduct) {
 TEST_P(Algorithm, LargeCountRepresentativeSubset) {
   const auto [e, n] = GetParam();
   if (n != 1 && n != 3 && n != 4 && n != 8) GTEST_SKIP() << "large counts run on n in {1,3,4,8} only (time)";
-  // ~1M elements, not divisible by the world size, in a 1- and a 4-byte type.
+  // Under ASan these took 583 of unit.collectives' 600 s, n = 8 alone 359 s. Out-of-bounds
+  // access follows chunk arithmetic, not the redop, and n = 8's deep many-segment pipelines
+  // run under ASan in SmallPipelineSegmentsStillCorrect; the plain build runs all of this.
+  if (testing::kSanitizerBuild && n == 8) GTEST_SKIP() << "under ASan large counts run on n in {1,3,4} (time)";
+  // ~1M elements, not divisible by the world size, in a 2- and a 4-byte type.
   testing::CaseSpace s{{(1u << 20) + 3}, {DType::float32, DType::bfloat16}, {RedOp::sum, RedOp::max}, false, true};
+  if (testing::kSanitizerBuild) s.redops = {RedOp::sum};
   if (!op_reduces(e->op) && send_elems(e->op, 1, n) * 4 > 16) s.counts = {(1u << 18) + 3};  // n-chunk ops: n×count
   expect_no_failures(run_cases(*e, n, s));
 }
