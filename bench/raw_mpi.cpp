@@ -19,7 +19,7 @@
 //            barrier   barrier, t0, call, t1 per iteration, MAX over ranks, p50: what collbench's
 //                      default per-iteration mode does, in plain MPI (shows what the barrier costs);
 //                      --idle-us U: each rank first spins U us touching nothing (the idle gap a
-//                      clock-start window leaves between samples; bench/README.md)
+//                      clock-start window leaves between samples; docs/machine.md)
 //            clock     ReproMPI's synchronized start on one machine, where every process reads
 //                      one CLOCK_MONOTONIC: rank 0 broadcasts a base time, iteration i starts
 //                      at base + i * --window-us on every rank (default: collbench's first
@@ -502,7 +502,7 @@ constexpr const char* kUsage =
     "  --bcast-copy  broadcast copies send->recv at the root before MPI_Bcast, as collbench's library\n"
     "  --dup-comm    MPI_Comm_dup once before timing, as most programs that make a communicator do:\n"
     "             Open MPI 4.1 then runs libnbc's progress callback in every progress loop for the\n"
-    "             rest of the process (bench/README.md; collbench avoids it); the calls stay on\n"
+    "             rest of the process (docs/machine.md; collbench avoids it); the calls stay on\n"
     "             MPI_COMM_WORLD\n"
     "  --idle-us  barrier method: each rank spins U us before each barrier (default 0)\n"
     "  --window-us  clock method: iteration i starts at base + i*W us on every rank (default: as\n"

@@ -24,7 +24,7 @@
 # Exit: the program's (or nsys's) exit status; 2 when nsys is missing or the usage is wrong.
 # Open the per-rank reports on one timeline in nsys-ui: File > Open... selecting all of them, or
 # File > New multi-report view; NVTX ranges: nsys stats --report nvtx_sum OUT/collbench.0.nsys-rep
-# (slurm/README.md, "Profiling": which ranges, how to check the reports' time alignment).
+# (docs/profiling.md: which ranges, how to check the reports' time alignment).
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/../scripts/lib.sh"
 PROG=profile

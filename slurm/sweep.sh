@@ -60,7 +60,7 @@
 #
 # Job folder: results.jsonl, steps.tsv, steps/<layout>.log, slurm-env.txt, nodelist.txt,
 # job.txt (scontrol show job), jobs.tsv (one line per job that used the folder), sweep.yaml,
-# plots/, tuning.yaml + tune.log (--tune). See slurm/README.md. The pieces it is made of are
+# plots/, tuning.yaml + tune.log (--tune). See docs/slurm.md. The pieces it is made of are
 # in slurm/lib/.
 set -euo pipefail
 

@@ -260,7 +260,7 @@ def colltune_parser() -> argparse.ArgumentParser:
     p.add_argument("--tie", choices=("spread", "median"), default="spread",
                    help="spread (default): a p50 within the best's p95 is a tie; median: a p50 within 1.96 "
                         "standard errors of the two medians' difference (from each one's p5-p95 spread and "
-                        "sample count) is a tie, narrower where spreads are wide (analysis/README.md 'Tuning')")
+                        "sample count) is a tie, narrower where spreads are wide (docs/tuning.md 'How the algorithm is chosen')")
     return p
 
 

@@ -55,7 +55,7 @@ CORRECTIONS = ("bh", "holm")
 # between-run changes are heavier-tailed than a normal (A/A runs on this project's machine: 90th /
 # 50th percentile of |change| 2.5-4.4 within groups of equal spread; normal 2.4, t3 3.1). With 4,
 # none of 56 ordered A/A pairs of single runs flags a point; with 6 one pair does, with 10 three
-# (tests/analysis/fixtures, analysis/README.md).
+# (tests/analysis/fixtures, docs/analysis.md "collcompare").
 PRIOR_DF = 4
 SINGLE_RUN_DF = 4
 

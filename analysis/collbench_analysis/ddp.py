@@ -2,11 +2,11 @@
 
 ``collbench --workload ddp --model M --algo A,B`` all-reduces every gradient bucket of a model
 back to back per step and writes one ``"type": "workload"`` record per algorithm (fields:
-analysis/README.md "DDP gradient synchronisation"). The loader in :mod:`.load` keeps these
+docs/ddp.md "The analysis"). The loader in :mod:`.load` keeps these
 records as read (``Dataset.workload_records``); :func:`workloads_of` parses them here, so
 nothing in the collective analysis changes.
 
-Overlap model (the same text is in analysis/README.md). It turns *measured* per-bucket
+Overlap model (the same text is in docs/ddp.md). It turns *measured* per-bucket
 all-reduce times into a *modelled* training step; every number it gives is a model from
 measured communication times, never a measurement:
 
@@ -730,7 +730,7 @@ def tables(workloads: Sequence[Workload]) -> list[Table]:
         fields = varying(grp)
         note = (f"{model_summary(grp)}. Step sync: every bucket all-reduced back to back, max over ranks, "
                 "measured. Exposed comm, projected step, speed-up and efficiency: "
-                f"{MODEL_LABEL} (overlap model, analysis/README.md), not measurements; {compute_note(grp)}.")
+                f"{MODEL_LABEL} (overlap model, docs/ddp.md), not measurements; {compute_note(grp)}.")
         link = workload_note(grp)
         rows, classes = [], []
         for w in sorted(grp, key=lambda w: (layout_sort_key(w.layout), _series_order((series_name(w, fields), w.algo)))):

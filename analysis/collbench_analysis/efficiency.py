@@ -1,5 +1,5 @@
 """Efficiency figures: each point's ``efficiency`` (the time its necessary data movement takes
-on the links it crosses, over its measured time; results/README.md "Efficiency") as a percentage
+on the links it crosses, over its measured time; docs/measurement.md "Efficiency") as a percentage
 of this machine, per op and layout, one line per algorithm. Works on ``Dataset.results``
 (:mod:`.load`); collplot adds these figures to its report (section "Efficiency").
 """

@@ -32,7 +32,7 @@ from . import schema as _schema
 SCHEMA = _schema.schema_id()
 LIBRARY_ALGO = "library"  # the backend's own call, its own choice of algorithm: the baseline of every ratio
 # The library's own algorithms measured as entries of their own: library:ALGO (one of Open MPI
-# coll/tuned's or NCCL's algorithms forced, README "Library internals") and han (Open MPI's
+# coll/tuned's or NCCL's algorithms forced, docs/library-internals.md) and han (Open MPI's
 # coll/han). Library code, not ours: never counted as a custom algorithm beating the library.
 LIBRARY_VARIANT_PREFIX = "library:"
 HAN_ALGO = "han"

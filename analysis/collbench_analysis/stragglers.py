@@ -211,7 +211,7 @@ def tables(points: pd.DataFrame) -> list[Table]:
               note=f"finish times from the agreed (or earliest) start; consistently slower: last in >= "
                    f"{SLOWEST_SHARE:.0%} of the samples with binomial p < {ALPHA} against 1/n, and a median lead over "
                    "the latest other rank above the noise (the others' finish range, the start spread; "
-                   "analysis/README.md).")
+                   "docs/analysis.md).")
     out = [t]
     v = run_verdicts(points)
     if not v.empty:

@@ -5,8 +5,8 @@ A tuning file (schema ``collbench-tuning/1``, results/README.md "Tuning files") 
 The choice per measured size is conservative on purpose: the fastest algorithm wins only
 when it is faster beyond its own measured p5–p95 spread; otherwise the simplest algorithm
 that is as fast is chosen (the library first), because a simpler algorithm is less likely
-to be slow between the measured sizes or on the machine in another state (analysis/README.md
-"Tuning"). The file is written with PyYAML, one range per line, so that a reader can name
+to be slow between the measured sizes or on the machine in another state (docs/tuning.md
+"How the algorithm is chosen"). The file is written with PyYAML, one range per line, so that a reader can name
 the ``file:line`` of the range it used; :func:`load_tuning` is that reader in Python.
 """
 from __future__ import annotations
@@ -485,7 +485,7 @@ _Dumper.add_representer(_FlowList, lambda d, v: d.represent_sequence("tag:yaml.o
 _Dumper.add_representer(_Quoted, lambda d, v: d.represent_scalar("tag:yaml.org,2002:str", str(v), style='"'))
 
 HEADER = ("collbench tuning file: per (op, backend, device, layout), the algorithm for each message-size range",
-          "format: results/README.md \"Tuning files\"; how the choice is made: analysis/README.md \"Tuning\"")
+          "format: results/README.md \"Tuning files\"; how the choice is made: docs/tuning.md \"How the algorithm is chosen\"")
 
 
 def dump(t: Tuning) -> str:

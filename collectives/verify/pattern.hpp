@@ -2,7 +2,7 @@
 // Exactly predictable inputs for every op, so a result can be checked element by element
 // (check.hpp). Inputs are small integers in any dtype, chosen per reduce op so that sums,
 // products, maxima and minima are exact in every dtype and every reduction order (integers
-// wrap like MPI's). See results/README.md ("Verification").
+// wrap like MPI's). See docs/measurement.md ("Verification").
 #include <cstddef>
 #include <type_traits>
 

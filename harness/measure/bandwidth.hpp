@@ -35,7 +35,7 @@ struct LinkRates {
 double inter_node_factor(Op op, int nodes, int ranks_per_node);
 
 // The time (s) a point's necessary data movement takes on the links it crosses, at `rates`
-// (results/README.md "efficiency"): the larger of
+// (docs/measurement.md "Efficiency"): the larger of
 //   per rank: busbw_factor(op, n) x bytes through one rank's port at the fastest link rate
 //             measured (the intra-node one on a single node), and
 //   per node: inter_node_factor x bytes through the node's inter-node link (several nodes).

@@ -180,7 +180,7 @@ std::optional<double> point_copy_rate(PointEnv& env, const CollectiveBlock& b, c
 }
 
 // efficiency = the time the point's necessary data movement takes on the links it crosses,
-// divided by the measured p50 (results/README.md "efficiency"). The zero-copy algorithms (a
+// divided by the measured p50 (docs/measurement.md "Efficiency"). The zero-copy algorithms (a
 // registry traffic model) move data by loads and stores, so their link is memory: their traffic
 // at the point's memcpy rate (a copy of B bytes is 2B of traffic). Message algorithms cross the
 // intra- and inter-node links, at the rates the run calibrated (bandwidth.hpp link_bound_s).

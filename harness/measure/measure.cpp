@@ -151,7 +151,7 @@ namespace {
 // The start window is idle time between samples, and an op after idle is slower on this
 // machine: 8 B allreduce, 2 ranks, plain MPI clock-started (collbench_raw --method clock) read
 // 1.0-1.1x the back-to-back loop with a 2-3 us window, 1.2-1.35x with 10 us, 2-2.5x with 30 us
-// (bench/README.md). So the first window is twice the op plus 1 us (the sample's own
+// (docs/machine.md). So the first window is twice the op plus 1 us (the sample's own
 // bookkeeping), at least 2 us; late starts widen it.
 constexpr double kMinWindowUs = 3;    // narrowest start window
 constexpr double kWindowSlackUs = 1;  // added to twice the op's warm-up time for the first window
@@ -246,7 +246,7 @@ class Sampler {
       for (std::size_t w = 0; w < ws_.size(); ++w)
         if (need[w] > i) slots_.push_back(w);
       // Each round of interleaved workloads in its own order, so none always runs right after
-      // the same one: Open MPI's library collectives slow the call after them (bench/README),
+      // the same one: Open MPI's library collectives slow the call after them (docs/machine.md),
       // which a fixed A B C order charged to one algorithm every time. The generator is seeded
       // alike and every pass is collective, so all ranks draw the same order.
       std::shuffle(slots_.begin() + round, slots_.end(), order_);

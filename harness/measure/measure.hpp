@@ -66,11 +66,11 @@ struct TimingSpec {
   // Clock start only for ops shorter than this (their warm-up mean, max over ranks); longer ones
   // are barrier-started (0: never). A clock window leaves each rank idle for about one op
   // between samples, and on this VM an allreduce after 1 ms idle reads 1.3-1.5x the same call
-  // back to back (bench/README); a barrier's exit skew is under 1 % of such an op anyway.
+  // back to back (docs/machine.md); a barrier's exit skew is under 1 % of such an op anyway.
   double clock_start_below_us = 0;
   // Warm-up: at least `warmup` calls and at least this long. The first point of a run follows
   // calibration and setup: 200 calls of an 8 B allreduce (0.1 ms) left it 10-25 % slower than
-  // the raw loop, 20000 (4 ms) did not (bench/README).
+  // the raw loop, 20000 (4 ms) did not (docs/measurement.md).
   double min_warmup_s = 0.005;
   bool per_rank = false;  // keep each rank's own time and start skew per sample (Timing::rank_us)
   // Ops of the extra round, after the timed samples, giving the other reference tool's

@@ -45,11 +45,11 @@ Exit status: 0 ok; 1 some point had wrong results; 2 bad usage (a malformed --ex
   re-run with --resume to complete it.
 Efficiency (table "eff", JSON "efficiency"): the time the point's necessary data movement takes on the
   links it crosses (intra-/inter-node rates calibrated at the run's start, osu_bw at 1 MiB, fastest of 10; memory for the
-  zero-copy shm algorithms) divided by its time (results/README.md).
+  zero-copy shm algorithms) divided by its time (docs/measurement.md).
 Test only: COLLBENCH_TEST_FAULT=skip_recv:rank=R:after=N (rank R drops its irecv number N),
   kill:rank=R:after_points=N or stop:rank=R:after_points=N (rank R SIGKILLs / SIGSTOPs itself after
   N points) plants a failure, and
-  delay:algo=A:min_bytes=N:percent=P slows every call of A at >= N bytes by P % of its own time (harness/README.md);
+  delay:algo=A:min_bytes=N:percent=P slows every call of A at >= N bytes by P % of its own time (docs/reliability.md);
   COLLBENCH_TEST_CLOCK=OFFSET_US:DRIFT_PPM skews rank r's clock by r x OFFSET_US and r x DRIFT_PPM.)";
 
 // Raw option values; CLI11 writes into these, then they are applied in table order.

@@ -56,7 +56,7 @@ void TableReport::header(const RunRecord& run) {
                    h.cpu_model.empty() ? "cpu model unknown" : h.cpu_model.c_str(), h.packages, h.packages == 1 ? "" : "s",
                    h.numa_nodes, h.numa_nodes == 1 ? "" : "s", h.cores, h.pus);
     }
-  if (const auto& l = run.links) {  // what the eff column is judged against (results/README.md "Efficiency")
+  if (const auto& l = run.links) {  // what the eff column is judged against (docs/measurement.md "Efficiency")
     std::string text;
     for (const auto& [name, rate] : {std::pair{"intra", &l->intra}, std::pair{"inter", &l->inter}}) {
       if (!*rate) continue;

@@ -28,7 +28,7 @@ analyze() {
 # <jobdir>/tuning.yaml (its output in tune.log), then the collbench command that uses the file.
 # Needs PyYAML, not matplotlib, so it runs with --no-analysis too. Ties by the medians' standard
 # errors (colltune --tie median): the p95 rule let auto miss its targets on wide spreads
-# (bench/README.md, "Node-aware algorithms and automatic selection").
+# (bench/README.md, "--algo auto").
 make_tuning() {
   local colltune="$REPO/analysis/colltune" py=${COLLBENCH_PYTHON:-/usr/bin/python3} file="$OUT/tuning.yaml" use
   ((TUNE)) || return 0

@@ -4,7 +4,7 @@ A/A (runs against runs, halves of one run), a planted 20 % slowdown, and a run u
 Each file: `mpirun -np 2 collbench --op allreduce,broadcast --algo all --interleave -b 8 -e 4M -n 50`
 (11 allreduce and broadcast algorithms × 20 sizes, 40 of them library controls, 50 samples each), replayed deterministically;
 eight A/A runs alternating with eight runs with the planted slowdown, then one under load.
-What they show about the method is in the asserts; the rates are printed in analysis/README.md.
+What they show about the method is in the asserts; the rates are printed in docs/analysis.md.
 """
 from __future__ import annotations
 

@@ -14,7 +14,7 @@ LINK = "emulated: veth through a Linux bridge, tbf 1gbit"
 
 def workload(ctx: RunCtx, algo: str, bucket_bytes: Sequence[int], bucket_us: Sequence[float],
              compute: tuple[float, float, float] | dict[str, Any] | None = None, model: str = "toy", **extra: Any) -> dict[str, Any]:
-    """One workload record as the C++ side writes it (the contract in analysis/README.md).
+    """One workload record as the C++ side writes it (the contract in docs/ddp.md).
 
     ``compute``: ``(F, B, O)`` as ``--compute-ms`` writes it (no ``source``, like older records),
     or the ``compute`` object itself (e.g. a per-layer profile's).

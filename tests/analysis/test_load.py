@@ -158,7 +158,7 @@ def test_uneven_layouts_are_named_by_each_nodes_count(tmp_path: Path) -> None:
 # --------------------------------------------------------------------------- the frame contract
 
 def test_load_returns_one_row_per_result_with_flat_times_and_run_metadata(tmp_path: Path) -> None:
-    """analysis/README.md "Library use": the columns a user can rely on."""
+    """docs/analysis.md "Library use": the columns a user can rely on."""
     import pandas as pd
 
     import collbench_analysis
@@ -196,8 +196,8 @@ def test_load_returns_one_row_per_result_with_flat_times_and_run_metadata(tmp_pa
 
 
 def test_readme_example_runs(tmp_path: Path) -> None:
-    """The three-line example in analysis/README.md runs as written on the example results."""
-    readme = (ANALYSIS / "README.md").read_text()
+    """The three-line example in docs/analysis.md runs as written on the example results."""
+    readme = (ANALYSIS.parent / "docs" / "analysis.md").read_text()
     start = readme.index("```python\n", readme.index("## Library use")) + len("```python\n")
     code = readme[start:readme.index("```", start)]
     assert len(code.strip().splitlines()) == 3
@@ -207,7 +207,7 @@ def test_readme_example_runs(tmp_path: Path) -> None:
     cwd = os.getcwd()
     os.chdir(ANALYSIS.parent)
     try:
-        exec(compile(code, "README.md", "exec"), env)
+        exec(compile(code, "docs/analysis.md", "exec"), env)
     finally:
         os.chdir(cwd)
     table = env["table"]

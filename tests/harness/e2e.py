@@ -391,7 +391,7 @@ def test_registered(collbench: str, mpiexec: str, workdir: str) -> None:
            if r["wrong"] or (r["skipped"] and not cc.skipped_as_expected(r))]
     if bad:
         fail(f"wrong or skipped points with registered buffers: {bad[:5]}")
-    # efficiency (results/README.md "Efficiency"): the shm algorithms' link is memory (a positive
+    # efficiency (docs/measurement.md "Efficiency"): the shm algorithms' link is memory (a positive
     # number out of place, null in place: no copy to calibrate); the others' is the intra-node
     # link the run calibrated: busbw / its rate on one node.
     intra = next(r for _, r in cc.load(str(out)) if r["type"] == "run")["links"]["intra"]["GBps"]

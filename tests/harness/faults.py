@@ -9,7 +9,7 @@ on purpose into real collbench runs under mpirun. Stdlib + the project's schema 
     faults.py signals       COLLBENCH MPIEXEC WORKDIR  SIGTERM/SIGINT at seeded random moments, then --resume
 
 Each prints one "FIGURE:" line per fault (outcome, time to exit, records kept vs expected):
-the figures of harness/README.md come from these lines.
+the figures of docs/reliability.md come from these lines.
 """
 from __future__ import annotations
 
