@@ -31,11 +31,12 @@ inline std::string algo_at_world_name(const ::testing::TestParamInfo<AlgoAtWorld
   return std::string(op_name(i.param.entry->op)) + "_" + i.param.entry->algo + "_n" + std::to_string(i.param.world);
 }
 
-// Built with AddressSanitizer (the ASan+UBSan unit suite of scripts/ci-extra.sh, ~3x slower),
+// Built with AddressSanitizer (the ASan+UBSan unit suite of scripts/ci-extra.sh, ~3x slower;
+// COLLBENCH_SANITIZE=ON defines COLLBENCH_SANITIZER_BUILD: clang has no __SANITIZE_ADDRESS__),
 // the widest cross products keep one dtype of each width and two redops: memory errors follow
 // the element width and the code path (a plain reduce; avg's scale pass and scratch copy), not
 // the op's value. The plain build checks every dtype and redop.
-#if defined(__SANITIZE_ADDRESS__)
+#if defined(COLLBENCH_SANITIZER_BUILD) || defined(__SANITIZE_ADDRESS__)
 inline constexpr bool kSanitizerBuild = true;
 #else
 inline constexpr bool kSanitizerBuild = false;

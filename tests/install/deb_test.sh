@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The Debian package, built and installed where nothing of the development machine helps:
 #   A. `cpack -G DEB` of the CPU build (this build when it has no CUDA/NCCL, else a CPU build
-#      of the same sources in BUILD/package-cpu: -DCOLLBENCH_CUDA=OFF -DCOLLBENCH_NCCL=OFF);
+#      of the same sources in BUILD-cpu: -DCOLLBENCH_CUDA=OFF -DCOLLBENCH_NCCL=OFF);
 #   B. the .deb: Depends names Open MPI, yaml-cpp and the analysis' Python modules; no file in it
 #      needs a CUDA/NCCL library or has a RUNPATH into /usr/local or the build folder;
 #   C. a clean Debian 12 root (mmdebstrap --variant=apt: Essential + apt, from the archive this
@@ -41,10 +41,17 @@ trap 'exit 143' TERM INT
 
 # --- A. the package ---------------------------------------------------------------------------
 if [[ $gpu == 1 ]]; then
-  pkg=$build/package-cpu
+  # A sibling of BUILD with its compiler launcher (scripts/build.sh: ccache with the cache in
+  # BUILD and paths relative to the checkout), so every object the two trees share is reused.
+  pkg=$build-cpu
   if [[ ! -f $pkg/CMakeCache.txt ]]; then
     launcher=()
-    command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+    cached=$(sed -n 's/^CMAKE_CXX_COMPILER_LAUNCHER:[A-Z]*=//p' "$build/CMakeCache.txt")
+    if [[ -n $cached ]]; then
+      launcher=("-DCMAKE_CXX_COMPILER_LAUNCHER=$cached")
+    elif command -v ccache >/dev/null; then
+      launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+    fi
     step "configure the CPU build in $pkg"
     cmake -S "$src" -B "$pkg" -DCMAKE_BUILD_TYPE=Release -DCOLLBENCH_CUDA=OFF -DCOLLBENCH_NCCL=OFF \
       -DCOLLBENCH_TESTS=OFF -DCOLLBENCH_BENCH=OFF -DPython3_EXECUTABLE=/usr/bin/python3 "${launcher[@]}" \
