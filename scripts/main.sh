@@ -8,6 +8,8 @@ source "$(dirname "$0")/lib.sh"
 case ${1:-} in -h | --help) usage_from_header; exit 0 ;; esac
 cd "$(dirname "$0")/.."
 scripts/deps.sh
-scripts/build.sh
+# Only what the job runs: the collbench executable (its libraries come with it), not the tests
+# and benchmarks of the full build.
+BUILD_TARGETS=collbench scripts/build.sh
 export COLLBENCH="$PWD/${BUILD_DIR:-build}/collbench"
 exec slurm/local-sweep.sh "${1:-slurm/sweeps/default.yaml}"
