@@ -11,7 +11,7 @@ namespace collbench {
 namespace {
 
 constexpr const char* kFaultAccepted =
-    "skip_recv:rank=R:after=N, kill:rank=R:after_points=N, stop:rank=R:after_points=N or "
+    "skip_recv:rank=R:after=N, corrupt:rank=R:after=N, kill:rank=R:after_points=N, stop:rank=R:after_points=N or "
     "delay:algo=A:min_bytes=N:percent=P or slow:rank=R:us=N (test only)";
 
 [[noreturn]] void bad_fault(std::string_view text, const std::string& why) {
@@ -78,8 +78,8 @@ FaultSpec parse_fault_spec(std::string_view text) {
   if (f.size() != 3) bad_fault(text, "expected three ':'-separated fields");
   FaultSpec s;
   const char* after_key = nullptr;
-  if (f[0] == "skip_recv") {
-    s.kind = FaultSpec::Kind::skip_recv;
+  if (f[0] == "skip_recv" || f[0] == "corrupt") {
+    s.kind = f[0] == "skip_recv" ? FaultSpec::Kind::skip_recv : FaultSpec::Kind::corrupt;
     after_key = "after";
   } else if (f[0] == "kill" || f[0] == "stop") {
     s.kind = f[0] == "kill" ? FaultSpec::Kind::kill : FaultSpec::Kind::stop;
@@ -124,6 +124,12 @@ void FaultyTransport::blocking(Call&& call) {
 
 Request FaultyTransport::irecv(void* buf, std::size_t bytes, int peer, int tag) {
   State& st = *state_;
+  if (st.spec.kind == FaultSpec::Kind::corrupt) {
+    Request r = inner().irecv(buf, bytes, peer, tag);
+    if (world_rank(rank()) == st.spec.rank && st.recvs++ >= st.spec.after && bytes > 0 && r.active)
+      st.to_corrupt.emplace_back(r.handle, static_cast<unsigned char*>(buf));
+    return r;
+  }
   const bool drop =
       st.spec.kind == FaultSpec::Kind::skip_recv && world_rank(rank()) == st.spec.rank && st.recvs++ == st.spec.after;
   if (!drop) return inner().irecv(buf, bytes, peer, tag);
@@ -133,12 +139,36 @@ Request FaultyTransport::irecv(void* buf, std::size_t bytes, int peer, int tag) 
   return Request{0, peer, tag, bytes, false, false};  // inactive: wait() on it returns at once
 }
 
+// corrupt: once a receive that irecv marked has completed, its first byte's lowest bit flips
+// (in the transport's memory space, so device buffers work too).
+void FaultyTransport::corrupt_completed(std::span<const std::uintptr_t> handles) {
+  auto& marked = state_->to_corrupt;
+  for (std::uintptr_t h : handles)
+    for (std::size_t i = 0; i < marked.size(); ++i)
+      if (marked[i].first == h) {
+        unsigned char b = 0;
+        memory().download(&b, marked[i].second, 1);
+        b ^= 1;
+        memory().upload(marked[i].second, &b, 1);
+        marked.erase(marked.begin() + static_cast<std::ptrdiff_t>(i));
+        break;
+      }
+}
+
 void FaultyTransport::wait(Request& r) {
+  const std::uintptr_t h = r.handle;
+  const bool recv = r.active && !r.is_send;
   blocking([&] { inner().wait(r); });
+  if (recv && !state_->to_corrupt.empty()) corrupt_completed({&h, 1});
 }
 
 void FaultyTransport::wait_all(std::span<Request> rs) {
+  std::vector<std::uintptr_t> handles;
+  if (!state_->to_corrupt.empty())
+    for (const Request& r : rs)
+      if (r.active && !r.is_send) handles.push_back(r.handle);
   blocking([&] { inner().wait_all(rs); });
+  if (!handles.empty()) corrupt_completed(handles);
 }
 
 void FaultyTransport::barrier() {
@@ -151,7 +181,7 @@ std::unique_ptr<Transport> FaultyTransport::wrap(Transport& inner_sub) {
 
 FaultInjector::FaultInjector(std::optional<FaultSpec> spec, Transport& measured)
     : spec_(spec), measured_(measured) {
-  if (spec_ && spec_->kind == FaultSpec::Kind::skip_recv)
+  if (spec_ && (spec_->kind == FaultSpec::Kind::skip_recv || spec_->kind == FaultSpec::Kind::corrupt))
     decorated_ = std::make_unique<FaultyTransport>(measured_, *spec_);
 }
 

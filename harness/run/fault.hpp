@@ -4,6 +4,10 @@
 //
 //   COLLBENCH_TEST_FAULT=skip_recv:rank=R:after=N     rank R silently drops its irecv number N
 //                                                     (0-based: after N irecvs went through)
+//   COLLBENCH_TEST_FAULT=corrupt:rank=R:after=N       rank R flips the lowest bit of the first byte
+//                                                     of every message it receives from its irecv
+//                                                     number N on (0-based): wrong results, which
+//                                                     verification must catch (exit status 1)
 //   COLLBENCH_TEST_FAULT=kill:rank=R:after_points=N   rank R raises SIGKILL on itself once N
 //                                                     size points have been recorded
 //   COLLBENCH_TEST_FAULT=stop:rank=R:after_points=N   rank R raises SIGSTOP on itself there (a
@@ -27,6 +31,8 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "collectives/transport/forwarding_transport.hpp"
 
@@ -37,10 +43,10 @@ class Control;
 inline constexpr const char* kFaultEnv = "COLLBENCH_TEST_FAULT";
 
 struct FaultSpec {
-  enum class Kind { skip_recv, kill, stop, delay, slow };
+  enum class Kind { skip_recv, corrupt, kill, stop, delay, slow };
   Kind kind = Kind::skip_recv;
   int rank = 0;
-  long after = 0;  // skip_recv: irecvs let through first; kill, stop: points recorded first
+  long after = 0;  // skip_recv, corrupt: irecvs let through first; kill, stop: points recorded first
   // delay: which calls are slowed, and by how much of their own duration.
   std::string algo;
   std::uint64_t min_bytes = 0;
@@ -56,13 +62,14 @@ FaultSpec parse_fault_spec(std::string_view text);
 // The spec from the environment variable, or nothing when it is unset or empty.
 std::optional<FaultSpec> fault_from_env();
 
-// A Transport that forwards everything to `inner`, dropping one irecv as the spec says. It
+// A Transport that forwards everything to `inner`, dropping one irecv (skip_recv) or corrupting
+// received messages (corrupt) as the spec says. It
 // shares the inner's call scope; sub-transports split from it are faulty too and share its
 // counter, so "irecv number N of world rank R" means the same whichever transport posts it.
 class FaultyTransport final : public ForwardingTransport {
  public:
   FaultyTransport(Transport& inner, const FaultSpec& spec)
-      : FaultyTransport(inner, std::make_shared<State>(State{spec, 0, false})) {}
+      : FaultyTransport(inner, std::make_shared<State>(State{spec, 0, false, {}})) {}
   Request irecv(void* buf, std::size_t bytes, int peer, int tag) override;
   void wait(Request& r) override;
   void wait_all(std::span<Request> rs) override;
@@ -76,7 +83,9 @@ class FaultyTransport final : public ForwardingTransport {
     FaultSpec spec;
     long recvs;
     bool fired;
+    std::vector<std::pair<std::uintptr_t, unsigned char*>> to_corrupt;  // corrupt: (handle, buffer) in flight
   };
+  void corrupt_completed(std::span<const std::uintptr_t> handles);
   FaultyTransport(Transport& inner, std::shared_ptr<State> state) : ForwardingTransport(inner), state_(std::move(state)) {}
   // Runs a blocking call; once the fault fired, under 4x the scope's timeout.
   template <class Call>
@@ -84,7 +93,7 @@ class FaultyTransport final : public ForwardingTransport {
   std::shared_ptr<State> state_;
 };
 
-// What the runner holds: the measured transport (decorated when a skip_recv fault is set)
+// What the runner holds: the measured transport (decorated when a skip_recv or corrupt fault is set)
 // and the kill hook called after every recorded point.
 class FaultInjector {
  public:
