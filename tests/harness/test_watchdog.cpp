@@ -3,6 +3,7 @@
 // calls alone, and its wording names the peer, the message and the measured call.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <stdexcept>
@@ -67,15 +68,24 @@ TEST(Watchdog, WatchesItsScopeWhileAlive) {
 }
 
 TEST(Watchdog, ShortCallsAndIdleTimeDoNotFire) {
-  auto s = std::make_shared<CallScope>(50ms);
+  // Calls back to back, each far shorter than the timeout, for longer than the timeout in all,
+  // then idle time: none may fire (a fire ends this process with status 3). The bound is the
+  // feature: a 500 ms timeout against 1 ms calls, so only a call preempted for ~half a second
+  // (not a loaded machine's few ms) could fire it; the watchdog must have looked at least
+  // 2 x the timeout / its tick times meanwhile.
+  constexpr auto kTimeout = 500ms;
+  auto s = std::make_shared<CallScope>(kTimeout);
   Watchdog w(s, 0);
-  const auto until = std::chrono::steady_clock::now() + 300ms;
+  const auto until = std::chrono::steady_clock::now() + 2 * kTimeout;
+  long calls = 0;
   while (std::chrono::steady_clock::now() < until) {
     BlockingCall c(*s, nullptr, "in a short call");
-    std::this_thread::sleep_for(5ms);  // each call well under the timeout, 6 x the timeout in all
+    std::this_thread::sleep_for(1ms);
+    ++calls;
   }
-  std::this_thread::sleep_for(200ms);  // idle (no call running) for 4 x the timeout
-  SUCCEED();
+  EXPECT_GT(calls, 2) << "the calls must span more than the timeout";
+  std::this_thread::sleep_for(kTimeout + 2 * Watchdog::tick_for(kTimeout));  // idle, no call running
+  EXPECT_FALSE(s->blocking());
 }
 
 TEST(WatchdogDeathTest, AStuckCallEndsTheProcessWithStatus3AndOneLine) {
@@ -98,22 +108,26 @@ TEST(WatchdogDeathTest, ASelfTimedCallGetsTheBackstopOnly) {
   GTEST_FLAG_SET(death_test_style, "threadsafe");
   // A Deadline that is never polled (its owner would have thrown at 100 ms) is ended by the
   // watchdog only after 2 x timeout + 1 s.
+  // The last words say which phase it fired in: a watchdog that fired at the call's own 100 ms
+  // (in phase 1) would exit 3 with the same line, so the phase is what the test checks. Phase 1
+  // lasts 300 ms: past the call's own timeout, 900 ms before the 1200 ms backstop.
   EXPECT_EXIT(
       {
         auto s = std::make_shared<CallScope>(100ms);
-        Watchdog w(s, 0);
-        const auto t0 = std::chrono::steady_clock::now();
+        static std::atomic<int> phase{1};
+        LastWords words;
+        words.set([](int) { std::fprintf(stderr, "fired in phase %d\n", phase.load()); });
+        Watchdog w(s, 0, &words);
         {
           Deadline d(*s);
-          std::this_thread::sleep_for(600ms);  // past its own timeout, before the backstop
+          std::this_thread::sleep_for(300ms);  // past its own timeout, before the backstop
         }
-        const auto first = std::chrono::steady_clock::now() - t0;
-        if (first < 600ms) std::exit(1);
+        phase = 2;
         Deadline d(*s);
         std::this_thread::sleep_for(10s);
         std::exit(0);
       },
-      ::testing::ExitedWithCode(3), "timed out after 100 ms");
+      ::testing::ExitedWithCode(3), "timed out after 100 ms(.|\n)*fired in phase 2");
 }
 
 // Rank 0's last words (the end record) are said after the line, before _exit(3).
@@ -166,21 +180,26 @@ TEST(ControlCall, PublishedWithALongerLimit) {
 
 TEST(WatchdogDeathTest, AStuckControlCallEndsTheProcessAfterItsOwnLimit) {
   GTEST_FLAG_SET(death_test_style, "threadsafe");
+  // As above, the phase it fired in is checked (the line names the control call's limit
+  // whenever it fires). Phase 1: 300 ms, past the data path's 100 ms, 900 ms inside the limit.
   EXPECT_EXIT(
       {
         auto s = std::make_shared<CallScope>(100ms);
-        Watchdog w(s, 0);
-        const auto t0 = std::chrono::steady_clock::now();
+        static std::atomic<int> phase{1};
+        LastWords words;
+        words.set([](int) { std::fprintf(stderr, "fired in phase %d\n", phase.load()); });
+        Watchdog w(s, 0, &words);
         {
           const ControlCall c(s.get(), 0, "in the harness's MPI_Allreduce (control)");
-          std::this_thread::sleep_for(600ms);  // past the data path's 100 ms, inside 2 x 100 + 1000
+          std::this_thread::sleep_for(300ms);
         }
-        if (std::chrono::steady_clock::now() - t0 < 600ms) std::exit(1);
+        phase = 2;
         const ControlCall c(s.get(), 0, "in the harness's MPI_Allreduce (control)");
         std::this_thread::sleep_for(10s);
         std::exit(0);
       },
-      ::testing::ExitedWithCode(3), "timed out after 1200 ms in the harness's MPI_Allreduce \\(control\\)");
+      ::testing::ExitedWithCode(3),
+      "timed out after 1200 ms in the harness's MPI_Allreduce \\(control\\)(.|\n)*fired in phase 2");
 }
 
 }  // namespace
