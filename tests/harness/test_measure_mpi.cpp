@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <set>
@@ -265,26 +266,40 @@ TimingSpec sync_spec(SyncMethod sync, int iters) {
 
 double p50(const Timing& t) { return summarize(t.samples_us).p50; }
 
-// More ranks than cores (np 3 on a 2-core machine), or a machine busy with other work: a rank
-// is often descheduled, so clock starts may legitimately fall back to the barrier; the
-// mechanism is then not testable (the fallback itself is, below).
-// More ranks than cores: spinning ranks get preempted, so the clock-started point falls back to
-// the barrier by design and the mechanism under test cannot be observed.
-// A clock start needs every rank on a core at its start time: with more ranks than cores, or
-// other work keeping the cores busy (1-minute load average above them: seen at load 7 on 2
-// cores, every start late), the fallback is the designed outcome and the mechanism unobservable.
-// Collective (each rank reads the load at its own moment; all must skip or none).
-bool fell_back_oversubscribed(const Timing& t, Control& control) {
-  const double cores = std::thread::hardware_concurrency();
-  double load = 0;
-  if (getloadavg(&load, 1) != 1) load = 0;
-  int busy = t.sync != SyncMethod::clock && (control.size() > cores || load > cores);
-  MPI_Allreduce(MPI_IN_PLACE, &busy, 1, MPI_INT, MPI_MAX, control.comm());
-  return busy != 0;
+// A test that does not apply at this world size (needs 2 ranks, run at 1): skipped without
+// making the ctest "Skipped" (common/mpi_main.cpp's not_applicable property).
+#define SKIP_BELOW_2_RANKS()                                                \
+  if (control.size() < 2) {                                                 \
+    ::testing::Test::RecordProperty("not_applicable", "needs 2 ranks");     \
+    GTEST_SKIP() << "needs 2 ranks";                                        \
+  }
+
+// A clock start needs every rank on a core at its start time. With more ranks than cores (np 3
+// on a 2-core machine) spinning ranks get preempted, so the fallback to the barrier is the
+// designed outcome and the mechanism under test cannot be observed: the test is skipped, and
+// the ctest shows "Skipped" (common/mpi_main.cpp), not "Passed". With ranks <= cores (np 2 here)
+// it must not skip: a busy machine (other work, the suite's own parallel tests) can still make
+// one clock-started point fall back, so a clock-started measurement is taken up to kClockTries
+// times (the sticky-fallback state reset between tries, so each try asks for the clock again)
+// and the test fails if none ran clock-started. Collective: every rank sees the same sync.
+constexpr int kClockTries = 3;
+bool oversubscribed(Control& control) {
+  return control.size() > static_cast<int>(std::thread::hardware_concurrency());
 }
-#define SKIP_IF_OVERSUBSCRIBED_FALLBACK(t)  \
-  if (fell_back_oversubscribed(t, control)) \
-  GTEST_SKIP() << "oversubscribed (ranks or load above the cores): " << t.sync_fallback.value_or("")
+template <class Measure>
+auto clock_started(Control& control, Measure&& measure) {
+  auto t = measure();
+  for (int k = 1; k < kClockTries && t[0].sync != SyncMethod::clock && !oversubscribed(control); ++k) {
+    std::printf("rank %d: clock start fell back (%s); try %d of %d\n", control.rank(),
+                t[0].sync_fallback.value_or("").c_str(), k + 1, kClockTries);
+    control.clock().fallbacks_in_a_row = 0;
+    t = measure();
+  }
+  return t;
+}
+#define SKIP_IF_OVERSUBSCRIBED_FALLBACK(t)                       \
+  if ((t).sync != SyncMethod::clock && oversubscribed(control)) \
+  GTEST_SKIP() << "more ranks than cores: " << (t).sync_fallback.value_or("")
 
 TEST_F(Fixture, ClockSyncRecoversInjectedOffsetsAndDrift) {
   // Rank r's clock runs r x 1000 us ahead and r x 500 ppm fast (the test hook); two estimations
@@ -309,13 +324,14 @@ TEST_F(Fixture, ClockSyncRecoversInjectedOffsetsAndDrift) {
 
 TEST_F(Fixture, ClockStartUsesTheEstimatedOffsets) {
   // With every rank's clock 50 ms apart, a start agreed without the offsets would put up to
-  // 50 ms x rank of waiting into an allreduce: the samples stay far below that (a loaded
-  // machine's preemptions are a few ms).
+  // 50 ms x rank of waiting into an allreduce: the samples stay far below that. The 25 ms
+  // bound is the feature (half the injected offset), not a speed: a loaded machine's
+  // preemptions are a few ms, and only the median is bounded.
   control.clock().set_test_clock(TestClock{50000, 200});
   control.clock().estimate();
   TinyAllreduce w;
   Workload* ws[] = {&w};
-  const auto t = time_workloads(transport, control, ws, sync_spec(SyncMethod::clock, 20));
+  const auto t = clock_started(control, [&] { return time_workloads(transport, control, ws, sync_spec(SyncMethod::clock, 20)); });
   ASSERT_EQ(t[0].samples_us.size(), 20u);
   if (control.size() == 1) return;
   // The start skew is measured on rank 0's clock through the offsets, whatever the sync.
@@ -326,7 +342,7 @@ TEST_F(Fixture, ClockStartUsesTheEstimatedOffsets) {
 }
 
 TEST_F(Fixture, BarrierExitSkewIsInTheBarrierTimeNotInTheClockTime) {
-  if (control.size() < 2) GTEST_SKIP() << "needs 2 ranks";
+  SKIP_BELOW_2_RANKS();
   // The last rank leaves each barrier 20 ms late (a skewed barrier exit, made large): barrier-
   // started samples carry it (the others wait inside the allreduce) and show it as start skew;
   // clock-started samples never use the barrier, so neither their time nor their skew has it.
@@ -335,7 +351,7 @@ TEST_F(Fixture, BarrierExitSkewIsInTheBarrierTimeNotInTheClockTime) {
   TinyAllreduce w;
   Workload* ws[] = {&w};
   const auto barrier = time_workloads(skewed, control, ws, sync_spec(SyncMethod::barrier, 10));
-  const auto clock = time_workloads(skewed, control, ws, sync_spec(SyncMethod::clock, 10));
+  const auto clock = clock_started(control, [&] { return time_workloads(skewed, control, ws, sync_spec(SyncMethod::clock, 10)); });
   EXPECT_EQ(barrier[0].sync, SyncMethod::barrier);
   // Half the skew, not all of it: with more ranks than cores a waiting rank can be preempted
   // for a few ms before it reads its start clock (seen: 17 ms of 20 at 3 ranks on 2 cores),
@@ -349,14 +365,14 @@ TEST_F(Fixture, BarrierExitSkewIsInTheBarrierTimeNotInTheClockTime) {
 }
 
 TEST_F(Fixture, ARankArrivingLateWidensTheWindowInsteadOfInflatingTheTime) {
-  if (control.size() < 2) GTEST_SKIP() << "needs 2 ranks";
+  SKIP_BELOW_2_RANKS();
   // The last rank gets to every sample 20 ms after the others (it sleeps before the start):
   // the first window is far narrower, so its starts are late, the window widens past 20 ms,
   // and the time of the allreduce does not include the sleep.
   constexpr double kSleepUs = 20000;
   LateRank w(control.rank() == control.size() - 1, kSleepUs);
   Workload* ws[] = {&w};
-  const auto t = time_workloads(transport, control, ws, sync_spec(SyncMethod::clock, 20));
+  const auto t = clock_started(control, [&] { return time_workloads(transport, control, ws, sync_spec(SyncMethod::clock, 20)); });
   SKIP_IF_OVERSUBSCRIBED_FALLBACK(t[0]);
   ASSERT_EQ(t[0].sync, SyncMethod::clock) << t[0].sync_fallback.value_or("");
   EXPECT_EQ(t[0].samples_us.size(), 20u);
@@ -367,21 +383,28 @@ TEST_F(Fixture, ARankArrivingLateWidensTheWindowInsteadOfInflatingTheTime) {
 }
 
 TEST_F(Fixture, ALateIterationIsCountedAndExcluded) {
-  if (control.size() < 2) GTEST_SKIP() << "needs 2 ranks";
-  // One sample, on one rank, starts 20 ms late: it is counted, left out and run again.
-  LateRank w(control.rank() == control.size() - 1, 20000, 3);
-  Workload* ws[] = {&w};
-  const auto t = time_workloads(transport, control, ws, sync_spec(SyncMethod::clock, 10));
+  SKIP_BELOW_2_RANKS();
+  // One sample, on one rank, starts 200 ms late: it is counted, left out and run again. Kept,
+  // it would take >= 200 ms (the others wait for the late rank inside the allreduce), so no
+  // sample may reach 100 ms: a generous bound, a preemption that long is not what it catches.
+  constexpr double kLateUs = 200000;
+  long tries = 0;  // each try delays its own 4th sample (LateRank counts its calls)
+  const auto t = clock_started(control, [&] {
+    LateRank w(control.rank() == control.size() - 1, kLateUs, 3);
+    Workload* ws[] = {&w};
+    ++tries;
+    return time_workloads(transport, control, ws, sync_spec(SyncMethod::clock, 10));
+  });
   SKIP_IF_OVERSUBSCRIBED_FALLBACK(t[0]);
-  ASSERT_EQ(t[0].sync, SyncMethod::clock) << t[0].sync_fallback.value_or("");
+  ASSERT_EQ(t[0].sync, SyncMethod::clock) << t[0].sync_fallback.value_or("") << " (" << tries << " tries)";
   EXPECT_GE(t[0].late, 1);
   EXPECT_EQ(t[0].samples_us.size(), 10u) << "the late sample was replaced";
   EXPECT_EQ(t[0].ops, 10);
-  for (double s : t[0].samples_us) EXPECT_LT(s, 20000.0) << "a late sample was kept";
+  for (double s : t[0].samples_us) EXPECT_LT(s, kLateUs / 2) << "a late sample was kept";
 }
 
 TEST_F(Fixture, TooManyLateStartsFallBackToTheBarrierAndSaySo) {
-  if (control.size() < 2) GTEST_SKIP() << "needs 2 ranks";
+  SKIP_BELOW_2_RANKS();
   // Every start of the last rank is 2 ms late and the window may not widen (cap 1x): the point
   // falls back to barrier-started samples, keeps its samples and says why.
   LateRank w(control.rank() == control.size() - 1, 2000);
@@ -398,7 +421,7 @@ TEST_F(Fixture, TooManyLateStartsFallBackToTheBarrierAndSaySo) {
 }
 
 TEST_F(Fixture, TheWindowGrowsByABoundedTimeNotOnlyByAFactor) {
-  if (control.size() < 2) GTEST_SKIP() << "needs 2 ranks";
+  SKIP_BELOW_2_RANKS();
   // Starts 2 ms late would need a window 2 ms wider; a growth budget of 100 us refuses that
   // however large the factor allowed: the point falls back and the reason names the cap in us.
   LateRank w(control.rank() == control.size() - 1, 2000);
@@ -434,7 +457,7 @@ TEST_F(Fixture, AnOpLongAgainstTheBarrierIsBarrierStartedAndSaysWhy) {
   EXPECT_EQ(barrier[0].late, 0);
   EXPECT_EQ(barrier[0].samples_us.size(), 4u);
   spec.clock_start_below_us = 50000;
-  const auto clock = time_workloads(transport, control, ws, spec);
+  const auto clock = clock_started(control, [&] { return time_workloads(transport, control, ws, spec); });
   SKIP_IF_OVERSUBSCRIBED_FALLBACK(clock[0]);
   EXPECT_EQ(clock[0].sync, SyncMethod::clock) << clock[0].sync_fallback.value_or("");
   // And timing_spec derives the bound from the calibrated barrier.
@@ -446,7 +469,9 @@ TEST_F(Fixture, ReferenceConventionsAreRankAverages) {
   // Rank 0 spins 1 ms in every call, the others do not: the max-over-ranks samples are >= 1 ms,
   // the rank averages (OSU per call, nccl-tests per batch) rank 0's mean / n, since the other
   // ranks add about nothing. Upper bounds hold only for the convention taken from the timed
-  // samples themselves (a loaded machine may preempt rank 0 in the extra round).
+  // samples themselves (a loaded machine may preempt rank 0 in the extra round), and they are
+  // relative: halfway between the rank average (~ max / n) and the max itself, so a rank
+  // preempted for a while in one of the 10 samples does not break them.
   struct Uneven : Workload {
     Uneven(int rank) : Workload({"allreduce", "uneven", 0, -1, ""}, "uneven"), rank(rank) {}
     void run() override {
@@ -457,7 +482,7 @@ TEST_F(Fixture, ReferenceConventionsAreRankAverages) {
   Workload* ws[] = {&w};
   const double n = control.size();
   for (TimingMode mode : {TimingMode::per_iter, TimingMode::batch}) {
-    TimingSpec spec = sync_spec(SyncMethod::barrier, 4);
+    TimingSpec spec = sync_spec(SyncMethod::barrier, 10);
     spec.mode = mode;
     const auto t = time_workloads(transport, control, ws, spec);
     ASSERT_TRUE(t[0].osu_avg_us && t[0].nccl_avg_us);
@@ -466,7 +491,7 @@ TEST_F(Fixture, ReferenceConventionsAreRankAverages) {
     EXPECT_GE(*t[0].osu_avg_us, 990.0 / n) << timing_mode_name(mode);
     EXPECT_GE(*t[0].nccl_avg_us, 990.0 / n) << timing_mode_name(mode);
     const double from_samples = mode == TimingMode::batch ? *t[0].nccl_avg_us : *t[0].osu_avg_us;
-    EXPECT_LE(from_samples, max_mean / n + 50) << timing_mode_name(mode) << ": a rank average, not a max";
+    EXPECT_LE(from_samples, max_mean * (n + 1) / (2 * n) * (1 + 1e-9)) << timing_mode_name(mode) << ": a rank average, not a max";
   }
 }
 
