@@ -2,6 +2,11 @@
 // says. Runs in every build; the expectations follow how this build was configured.
 #include <gtest/gtest.h>
 
+#include <mpi.h>
+#if __has_include(<mpi-ext.h>)
+#include <mpi-ext.h>  // Open MPI: MPIX_CUDA_AWARE_SUPPORT
+#endif
+
 #include "collectives/gpu/gpu.hpp"
 
 namespace collbench {
@@ -104,9 +109,16 @@ TEST(GpuApi, CudaMemoryWithoutDeviceIsATypedError) {
   EXPECT_THROW(gpu::make_cuda_memory(0), TransportError);
 }
 
-TEST(GpuApi, CudaAwareQueryAnswers) {
-  // Debian's Open MPI is built without CUDA: false there. Only checks that it answers.
-  (void)gpu::mpi_is_cuda_aware();
+TEST(GpuApi, CudaAwareQueryFollowsTheMpiBuild) {
+  // What the MPI's own header says it was built with (Open MPI's mpi-ext.h): without CUDA
+  // support (Debian's Open MPI) the answer must be false, so device buffers are staged through
+  // host memory; with it, the runtime's answer (MPIX_Query_cuda_support, callable before
+  // MPI_Init), which may be off.
+#if defined(MPIX_CUDA_AWARE_SUPPORT) && MPIX_CUDA_AWARE_SUPPORT
+  EXPECT_EQ(gpu::mpi_is_cuda_aware(), MPIX_Query_cuda_support() == 1);
+#else
+  EXPECT_FALSE(gpu::mpi_is_cuda_aware()) << "this MPI's headers declare no CUDA support";
+#endif
 }
 
 }  // namespace
