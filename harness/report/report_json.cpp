@@ -233,6 +233,8 @@ json run_json(const RunRecord& r) {
           {"calibration", r.calibration ? calibration_json(*r.calibration) : json(nullptr)},
           {"inter_node_link", opt(r.inter_node_link)}};
   add_provenance(j, r);
+  j["loadavg"] = opt(r.loadavg);
+  j["online_cpus"] = r.online_cpus > 0 ? json(r.online_cpus) : json(nullptr);
   return j;
 }
 
@@ -385,6 +387,7 @@ json end_json(const EndRecord& e) {
           {"skipped_points", e.skipped_points},
           {"peak_rss_bytes", e.peak_rss_bytes}};
   if (e.expect) j["expect"] = {{"file", e.expect->file}, {"checked", e.expect->checked}, {"failed", e.expect->failed}};
+  j["loadavg"] = opt(e.loadavg);
   return j;
 }
 

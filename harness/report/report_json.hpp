@@ -2,6 +2,7 @@
 // JSON Lines results (schema "collbench/1", documented in results/README.md): records are
 // structs serialised once with nlohmann/json. Rank 0 writes; every line is flushed when its
 // point finishes, so a killed run keeps everything measured before it died.
+#include <array>
 #include <cstdint>
 #include <cstdio>
 #include <map>
@@ -40,6 +41,10 @@ struct RunRecord {
   // The link rates every point's efficiency is judged against (measure/p2p_point.hpp
   // calibrate_links); absent when the run measures no collective.
   std::optional<LinkRates> links;
+  // The load on rank 0's node when the run started (/proc/loadavg: 1, 5, 15 min; nullopt when
+  // unreadable) and its online CPUs: a load above them means the timed ranks shared CPUs.
+  std::optional<std::array<double, 3>> loadavg;
+  int online_cpus = 0;
 };
 
 struct EndRecord {
@@ -56,6 +61,7 @@ struct EndRecord {
     long checked = 0, failed = 0;
   };
   std::optional<Expect> expect;
+  std::optional<std::array<double, 3>> loadavg;  // rank 0's node at the end (as RunRecord::loadavg)
 };
 
 nlohmann::ordered_json config_json(const RunConfig& cfg);

@@ -56,6 +56,13 @@ void TableReport::header(const RunRecord& run) {
                    h.cpu_model.empty() ? "cpu model unknown" : h.cpu_model.c_str(), h.packages, h.packages == 1 ? "" : "s",
                    h.numa_nodes, h.numa_nodes == 1 ? "" : "s", h.cores, h.pus);
     }
+  if (const auto& la = run.loadavg) {  // results/README.md "run record": loadavg
+    const double worst = std::max((*la)[0], (*la)[1]);  // the 15-min average lags a load that just started
+    std::fprintf(out_, "# load %.2f %.2f %.2f (1, 5, 15 min) on %d online CPUs%s\n", (*la)[0], (*la)[1], (*la)[2],
+                 run.online_cpus,
+                 run.online_cpus > 0 && worst > run.online_cpus ? ": above the CPUs, timings include waits for a CPU"
+                                                                  : "");
+  }
   if (const auto& l = run.links) {  // what the eff column is judged against (docs/measurement.md "Efficiency")
     std::string text;
     for (const auto& [name, rate] : {std::pair{"intra", &l->intra}, std::pair{"inter", &l->inter}}) {

@@ -2,8 +2,11 @@
 
 #include <hwloc.h>
 #include <sched.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
+#include <cstdlib>
 #include <fstream>
 #include <map>
 #include <sstream>
@@ -49,6 +52,19 @@ std::string cpu_model_of(std::string_view text) {
     }
   }
   return "";
+}
+
+std::optional<std::array<double, 3>> loadavg_of(std::string_view text) {
+  const std::string s(text);  // strtod needs a terminated string
+  std::array<double, 3> out{};
+  const char* at = s.c_str();
+  for (double& v : out) {
+    char* end = nullptr;
+    v = std::strtod(at, &end);
+    if (end == at || !std::isfinite(v) || v < 0) return std::nullopt;  // no number, inf, NaN or negative
+    at = end;
+  }
+  return out;
 }
 
 namespace {
@@ -158,6 +174,10 @@ void from_json(const nlohmann::json& j, NodeHardware& h, RankBinding& b) {
 }
 
 }  // namespace
+
+std::optional<std::array<double, 3>> local_loadavg() { return loadavg_of(read_file("/proc/loadavg")); }
+
+int online_cpus() { return static_cast<int>(std::max(0L, sysconf(_SC_NPROCESSORS_ONLN))); }
 
 void local_provenance(NodeHardware& hw, RankBinding& binding) {
   hw.cpu_model = cpu_model_of(read_file("/proc/cpuinfo"));

@@ -3,7 +3,9 @@
 // so "why did this run differ" has an answer in the file. The CPU model from /proc/cpuinfo,
 // each rank's core binding (sched_getaffinity) and the NUMA nodes it covers, and per node a
 // topology summary from hwloc (packages, NUMA nodes, cores, PUs, caches).
+#include <array>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -45,6 +47,15 @@ struct Provenance {
 // Pure helpers (unit-tested).
 std::string int_ranges_text(std::vector<int> cpus);  // CPUs or ranks: {0,1,2,3,8} -> "0-3,8"; sorted, repeats dropped
 std::string cpu_model_of(std::string_view proc_cpuinfo);
+// /proc/loadavg's 1-, 5- and 15-minute load averages ("0.52 0.61 0.40 1/123 4567"); nullopt when
+// the text does not start with three numbers.
+std::optional<std::array<double, 3>> loadavg_of(std::string_view proc_loadavg);
+
+// The load on this process's node (run and end records' "loadavg"): the kernel's run-queue
+// averages, nullopt when /proc/loadavg cannot be read; and the CPUs online (sysconf), what the
+// load is compared with (a load above them means timed ranks waited for a CPU).
+std::optional<std::array<double, 3>> local_loadavg();
+int online_cpus();
 
 // This process's facts (hwloc, /proc/cpuinfo, sched_getaffinity); never throws: what cannot
 // be read stays empty and NodeHardware::error says why.

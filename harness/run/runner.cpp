@@ -191,6 +191,7 @@ class Reports {
     e.end_time = utc_now_iso8601();
     e.exit_status = status;
     write(end_json(e));
+    e.loadavg = local_loadavg();  // rank 0's node, as the run record's
   }
 
   LastWords& last_words_;
@@ -277,7 +278,9 @@ int run_sweep(const RunConfig& cfg, const LaunchEnv& launch) {
                 std::nullopt,
                 std::nullopt,
                 std::nullopt,
-                std::nullopt};
+                std::nullopt,
+                local_loadavg(),
+                online_cpus()};
   if (const char* link = getenv_or_null("COLLBENCH_INTER_NODE_LINK"); link != nullptr && *link != '\0')
     run.inter_node_link = link;  // rank 0 writes the record: its environment is what the launcher set
   if (auto skew = test_clock_from_env()) control.clock().set_test_clock(*skew);  // test-only

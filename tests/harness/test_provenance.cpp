@@ -25,6 +25,28 @@ TEST(Provenance, CpuModelFromCpuinfo) {
   EXPECT_EQ(cpu_model_of("processor\t: 0\nBogoMIPS\t: 50.00\n"), "");
 }
 
+TEST(Provenance, LoadavgFromProcText) {
+  const auto l = loadavg_of("6.12 11.50 0.40 3/412 8894\n");
+  ASSERT_TRUE(l.has_value());
+  EXPECT_DOUBLE_EQ((*l)[0], 6.12);
+  EXPECT_DOUBLE_EQ((*l)[1], 11.5);
+  EXPECT_DOUBLE_EQ((*l)[2], 0.4);
+  EXPECT_FALSE(loadavg_of("").has_value());
+  EXPECT_FALSE(loadavg_of("0.52 0.61\n").has_value()) << "two numbers are not a load average";
+  EXPECT_FALSE(loadavg_of("0.52 -1 0.40 1/2 3").has_value());
+  EXPECT_FALSE(loadavg_of("0.52 nan 0.40 1/2 3").has_value());
+  EXPECT_FALSE(loadavg_of("busy").has_value());
+}
+
+TEST(Provenance, ThisMachinesLoadAndCpus) {
+  // What the run and end records write: the kernel's numbers, as /proc/loadavg and sysconf say.
+  EXPECT_EQ(online_cpus(), static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN)));
+  EXPECT_GE(online_cpus(), 1);
+  const auto l = local_loadavg();
+  ASSERT_TRUE(l.has_value()) << "/proc/loadavg unreadable";
+  for (double v : *l) EXPECT_GE(v, 0.0);
+}
+
 TEST(Provenance, ThisMachineThroughHwloc) {
   NodeHardware hw;
   RankBinding b;

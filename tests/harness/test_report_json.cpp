@@ -152,6 +152,13 @@ TEST(RunJson, EveryContractField) {
   EXPECT_EQ(run_json(run)["slurm"]["job_id"], "42");
   // Provenance and link rates: absent until gathered (as in older records).
   for (const char* k : {"cpu_model", "hardware", "binding", "links"}) EXPECT_FALSE(j.contains(k)) << k;
+  // The load: null when unread, else the three averages and the CPUs they are compared with.
+  EXPECT_TRUE(j["loadavg"].is_null());
+  EXPECT_TRUE(j["online_cpus"].is_null());
+  run.loadavg = std::array<double, 3>{6.5, 11.25, 0.5};
+  run.online_cpus = 2;
+  EXPECT_EQ(run_json(run)["loadavg"], ordered_json::parse("[6.5,11.25,0.5]"));
+  EXPECT_EQ(run_json(run)["online_cpus"], 2);
   NodeHardware hw;
   hw.host = "a";
   hw.cpu_model = "Test CPU";
@@ -177,7 +184,7 @@ TEST(RunJson, EveryContractField) {
 }
 
 TEST(EndJson, Fields) {
-  EndRecord e{"id", "2026-01-01T00:00:01Z", 1, 10, 2, 3, 0, std::nullopt};
+  EndRecord e{"id", "2026-01-01T00:00:01Z", 1, 10, 2, 3, 0, std::nullopt, std::nullopt};
   const ordered_json j = end_json(e);
   EXPECT_EQ(j["type"], "end");
   EXPECT_EQ(j["exit_status"], 1);
@@ -185,6 +192,9 @@ TEST(EndJson, Fields) {
   EXPECT_EQ(j["wrong_points"], 2);
   EXPECT_EQ(j["skipped_points"], 3);
   EXPECT_FALSE(j.contains("expect"));  // only with --expect
+  EXPECT_TRUE(j["loadavg"].is_null());
+  e.loadavg = std::array<double, 3>{2.5, 1.0, 0.25};
+  EXPECT_EQ(end_json(e)["loadavg"], ordered_json::parse("[2.5,1.0,0.25]"));
   e.exit_status = 5;
   e.expect = EndRecord::Expect{"e.yaml", 12, 2};
   const ordered_json g = end_json(e);
