@@ -189,9 +189,9 @@ class Reports {
     }
     e.run_id = run_id_;
     e.end_time = utc_now_iso8601();
+    e.loadavg = local_loadavg();  // rank 0's node, as the run record's
     e.exit_status = status;
     write(end_json(e));
-    e.loadavg = local_loadavg();  // rank 0's node, as the run record's
   }
 
   LastWords& last_words_;
