@@ -1,6 +1,6 @@
-// collbench: parse, then run the sweep under MPI, mapping failures to exit statuses:
-// 2 bad usage (one line, rank 0 only), 1 wrong results, 3 a rank failed (the job is aborted
-// so every rank ends in bounded time), 4 the results file could not be written.
+// collbench: parse, then run the sweep under MPI, mapping failures to the exit statuses of
+// harness/exit_status.hpp (the one list; `--help` prints it): bad usage is one line from rank 0
+// only; a rank that fails aborts the job, so every rank ends in bounded time.
 #include <mpi.h>
 
 #include <cstdio>
@@ -8,6 +8,7 @@
 
 #include "collectives/core/error.hpp"
 #include "collectives/registry.hpp"
+#include "harness/exit_status.hpp"
 #include "harness/plan/cli.hpp"
 #include "harness/plan/plan.hpp"
 #include "harness/report/listing.hpp"
@@ -29,24 +30,24 @@ std::optional<int> prepare(int argc, char** argv, const LaunchEnv& launch, bool 
     CommandLine cl = parse_command_line(argc, argv);
     if (cl.help) {
       if (speaker) std::fputs(cl.help->c_str(), stdout);
-      return 0;
+      return code(ExitStatus::ok);
     }
     cfg = std::move(cl.config);
     if (cfg.print_layouts) {
       if (speaker)
         for (const auto& l : cfg.layouts) std::printf("%s\n", l.c_str());
-      return 0;
+      return code(ExitStatus::ok);
     }
     if (cfg.list) {
       if (speaker) print_algorithm_list(stdout, Registry::get());
-      return 0;
+      return code(ExitStatus::ok);
     }
     const auto plan = make_plan(cfg, Registry::get());                    // unknown algos fail here, before MPI starts
     if (cfg.dry_run) return dry_run(cfg, plan, launch, speaker, stdout);  // no MPI at all
     return std::nullopt;
   } catch (const UsageError& e) {
     if (speaker) usage_error(e);
-    return 2;
+    return code(ExitStatus::usage);
   }
 }
 
@@ -63,20 +64,20 @@ int run_under_mpi(int argc, char** argv, const RunConfig& cfg, const LaunchEnv& 
   MPI_Init_thread(&argc, &argv, MPI_THREAD_SINGLE, &provided);
   int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  int status = 0;
+  int status = code(ExitStatus::ok);
   try {
     status = run_sweep(cfg, launch);
   } catch (const UsageError& e) {
     // Raised alike on every rank: one line from rank 0 (of the launcher, for singletons).
     if (rank == 0 && speaker) usage_error(e);
-    status = 2;
+    status = code(ExitStatus::usage);
   } catch (const std::exception& e) {
     // Timeouts and transport errors name op/algo/size/iteration/rank/peer in what().
     std::fprintf(stderr, "collbench: error: rank %d: %s\n", rank, e.what());
     std::fflush(stderr);
     std::fflush(stdout);
-    MPI_Abort(MPI_COMM_WORLD, 3);
-    return 3;
+    MPI_Abort(MPI_COMM_WORLD, code(ExitStatus::rank_failed));
+    return code(ExitStatus::rank_failed);
   }
   MPI_Finalize();
   return status;

@@ -71,7 +71,8 @@ class ResultsWriteError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-// Bad command line, config file or other user input: one line, exit status 2.
+// Bad command line, config file or other user input: one line; collbench exits with
+// ExitStatus::usage (2, harness/exit_status.hpp).
 // Control characters quoted from the input (a NUL, a newline in a YAML scalar) are escaped
 // as \xNN, so the message is always one complete line (found by tests/fuzz/fuzz_config).
 class UsageError : public std::runtime_error {

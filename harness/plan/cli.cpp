@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "collectives/core/error.hpp"
+#include "harness/exit_status.hpp"
 #include "harness/run/backend.hpp"
 #include "harness/plan/config.hpp"
 #include "harness/plan/settings.hpp"
@@ -16,6 +17,7 @@ constexpr const char* kDescription =
     "collbench: measure, verify and compare collective communication algorithms.\n"
     "Run under a launcher, e.g.  mpirun -np 4 collbench --op allreduce --algo all -b 8 -e 16M";
 
+// The footer of --help: kFooter, the exit statuses (harness/exit_status.hpp), kFooterEnd.
 constexpr const char* kFooter = R"(
 SIZE: bytes with an optional K, M, G or T suffix (powers of 1024; KiB, MB... also accepted), e.g. 8, 64K,
   16M, 1G, 1.5M. Sizes are nccl-tests' "size": for gather, allgather, scatter, reduce_scatter and alltoall
@@ -35,15 +37,10 @@ Output: a table on stdout (rank 0); --json FILE appends JSON Lines, schema collb
 Dry run: --dry-run checks everything a run would check before measuring and prints the plan (blocks,
   sizes, memory per rank at the largest size); no MPI, no file. Under a launcher it plans for the
   launcher's rank count; alone, for --ranks N (default 1), all on one node.
-Exit status: 0 ok; 1 some point had wrong results; 2 bad usage (a malformed --expect file: FILE:LINE);
-  3 a rank failed or timed out (a hung rank ends the job in bounded time; rank 0 still writes the end
-  record when it is alive); 4 the --json file could not be written (disk full, I/O error: one line names
-  the file and the error; complete records are kept, --resume continues); 5 some point was below its
-  --expect reference (or skipped against one): every result is written, a table after the footer names
-  each check, and one line on stderr names every point that fell short; 143 (130) SIGTERM (SIGINT):
-  stopped at a point boundary, the points finished so far are in the --json file with an end record;
-  re-run with --resume to complete it.
-Efficiency (table "eff", JSON "efficiency"): the time the point's necessary data movement takes on the
+)";
+
+// After the generated "Exit status:" section (exit_status.hpp).
+constexpr const char* kFooterEnd = R"(Efficiency (table "eff", JSON "efficiency"): the time the point's necessary data movement takes on the
   links it crosses (intra-/inter-node rates calibrated at the run's start, osu_bw at 1 MiB, fastest of 10; memory for the
   zero-copy shm algorithms) divided by its time (docs/measurement.md).
 Test only: COLLBENCH_TEST_FAULT=skip_recv:rank=R:after=N (rank R drops its irecv number N),
@@ -122,7 +119,9 @@ void add_output_options(CLI::App& app, RawOptions& o) {
   o.expect_opt = app.add_option("--expect", o.expect,
                                 "acceptance gate: YAML of op, algo, layout, size (range) -> min_busbw_GBps or "
                                 "max_time_us (p50), with a tolerance; every point below its reference is named and "
-                                "the exit status is 5 (results all written). Written by collcompare --write-expect")
+                                "the exit status is " +
+                                    std::to_string(code(ExitStatus::below_expectation)) +
+                                    " (results all written). Written by collcompare --write-expect")
                      ->type_name("FILE")
                      ->group("Output");
   o.quiet_opt = app.add_flag("--quiet", o.quiet, "no table on stdout (errors only)")->group("Output");
@@ -253,7 +252,7 @@ CommandLine parse_command_line(int argc, const char* const* argv) {
   CLI::App app{kDescription, "collbench"};
   app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   app.get_formatter()->column_width(34);
-  app.footer(kFooter);
+  app.footer(std::string(kFooter) + exit_status_help() + kFooterEnd);
   RawOptions o;
   add_selection_options(app, o);
   add_setting_options(app, o);

@@ -3,7 +3,7 @@
 // results/README.md "Expectation files"). Each entry names points (op, algo, layout, a size or
 // size range, optionally dtype and placement) and a minimum busbw or a maximum p50 time, with a
 // tolerance; collbench then checks every measured point against every entry naming it and
-// exits kExitBelowExpectations when one falls short. Pure: parsed from the file's text; every
+// exits ExitStatus::below_expectation when one falls short. Pure: parsed from the file's text; every
 // problem is a UsageError naming FILE:LINE, raised before anything is measured.
 #include <cstdint>
 #include <optional>
@@ -15,9 +15,6 @@
 namespace collbench {
 
 struct PointResult;
-
-// Some point was below (or skipped against) its expectation; the results are all written.
-inline constexpr int kExitBelowExpectations = 5;
 
 struct ExpectEntry {
   std::string op;                    // a collective op or "pingpong"

@@ -2,7 +2,7 @@
 // The acceptance gate (--expect FILE) on rank 0: every measured point checked against every
 // expectation entry naming it (plan/expect.hpp), a table of the checks after the run's footer,
 // and the points below their reference named in one line. The run's exit status becomes
-// kExitBelowExpectations when any check failed (and nothing worse happened).
+// ExitStatus::below_expectation (exit_status.hpp) when any check failed (and nothing worse happened).
 #include <cstdio>
 #include <string>
 #include <vector>

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "collectives/core/error.hpp"
+#include "harness/exit_status.hpp"
 #include "harness/measure/ddp_point.hpp"
 #include "harness/plan/auto_algos.hpp"
 #include "harness/run/cache_pool.hpp"
@@ -47,7 +48,7 @@ int dry_run(const RunConfig& cfg, const std::vector<Block>& plan, const LaunchEn
   const std::uint64_t llc = last_level_cache().bytes;  // this machine's: a dry run has no other ranks to ask
   if (auto why = plan_memory_problem(plan, world, world, available, cfg.device == "cuda", llc)) throw UsageError(*why);
   if (has_auto(plan)) Tuning::parse(read_tuning_file(*cfg.tuning_path), *cfg.tuning_path);  // a bad file fails here too
-  if (!speaker) return 0;
+  if (!speaker) return code(ExitStatus::ok);
 
   std::fprintf(out, "collbench dry run: %d rank(s) on one node, backend %s, device %s%s\n", world, cfg.backend.c_str(),
                cfg.device.c_str(), cfg.config_path ? (", sweep " + *cfg.config_path).c_str() : "");
@@ -102,9 +103,10 @@ int dry_run(const RunConfig& cfg, const std::vector<Block>& plan, const LaunchEn
                  : cfg.resume  ? "resumed: points already recorded are skipped"
                                : "appended");
   if (cfg.expect)
-    std::fprintf(out, "expect: %s (%zu entr%s; exit 5 when a point falls below its reference)\n",
-                 cfg.expect->path().c_str(), cfg.expect->entries().size(), cfg.expect->entries().size() == 1 ? "y" : "ies");
-  return 0;
+    std::fprintf(out, "expect: %s (%zu entr%s; exit %d when a point falls below its reference)\n",
+                 cfg.expect->path().c_str(), cfg.expect->entries().size(), cfg.expect->entries().size() == 1 ? "y" : "ies",
+                 code(ExitStatus::below_expectation));
+  return code(ExitStatus::ok);
 }
 
 }  // namespace collbench

@@ -18,7 +18,7 @@ namespace collbench {
 int dry_run_world(const RunConfig& cfg, const LaunchEnv& launch);
 
 // Throws UsageError as a real run would (world size, memory); prints the plan to `out`
-// when `speaker`. Returns the exit status (0).
+// when `speaker`. Returns the exit status (ExitStatus::ok).
 int dry_run(const RunConfig& cfg, const std::vector<Block>& plan, const LaunchEnv& launch, bool speaker,
             std::FILE* out);
 

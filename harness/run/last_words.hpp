@@ -1,6 +1,7 @@
 #pragma once
-// What a rank does just before a helper thread ends its process — the watchdog's _exit(3)
-// (watchdog.hpp), the signal watcher's _exit(128 + signal) after its grace period
+// What a rank does just before a helper thread ends its process — the watchdog's _exit with
+// ExitStatus::rank_failed (watchdog.hpp), the signal watcher's with signal_exit_status(signal)
+// (exit_status.hpp) after its grace period
 // (signals.hpp): on rank 0, write the `end` record, so the results file says how the run
 // ended and which points it kept. The main thread sets the words once the results file is
 // open and clears them before closing it; a helper thread says them while the main thread is

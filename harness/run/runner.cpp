@@ -10,6 +10,7 @@
 #include <optional>
 
 #include "collectives/core/error.hpp"
+#include "harness/exit_status.hpp"
 #include "harness/measure/collective_point.hpp"
 #include "harness/measure/measure.hpp"
 #include "harness/measure/p2p_point.hpp"
@@ -62,7 +63,7 @@ void warn_dropped_tail(const std::string& path, std::uint64_t removed) {
 //
 // A failed write of the results file (disk full, I/O error) leaves no partial record
 // (JsonlWriter) and is remembered, not thrown: the sweep stops at the next point boundary,
-// agreed by all ranks, and exits kExitResultsLost, so every rank ends cleanly and the file
+// agreed by all ranks, and exits ExitStatus::write_failed, so every rank ends cleanly and the file
 // keeps the complete records written before (--resume continues from them).
 class Reports {
  public:
@@ -143,7 +144,7 @@ class Reports {
   }
   // The results file could not be written (rank 0 only; the sweep agrees on it).
   bool lost() const { return lost_; }
-  // `signal`: the sweep was stopped by this signal (exit status 128 + signal). `peak_rss`: the
+  // `signal`: the sweep was stopped by this signal (exit status signal_exit_status(signal)). `peak_rss`: the
   // largest peak resident memory of any rank.
   int finish(std::uint64_t peak_rss, int signal = 0) {
     last_words_.clear();
@@ -151,10 +152,11 @@ class Reports {
     {
       std::lock_guard lock(end_mutex_);
       end_.peak_rss_bytes = peak_rss;
-      status = signal ? 128 + signal : end_.wrong_points > 0 ? 1 : 0;
+      status = signal ? signal_exit_status(signal)
+               : code(end_.wrong_points > 0 ? ExitStatus::wrong_results : ExitStatus::ok);
       if (gate_) {
         end_.expect = EndRecord::Expect{gate_->path(), gate_->checked(), gate_->failed()};
-        if (status == 0 && gate_->failed() > 0) status = kExitBelowExpectations;
+        if (status == code(ExitStatus::ok) && gate_->failed() > 0) status = code(ExitStatus::below_expectation);
       }
     }
     if (!lost_) write_end(status);
@@ -167,7 +169,7 @@ class Reports {
         std::fflush(stderr);
       }
     }
-    return lost_ ? kExitResultsLost : status;
+    return lost_ ? code(ExitStatus::write_failed) : status;
   }
 
  private:

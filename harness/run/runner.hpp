@@ -6,12 +6,10 @@
 
 namespace collbench {
 
-// The results file could not be written (disk full, I/O error): the sweep stopped at the next
-// point boundary; the complete records written before are kept.
-inline constexpr int kExitResultsLost = 4;
-
-// Runs the whole sweep; returns the exit status (0; 1 when some point had wrong results;
-// kExitResultsLost; 128 + signal when stopped by SIGTERM/SIGINT).
+// Runs the whole sweep; returns the exit status (harness/exit_status.hpp): ok, wrong_results,
+// below_expectation, write_failed (the results file could not be written: the sweep stopped at
+// the next point boundary, the complete records written before are kept), or
+// signal_exit_status(signal) when stopped by SIGTERM/SIGINT.
 // Throws UsageError (every rank alike) for problems found before measuring; any other
 // exception is a failure of this rank.
 int run_sweep(const RunConfig& cfg, const LaunchEnv& launch);

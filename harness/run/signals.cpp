@@ -7,18 +7,19 @@
 #include <cstdio>
 #include <ctime>
 
+#include "harness/exit_status.hpp"
+
 namespace collbench {
 namespace {
 
 sigset_t termination_set() {
   sigset_t s;
   sigemptyset(&s);
-  sigaddset(&s, SIGTERM);
-  sigaddset(&s, SIGINT);
+  for (int sig : kStopSignals) sigaddset(&s, sig);
   return s;
 }
 
-// Waits up to `ms` for SIGTERM/SIGINT; the signal, or 0.
+// Waits up to `ms` for one of kStopSignals (SIGTERM, SIGINT); the signal, or 0.
 int wait_signal(long ms) {
   const sigset_t s = termination_set();
   timespec ts{ms / 1000, (ms % 1000) * 1'000'000};
@@ -55,11 +56,11 @@ void TerminationWatcher::watch() {
       if (wait_signal(kPollMs) != 0) break;
     if (done_) return;
     std::fprintf(stderr, "collbench: the current point did not end within %lld ms of the signal; exiting %d\n",
-                 static_cast<long long>(grace_.count()), 128 + sig);
+                 static_cast<long long>(grace_.count()), signal_exit_status(sig));
     std::fflush(stderr);
     std::fflush(stdout);
-    if (last_words_) last_words_->say(128 + sig);
-    ::_exit(128 + sig);
+    if (last_words_) last_words_->say(signal_exit_status(sig));
+    ::_exit(signal_exit_status(sig));
   }
 }
 

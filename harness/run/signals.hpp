@@ -6,10 +6,10 @@
 // a TerminationWatcher thread then takes them with sigtimedwait(). No signal handler runs, so
 // there is no global flag: the signal number lives in the watcher. The sweep polls
 // requested() between points (agreed over ranks), abandons the rest, writes the `end` record
-// with exit_status 128 + signal (143 for SIGTERM) and exits. If the current point does not end
-// within the grace period (a long point, or a rank stuck in MPI), the watcher calls
-// _exit(128 + signal): the file then ends with the last complete point and, when rank 0 is
-// the one that waited (LastWords), an `end` record with exit_status 128 + signal.
+// with exit_status signal_exit_status(signal) (128 + signal, exit_status.hpp) and exits with it.
+// If the current point does not end within the grace period (a long point, or a rank stuck in
+// MPI), the watcher _exits with that status: the file then ends with the last complete point
+// and, when rank 0 is the one that waited (LastWords), an `end` record with the same status.
 #include <atomic>
 #include <chrono>
 #include <thread>
@@ -18,7 +18,7 @@
 
 namespace collbench {
 
-// Blocks SIGTERM and SIGINT in the calling thread and the threads it creates later.
+// Blocks kStopSignals (SIGTERM, SIGINT; exit_status.hpp) in the calling thread and the threads it creates later.
 void block_termination_signals();
 
 class TerminationWatcher {

@@ -6,6 +6,7 @@
 #include <cstdio>
 
 #include "collectives/transport/transport.hpp"
+#include "harness/exit_status.hpp"
 
 namespace collbench {
 
@@ -92,8 +93,9 @@ void Watchdog::expire(const CallScope::Waiting& w) {
   std::fputs(line.c_str(), stderr);
   std::fflush(stderr);
   std::fflush(stdout);
-  if (last_words_) last_words_->say(3);  // after the line: a slow disk must not delay it
-  ::_exit(3);
+  constexpr int status = code(ExitStatus::rank_failed);
+  if (last_words_) last_words_->say(status);  // after the line: a slow disk must not delay it
+  ::_exit(status);
 }
 
 }  // namespace collbench
