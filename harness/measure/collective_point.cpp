@@ -277,7 +277,8 @@ void run_sequential(PointEnv& env, const CollectiveBlock& b, const verify::Case&
 void run_interleaved(PointEnv& env, const CollectiveBlock& b, const verify::Case& c, PointBuffers& buf, std::vector<CollectiveWorkload*> ws,
                      std::vector<PointResult*> rs) {
   const TimingSpec spec = timing_spec(b.settings, env.barrier_us);
-  nvtx::Range group(nvtx::Label(std::string(op_name(b.op)) + " " + std::to_string(rs.front()->bytes) + "B interleaved"));
+  nvtx::Range group(nvtx::Label(nvtx::range_name(
+      nvtx::RangeKind::interleaved, {{"op", std::string(op_name(b.op))}, {"bytes", std::to_string(rs.front()->bytes)}})));
   for (std::size_t i = 0; i < ws.size();) {
     if (auto why = warm_up_or_skip(env, *ws[i], spec)) {
       skip(*rs[i], *why);
@@ -375,7 +376,8 @@ PointResult identity_result(const PointEnv& env, std::string_view op, std::strin
 }
 
 std::string point_label(const CollectiveBlock& b, const AlgoEntry& e, std::uint64_t bytes) {
-  return std::string(op_name(b.op)) + "/" + e.algo + " " + std::to_string(bytes) + "B";
+  return nvtx::range_name(nvtx::RangeKind::point,
+                          {{"op", std::string(op_name(b.op))}, {"algo", e.algo}, {"bytes", std::to_string(bytes)}});
 }
 
 std::vector<PointResult> measure_size(PointEnv& env, const CollectiveBlock& b, const SizePoint& s) {

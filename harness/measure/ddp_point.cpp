@@ -220,7 +220,8 @@ std::vector<PointResult> measure_ddp(PointEnv& env, const DdpBlock& b) {
     if (results[i].skipped) continue;
     CallInfo call{"allreduce", b.algos[i]->algo, s.bytes, -1, ""};
     owned.push_back(std::make_unique<DdpStep>(t, entries, std::move(args), call,
-                                              "ddp " + b.model.name + "/" + b.algos[i]->algo));
+                                              nvtx::range_name(nvtx::RangeKind::ddp, {{"model", b.model.name},
+                                                                                      {"algo", b.algos[i]->algo}})));
     rs.push_back(&results[i]);
   }
   TimingSpec spec = timing_spec(b.settings, env.barrier_us);

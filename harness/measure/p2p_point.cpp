@@ -208,8 +208,10 @@ std::uint64_t verify_pair(Transport& t, P2pWorkload& w, PairBuffers& b, int peer
 }
 
 std::string p2p_label(P2pMethod m, const RankPair& p, std::uint64_t bytes) {
-  return std::string(kPingpongOp) + "/" + p2p_method_name(m) + " " + std::to_string(p.src) + "-" +
-         std::to_string(p.dst) + " " + std::to_string(bytes) + "B";
+  return nvtx::range_name(nvtx::RangeKind::pingpong, {{"method", std::string(p2p_method_name(m))},
+                                                      {"src", std::to_string(p.src)},
+                                                      {"dst", std::to_string(p.dst)},
+                                                      {"bytes", std::to_string(bytes)}});
 }
 
 // One pair: the others wait in a barrier while it warms up, runs and (with -c 1) verifies.
