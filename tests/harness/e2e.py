@@ -4,7 +4,8 @@
     e2e.py allreduce COLLBENCH MPIEXEC WORKDIR        -np 4 all allreduce algos; a second run appends
     e2e.py modes     COLLBENCH MPIEXEC WORKDIR        batch / interleaved / adaptive / in-place / rooted
     e2e.py sweep     COLLBENCH MPIEXEC WORKDIR YAML   a sweep file end to end, and --print-layouts
-    e2e.py nvtx      COLLBENCH MPIEXEC WORKDIR LIB    NVTX ranges seen by an injected tool, per rank
+    e2e.py nvtx      COLLBENCH MPIEXEC WORKDIR LIB DOC  NVTX ranges seen by an injected tool, per rank,
+                                                      each one in DOC's table, every row seen
     e2e.py timeout   COLLBENCH MPIEXEC WORKDIR        a timeout aborts the job with status 3, naming the peer
     e2e.py sync      COLLBENCH MPIEXEC WORKDIR        clock-synchronized start (injected offsets recovered) vs --sync barrier
 """
@@ -263,22 +264,83 @@ def parse_nvtx(path: Path) -> list[tuple[int, str, str, str]]:
     return pushes
 
 
-def test_nvtx(collbench: str, mpiexec: str, workdir: str, lib: str) -> None:
+def documented_ranges(doc: str) -> list[tuple[str, set[int]]]:
+    """(pattern, levels) of each row of the docs' "What the timeline shows" table (docs/profiling.md;
+    unit.harness checks it against harness/run/nvtx.hpp's kRanges): | `pattern` | levels | ... |."""
+    lines = Path(doc).read_text().splitlines()
+    at = next((i for i, l in enumerate(lines)
+               if l.startswith("#") and l.lstrip("#").strip().startswith("What the timeline shows")), None)
+    if at is None:
+        fail(f"{doc}: no section 'What the timeline shows'")
+    rows, table = [], False
+    for line in lines[at + 1:]:
+        if not line.startswith("|"):
+            if table or line.startswith("#"):
+                break
+            continue
+        table = True
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        if cells[0].startswith("`"):
+            levels = set() if cells[1] == "—" else {int(x) for x in cells[1].split(",")}
+            rows.append((cells[0].strip("`"), levels))
+    if not rows:
+        fail(f"{doc}: no range table under 'What the timeline shows'")
+    return rows
+
+
+def range_matcher(rows: list[tuple[str, set[int]]]):
+    """name, depth -> the documented pattern it is an instance of (at a documented level), or None.
+    A "<key>" is one space-free word; "<point>" is a point's name: any row without "<point>"."""
+    def rx(pattern: str, point: str = "") -> str:
+        return re.sub(r"<[a-z]+>", lambda m: point if m.group(0) == "<point>" else r"\S+", re.escape(pattern))
+    points = "(?:" + "|".join(rx(p) for p, _ in rows if "<point>" not in p) + ")"
+    compiled = [(p, levels, re.compile(rx(p, points))) for p, levels in rows]
+
+    def match(name: str, depth: int) -> str | None:
+        return next((p for p, levels, c in compiled if depth in levels and c.fullmatch(name)), None)
+    return match
+
+
+def test_nvtx(collbench: str, mpiexec: str, workdir: str, lib: str, doc: str) -> None:
     d = fresh_dir(workdir)
-    env = dict(os.environ, NVTX_INJECTION64_PATH=str(Path(lib).resolve()), COLLBENCH_NVTX_OUT=str(d / "nvtx"))
     iters, sizes = 3, [1024, 2048, 4096]
-    p = run(mpirun(mpiexec, 2, ["-x", "NVTX_INJECTION64_PATH", "-x", "COLLBENCH_NVTX_OUT", collbench, "--op",
-                                "allreduce", "--algo", "ring", "-b", "1K", "-e", "4K", "-n", str(iters), "-w", "2",
-                                "--quiet"]), env=env)
-    if p.returncode != 0:
-        fail(f"exit {p.returncode}")
-    for rank in range(2):
-        path = d / f"nvtx.{rank}"
-        if not path.exists():
-            fail(f"{path} missing: the injection library saw nothing from rank {rank}")
-        pushes = parse_nvtx(path)
-        if any(dom != "collbench" for _, dom, _, _ in pushes):
-            fail(f"rank {rank}: a range outside the collbench domain: {pushes[:3]}")
+    # Each run's ranges go to their own files (the injection library truncates NAME.<rank>).
+    runs = {"sweep": ["--op", "allreduce", "--algo", "ring", "-b", "1K", "-e", "4K", "-n", str(iters), "-w", "2"],
+            "interleave": ["--op", "allreduce", "--algo", "ring,library", "-b", "1K", "-e", "1K", "-n", "2", "-w", "1",
+                           "--interleave"],
+            "pingpong": ["--op", "pingpong", "-b", "8", "-e", "8", "-n", "2", "-w", "1"],
+            "ddp": ["--workload", "ddp", "--model", "linear", "--algo", "ring", "-n", "2", "-w", "1"]}
+    pushed: dict[str, list[list[tuple[int, str, str, str]]]] = {}
+    for name, args in runs.items():
+        env = dict(os.environ, NVTX_INJECTION64_PATH=str(Path(lib).resolve()), COLLBENCH_NVTX_OUT=str(d / name))
+        p = run(mpirun(mpiexec, 2, ["-x", "NVTX_INJECTION64_PATH", "-x", "COLLBENCH_NVTX_OUT", collbench, *args,
+                                    "--quiet"]), env=env)
+        if p.returncode != 0:
+            fail(f"{name}: exit {p.returncode}")
+        pushed[name] = []
+        for rank in range(2):
+            path = d / f"{name}.{rank}"
+            if not path.exists():
+                fail(f"{path} missing: the injection library saw nothing from rank {rank}")
+            pushed[name].append(parse_nvtx(path))
+    # Every range pushed is a documented one at a documented level, and every documented range
+    # is pushed by one of these runs.
+    rows = documented_ranges(doc)
+    match = range_matcher(rows)
+    seen = set()
+    for name, per_rank in pushed.items():
+        for rank, pushes in enumerate(per_rank):
+            if any(dom != "collbench" for _, dom, _, _ in pushes):
+                fail(f"{name} rank {rank}: a range outside the collbench domain: {pushes[:3]}")
+            for dep, _, n, _ in pushes:
+                pattern = match(n, dep)
+                if pattern is None:
+                    fail(f"{name} rank {rank}: range {n!r} at level {dep} is not in {doc}'s table")
+                seen.add(pattern)
+    unseen = [p for p, levels in rows if levels and p not in seen]
+    if unseen:
+        fail(f"documented ranges no run pushed: {unseen}")
+    for rank, pushes in enumerate(pushed["sweep"]):
         for b in sizes:
             what = f"allreduce/ring {b}B"
             point = [(dep, n) for dep, _, n, _ in pushes if n == what]
@@ -295,7 +357,8 @@ def test_nvtx(collbench: str, mpiexec: str, workdir: str, lib: str) -> None:
             idx = sorted({int(x[3]) for x in it})
             if idx != list(range(iters)) or len(it) < iters or any(x[0] != 1 for x in it):
                 fail(f"rank {rank}: iteration ranges of {what}: {it}")
-    print("nvtx: OK")
+    print(f"nvtx: OK ({sum(len(p) for r in pushed.values() for p in r)} ranges, every one of {len(seen)} documented "
+          f"patterns seen)")
 
 
 # ------------------------------------------------------------------ sync
