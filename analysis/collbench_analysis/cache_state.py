@@ -20,6 +20,7 @@ from matplotlib.figure import Figure  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from .load import Dataset, LoadError, format_bytes, load  # noqa: E402
+from .palette import color_of  # noqa: E402
 from .plots import DPI, STYLE, FigureInfo, apply_size_axis  # noqa: E402
 from .tables import Table, fmt_num  # noqa: E402
 
@@ -74,8 +75,8 @@ def make_figures(frame: pd.DataFrame, outdir: Path) -> list[FigureInfo]:
             axes = fig.subplots(1, len(ops), squeeze=False)[0]
             for ax, op in zip(axes, ops):
                 sub = by_layout[by_layout["op"] == op]
-                for i, (algo, s) in enumerate(sub.groupby("algo", sort=True)):
-                    colour = f"C{i % 10}"
+                for algo, s in sub.groupby("algo", sort=True):
+                    colour = color_of(algo)  # the same as in every other figure
                     ax.plot(s["bytes"], s["hot_us"], "-o", color=colour, label=f"{algo} hot")
                     ax.plot(s["bytes"], s["cold_us"], "--s", color=colour, label=f"{algo} cold")
                 apply_size_axis(ax, list(sub["bytes"]))

@@ -79,7 +79,8 @@ def collplot_main(argv: Sequence[str] | None = None) -> int:
         return EXIT_BAD_INPUT
     outdir: Path = args.outdir
     from . import efficiency  # issue 21: efficiency over the links, its own section
-    figures = plots.make_all(ds, outdir, args.sizes) + ddp.make_figures(workloads, outdir)
+    figures = report.answer_figures(ds, outdir)  # the report's lead: one winner chart per op
+    figures += plots.make_all(ds, outdir, args.sizes) + ddp.make_figures(workloads, outdir)
     figures += efficiency.make_figures(ds, outdir)
     figures += extra_figures(ds, outdir)
     tables = report.build_tables(ds, workloads)

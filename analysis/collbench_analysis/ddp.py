@@ -475,14 +475,8 @@ def _slug(text: str) -> str:
 
 
 def _style(workloads: Iterable[Workload]) -> Style:
-    """Colours per algorithm by the collective figures' rule (library black, others tab10)."""
-    algos = sorted({w.algo for w in workloads if w.algo != LIBRARY_ALGO})
-    cmap = matplotlib.colormaps["tab10" if len(algos) <= 10 else "tab20"]
-    colors = {a: matplotlib.colors.to_hex(cmap(i % cmap.N)) for i, a in enumerate(algos)}
-    colors[LIBRARY_ALGO] = "#222222"
-    markers = {a: "osD^v<>ph*XP"[i % 12] for i, a in enumerate(algos)}
-    markers[LIBRARY_ALGO] = "s"
-    return Style(colors, markers, {})
+    """The collective figures' colours per algorithm (:mod:`.palette`: the same in every figure)."""
+    return Style()
 
 
 def compute_note(workloads: Iterable[Workload]) -> str:
@@ -533,7 +527,7 @@ def plot_sync(model: str, ws: Sequence[Workload], style: Style, outdir: Path) ->
             lo.append((w.step.p50 - w.step.lo) / 1e3)
             hi.append((w.step.hi - w.step.p50) / 1e3)
         ax.bar(xs, ys, width * 0.92, yerr=[lo, hi], capsize=3, label=name,
-               color=style.colors.get(algo, "#7f7f7f"), edgecolor="white", linewidth=0.5, zorder=2)
+               color=style.color(algo), edgecolor="white", linewidth=0.5, zorder=2)
     world = {w.layout: w.world_size for w in ws}
     ax.set_xticks(range(len(layouts)))
     ax.set_xticklabels([f"{lay}\n{world[lay]} ranks" for lay in layouts])

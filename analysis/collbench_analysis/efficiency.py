@@ -14,6 +14,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from .load import Dataset, format_bytes  # noqa: E402
+from .palette import color_of  # noqa: E402
 from .plots import FigureInfo, apply_size_axis  # noqa: E402
 
 SECTION = "Efficiency"
@@ -35,7 +36,7 @@ def make_figures(ds: Dataset, outdir: Path) -> list[FigureInfo]:
         fig, ax = plt.subplots(figsize=(7.5, 4.2))
         for algo, line in grp.groupby("algo"):
             line = line.sort_values("bytes")
-            ax.plot(line["bytes"], line["percent"], marker="o", markersize=3, label=algo)
+            ax.plot(line["bytes"], line["percent"], marker="o", markersize=3, label=algo, color=color_of(algo))
         apply_size_axis(ax, grp["bytes"].tolist())
         ax.axhline(100, color="#555555", linewidth=0.8, linestyle="--")
         ax.set_ylim(bottom=0)

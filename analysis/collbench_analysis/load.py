@@ -12,8 +12,9 @@ This is the one reading of the files: the issue-21 analyses work on the same two
 (None where absent) ``library_config``, ``cache_pool`` and ``per_rank`` (the field's dict as
 written): the acceptance gate writer (:mod:`.expect`), the efficiency figures, hot vs cold
 (:mod:`.cache_state`) and the stragglers read them there. ``runs`` also carries the run record's
-``host_of_rank``, ``cpu_model``, ``hardware``, ``binding``, ``links`` and the end record's
-``expect`` verdict (:mod:`.provenance`); None where a record lacks them. DDP ``workload``
+``host_of_rank``, ``cpu_model``, ``hardware``, ``binding``, ``links``, ``loadavg`` and
+``online_cpus``, and the end record's ``expect`` verdict (:mod:`.provenance`) and ``loadavg`` (as
+``end_loadavg``); None where a record lacks them. DDP ``workload``
 records are kept as read (``workload_records``) for :func:`.ddp.workloads_of`.
 """
 from __future__ import annotations
@@ -121,8 +122,8 @@ _POINT_FIELDS = ("op", "algo", "backend", "device", "dtype", "redop", "root", "i
 _INT_FIELDS = ("bytes", "world_size", "nodes", "ranks_per_node", "wrong")
 RUN_COLUMNS = ("run_id", "source", "argv", "start_time", "hosts", "node_of_rank", "world_size", "nodes",
                "ranks_per_node", "backend", "device", "versions", "git_commit", "slurm", "inter_node_link",
-               "host_of_rank", "cpu_model", "hardware", "binding", "links",
-               "end_time", "exit_status", "end_points", "expect")
+               "host_of_rank", "cpu_model", "hardware", "binding", "links", "loadavg", "online_cpus",
+               "end_time", "exit_status", "end_points", "expect", "end_loadavg")
 # Run metadata joined onto every result of the run (the result's own fields keep their names).
 JOINED_RUN_COLUMNS = ("inter_node_link", "hosts", "node_of_rank", "git_commit", "start_time", "end_time",
                       "exit_status")
@@ -193,7 +194,7 @@ def _apply_end(runs: dict[str, dict[str, Any]], rec: Mapping[str, Any], where: s
     # end without run record: keep it, so metadata tables still show it
     run = runs.setdefault(rec["run_id"], {"run_id": rec["run_id"], "source": where})
     run.update(end_time=rec["end_time"], exit_status=rec["exit_status"], end_points=rec["points"],
-               expect=rec.get("expect"))
+               expect=rec.get("expect"), end_loadavg=rec.get("loadavg"))
 
 
 # --------------------------------------------------------------------------- files

@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import math
 import textwrap
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
 import matplotlib
+import matplotlib.patches
 import numpy as np
 import pandas as pd
 
@@ -27,6 +28,7 @@ from matplotlib.ticker import FixedLocator, FuncFormatter, NullFormatter  # noqa
 from .load import (  # noqa: E402
     Dataset, format_bytes, frame_note, is_library_internal, layout_sort_key, sort_layouts, views,
 )
+from .palette import color_of, marker_of, text_color_on  # noqa: E402
 
 SMALL_MSG_LIMIT = 64 * 1024
 DPI = 110
@@ -70,31 +72,57 @@ class FigureInfo:
 
 @dataclass(frozen=True)
 class Style:
-    """Stable visual identity per algorithm/backend across every figure of a report."""
+    """Stable visual identity per algorithm (:mod:`.palette`: the same in every figure) and per backend.
 
-    colors: dict[str, str]
-    markers: dict[str, str]
-    linestyles: dict[str, str]
+    ``kw(..., lead=True)`` draws one of a figure's fastest algorithms bold and on top, ``lead=False``
+    the others thinner and lighter, so the lines that matter are the ones the eye finds first.
+    """
+
+    linestyles: dict[str, str] = field(default_factory=dict)
 
     @classmethod
     def for_frame(cls, df: pd.DataFrame) -> "Style":
-        algos = sorted(df.loc[(df["algo"] != "library") & ~df["is_p2p"], "algo"].unique())
-        cmap = matplotlib.colormaps["tab10" if len(algos) <= 10 else "tab20"]
-        colors = {a: matplotlib.colors.to_hex(cmap(i % cmap.N)) for i, a in enumerate(algos)}
-        colors["library"] = "#222222"
-        markers = {a: _MARKERS[i % len(_MARKERS)] for i, a in enumerate(algos)}
-        markers["library"] = "s"
-        styles = {b: _LINESTYLES[i % len(_LINESTYLES)] for i, b in enumerate(sorted(df["backend"].unique()))}
-        return cls(colors, markers, styles)
+        return cls({b: _LINESTYLES[i % len(_LINESTYLES)] for i, b in enumerate(sorted(df["backend"].unique()))})
 
-    def kw(self, algo: str, backend: str) -> dict[str, Any]:
-        return {
-            "color": self.colors.get(algo, "#7f7f7f"),
-            "marker": self.markers.get(algo, "o"),
+    @staticmethod
+    def color(algo: str) -> str:
+        return color_of(algo)
+
+    def kw(self, algo: str, backend: str, lead: bool | None = None) -> dict[str, Any]:
+        library = algo == "library"
+        out: dict[str, Any] = {
+            "color": color_of(algo),
+            "marker": marker_of(algo),
             "linestyle": self.linestyles.get(backend, "-"),
-            "linewidth": 2.4 if algo == "library" else 1.8,
-            "zorder": 3 if algo == "library" else 2,
+            "linewidth": 2.4 if library else 1.8,
+            "zorder": 3 if library else 2,
         }
+        if lead:
+            out.update(linewidth=2.8, zorder=5, markersize=6)
+        elif lead is not None and not library:
+            out.update(linewidth=1.2, alpha=0.5, markersize=3.5)
+        return out
+
+
+def fastest_counts(g: pd.DataFrame, value: str = "p50_us") -> dict[tuple[str, str], int]:
+    """Per (algo, backend) line: at how many of the figure's sizes it is the fastest (lowest ``value``)."""
+    pts = g.drop_duplicates(["algo", "backend", "bytes"], keep="last")
+    idx = pts.groupby("bytes")[value].idxmin().dropna()
+    won = pts.loc[idx]
+    counts: dict[tuple[str, str], int] = {}
+    for a, b in zip(won["algo"], won["backend"]):
+        counts[(a, b)] = counts.get((a, b), 0) + 1
+    return counts
+
+
+def _lead_order(series: list, counts: dict[tuple[str, str], int]) -> list:
+    """Lines in legend order: the most often fastest first, then the library, then by name."""
+    return sorted(series, key=lambda t: (-counts.get((t[0], t[1]), 0), t[0] != "library", t[0], t[1]))
+
+
+def _lead_label(label: str, algo: str, backend: str, counts: dict[tuple[str, str], int], sizes: int) -> str:
+    k = counts.get((algo, backend), 0)
+    return f"{label}: fastest at {k} of {sizes} sizes" if k else label
 
 
 @dataclass(frozen=True)
@@ -222,11 +250,15 @@ def collective_groups(results: pd.DataFrame) -> list[tuple[FigKey, pd.DataFrame]
 
 def plot_busbw(key: FigKey, g: pd.DataFrame, style: Style, outdir: Path, note: str = "") -> FigureInfo:
     fig, (ax,) = _new_figure()
-    series = _series(g)
+    counts = fastest_counts(g)
+    series = _lead_order(_series(g), counts)
+    sizes = g["bytes"].nunique()
     for algo, backend, label, s in series:
-        ax.plot(s["bytes"], s["busbw_GBps"], label=label, **style.kw(algo, backend))
-        ax.fill_between(s["bytes"], s["busbw_lo"], s["busbw_hi"], color=style.colors.get(algo, "#7f7f7f"),
-                        alpha=0.15, linewidth=0)
+        lead = counts.get((algo, backend), 0) > 0
+        ax.plot(s["bytes"], s["busbw_GBps"], label=_lead_label(label, algo, backend, counts, sizes),
+                **style.kw(algo, backend, lead))
+        ax.fill_between(s["bytes"], s["busbw_lo"], s["busbw_hi"], color=style.color(algo),
+                        alpha=0.15 if lead or algo == "library" else 0.06, linewidth=0)
     band = "min–max" if (g["band"] != "p5–p95").any() else "p5–p95"
     apply_size_axis(ax, g["bytes"])
     ax.set_ylim(bottom=0)
@@ -236,8 +268,9 @@ def plot_busbw(key: FigKey, g: pd.DataFrame, style: Style, outdir: Path, note: s
     add_footnote(fig, note)
     name = _save(fig, outdir, f"busbw_{key.slug}.png")
     return FigureInfo("Bus bandwidth vs message size", name,
-                      f"{key.op}, {key.subtitle}: busbw at p50, shaded {band}. Read: the highest line at a size is "
-                      "the fastest algorithm there; where lines flatten is the bandwidth the layout can reach.", note)
+                      f"{key.op}, {key.subtitle}: busbw at p50, shaded {band}; bold: the algorithms fastest at some "
+                      "size (the legend says at how many). Read: the highest line at a size is the fastest algorithm "
+                      "there; where lines flatten is the bandwidth the layout can reach.", note)
 
 
 def _small_sizes(g: pd.DataFrame) -> list[int]:
@@ -252,11 +285,14 @@ def plot_latency(key: FigKey, g: pd.DataFrame, style: Style, outdir: Path, note:
     if g.empty:
         return None
     fig, (ax,) = _new_figure()
-    series = _series(g)
+    counts = fastest_counts(g)
+    series = _lead_order(_series(g), counts)
     for algo, backend, label, s in series:
-        ax.plot(s["bytes"], s["p50_us"], label=label, **style.kw(algo, backend))
-        ax.fill_between(s["bytes"], s["lo_us"], s["hi_us"], color=style.colors.get(algo, "#7f7f7f"), alpha=0.15,
-                        linewidth=0)
+        lead = counts.get((algo, backend), 0) > 0
+        ax.plot(s["bytes"], s["p50_us"], label=_lead_label(label, algo, backend, counts, len(small)),
+                **style.kw(algo, backend, lead))
+        ax.fill_between(s["bytes"], s["lo_us"], s["hi_us"], color=style.color(algo),
+                        alpha=0.15 if lead or algo == "library" else 0.06, linewidth=0)
     apply_size_axis(ax, small)
     _plain_log_y(ax, g["p50_us"].tolist())
     ax.set_ylabel("Time per operation, p50 (µs, log)")
@@ -277,6 +313,8 @@ def plot_ratio(key: FigKey, g: pd.DataFrame, style: Style, outdir: Path, note: s
     if not libs or not customs:
         return None
     internals = any(is_library_internal(algo) for algo, _, _ in customs)
+    counts = fastest_counts(g)
+    customs.sort(key=lambda t: (-counts.get((t[0], t[1]), 0), t[0], t[1]))
     fig, (ax,) = _new_figure()
     all_x: list[int] = []
     for algo, backend, label in customs:
@@ -285,9 +323,9 @@ def plot_ratio(key: FigKey, g: pd.DataFrame, style: Style, outdir: Path, note: s
         if ratio.empty:
             continue
         shown = label if base[1] == backend else f"{label} vs library ({base[1]})"
-        kw = style.kw(algo, backend)
+        kw = style.kw(algo, backend, counts.get((algo, backend), 0) > 0)
         if is_library_internal(algo):  # the library's own code (library:ALGO, han): dotted, not a custom line
-            kw.update(linestyle=":", linewidth=1.4)
+            kw.update(linestyle=":", linewidth=min(kw["linewidth"], 1.6))
             shown += " (library internal)"
         ax.plot(ratio.index, ratio.to_numpy(), label=shown, **kw)
         all_x += list(ratio.index)
@@ -309,6 +347,65 @@ def plot_ratio(key: FigKey, g: pd.DataFrame, style: Style, outdir: Path, note: s
                       "dashed line at 1 the custom algorithm beats the library at that size, below it loses."
                       + (" Dotted: the library's own algorithms forced (library:ALGO) or han, which show how the "
                          "library's default choice compares with its alternatives." if internals else ""), note)
+
+
+# --------------------------------------------------------------------------- the answers
+
+ANSWERS_SECTION = "Answers"
+TIE_HATCH = "////"
+
+
+def plot_answer_chart(op: str, cells: pd.DataFrame, outdir: Path, note: str = "") -> FigureInfo | None:
+    """One op's answers at a glance: a size x layout grid, each cell the winner's colour.
+
+    ``cells``: one row per (row label, size) with ``row`` (layout and variant), ``bytes``, ``algo``
+    (the winner: its palette colour), ``tie`` (hatched: within noise of the fastest, the simpler
+    one shown) and ``text`` (written in the cell: the margin over the library).
+    """
+    if cells.empty:
+        return None
+    rows = list(dict.fromkeys(cells["row"]))
+    sizes = sorted(cells["bytes"].unique())
+    col = {b: j for j, b in enumerate(sizes)}
+    width = min(16.0, max(6.5, 0.5 * len(sizes) + 2.2))
+    winners = sorted(set(cells["algo"]), key=lambda a: (a != "library", a))
+    handles = [matplotlib.patches.Patch(facecolor=color_of(a), edgecolor="white", label=a) for a in winners]
+    handles.append(matplotlib.patches.Patch(facecolor="#bbbbbb", edgecolor="white", hatch=TIE_HATCH,
+                                            label="tie within noise (the simpler shown)"))
+    ncol = min(len(handles), max(2, int(width // 2.3)))
+    legend_rows = -(-len(handles) // ncol)
+    height = 0.5 * len(rows) + 0.3 * legend_rows + (1.9 if len(sizes) > 12 else 1.5)
+    with rc_context({**STYLE, "axes.grid": False, "axes.spines.left": False, "axes.spines.bottom": False}):
+        fig = Figure(figsize=(width, height), layout="constrained")
+        ax, lax = fig.subplots(2, 1, gridspec_kw={"height_ratios": [0.5 * len(rows) + 0.6, 0.3 * legend_rows]})
+        ax.set_facecolor("#f4f4f4")  # a size not measured in a layout
+        for r in cells.itertuples(index=False):
+            i, j = rows.index(r.row), col[r.bytes]
+            face = color_of(r.algo)
+            ax.add_patch(matplotlib.patches.Rectangle(
+                (j - 0.5, i - 0.5), 1, 1, facecolor=face, edgecolor="white", linewidth=1.2,
+                hatch=TIE_HATCH if r.tie else None))
+            if r.text:
+                ax.text(j, i, r.text, ha="center", va="center", fontsize=7.5, color=text_color_on(face),
+                        fontweight="bold",
+                        bbox=dict(boxstyle="round,pad=0.12", facecolor=face, edgecolor="none") if r.tie else None)
+        ax.set_xlim(-0.5, len(sizes) - 0.5)
+        ax.set_ylim(len(rows) - 0.5, -0.5)
+        ax.set_xticks(range(len(sizes)))
+        ax.set_xticklabels([format_bytes(b) for b in sizes], rotation=90 if len(sizes) > 12 else 0, fontsize=8.5)
+        ax.set_yticks(range(len(rows)))
+        ax.set_yticklabels(rows)
+        ax.tick_params(length=0)
+        ax.set_title(f"{op}: the fastest algorithm per size and layout", loc="left")
+        lax.axis("off")
+        lax.legend(handles=handles, loc="center", ncol=ncol, frameon=False, fontsize=8.5, handlelength=1.6,
+                   title="winner (in the cell: × faster than the library)", title_fontsize=8.5)
+        add_footnote(fig, note)
+        name = _save(fig, outdir, f"answers_{op}.png")
+    return FigureInfo(ANSWERS_SECTION, name,
+                      f"{op}: the winner per size and layout in its colour, × faster than the library in the cell "
+                      "(lib: the library wins or ties). Read: one colour along a row is one algorithm for every "
+                      "size; hatched: a tie within the spread, given to the simpler algorithm, as colltune does.", note)
 
 
 # --------------------------------------------------------------------------- p2p figures

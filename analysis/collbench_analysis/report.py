@@ -24,8 +24,9 @@ from .load import (
     latest, layout_sort_key, sort_layouts, views,
 )
 from .model import fit_models, measured_crossovers, predicted_crossovers, series_of
-from .plots import FigureInfo
+from .plots import ANSWERS_SECTION, FigureInfo
 from .tables import BLANK, NUM_CSS, Table, fmt_col, fmt_num
+from .tune import Candidate, choose, simplicity_key
 
 _DETAILS_ROWS = 40  # longer tables fold into <details> in the HTML report
 GROUP = ["op", "layout", "variant"]
@@ -52,8 +53,31 @@ def _order(df: pd.DataFrame, extra: Sequence[str] = ("bytes",)) -> pd.DataFrame:
 
 # --------------------------------------------------------------------------- detailed tables
 
+def _algo_of(series: str) -> str:
+    """``ring (mpi)`` -> ``ring``."""
+    return series.rsplit(" (", 1)[0]
+
+
+def _series_simplicity(series: str) -> tuple:
+    return (simplicity_key(_algo_of(series)), series)
+
+
+def decide(g: pd.DataFrame) -> tuple[str, tuple[str, ...]]:
+    """The answer at one (op, layout, variant, size): (the chosen series, every series tied with the fastest).
+
+    colltune's rule (:func:`.tune.choose`, the default ``spread`` tie): the fastest is the lowest
+    p50; an algorithm whose p50 is within the fastest's spread (at most its p95) is tied with it,
+    and a tie goes to the simplest tied algorithm, the library first.
+    """
+    cands = [Candidate(name, p50, lo, hi) for name, p50, lo, hi in zip(g["series"], g["p50_us"], g["lo_us"], g["hi_us"])]
+    ch = choose(int(g["bytes"].iloc[0]), cands, simplicity=_series_simplicity)
+    return ch.choice.algo, ch.tied
+
+
 def ranked(c: pd.DataFrame) -> pd.DataFrame:
-    """Per (op, layout, variant, size): the best (lowest p50) point, its runner-up and the library's busbw."""
+    """Per (op, layout, variant, size): the best (lowest p50) point, its runner-up, the library's busbw and p50,
+    and the answer: ``choice`` (the fastest, or the simplest algorithm tied with it) and ``tied`` (every
+    series within the fastest's spread, simplest first; one name when nothing ties)."""
     keys = [*GROUP, "bytes"]
     r = c.sort_values("p50_us", kind="stable")
     r["rank"] = r.groupby(keys, sort=False).cumcount()
@@ -62,21 +86,90 @@ def ranked(c: pd.DataFrame) -> pd.DataFrame:
     lib = c[c["algo"] == LIBRARY_ALGO][[*keys, "backend", "busbw_GBps", "p50_us"]].drop_duplicates(
         [*keys, "backend"], keep="last").rename(columns={"busbw_GBps": "lib_busbw", "p50_us": "lib_p50"})
     out = best.merge(second, on=keys, how="left").merge(lib, on=[*keys, "backend"], how="left")
+    decided = {key: decide(g) for key, g in c.groupby(keys, sort=False)}
+    out["choice"] = [decided[k][0] for k in out[keys].itertuples(index=False, name=None)]
+    out["tied"] = [decided[k][1] for k in out[keys].itertuples(index=False, name=None)]
+    last = c.drop_duplicates([*keys, "series"], keep="last")
+    p50 = dict(zip(last[[*keys, "series"]].itertuples(index=False, name=None), last["p50_us"]))
+    out["choice_p50"] = [p50.get((*k, ch), np.nan) for k, ch in zip(out[keys].itertuples(index=False, name=None),
+                                                                    out["choice"])]
     return _order(out)
+
+
+def answer_text(choice: str, tied: Sequence[str], short: bool = False) -> str:
+    """``ring`` for a clear winner; ``library ≈ ring (within noise)`` for a tie (the one chosen first).
+
+    ``short``: at most two others named, the rest counted (a grid cell).
+    """
+    others = [t for t in tied if t != choice]
+    if not others:
+        return choice
+    shown = others[:2] if short else others
+    more = f" +{len(others) - len(shown)}" if len(others) > len(shown) else ""
+    return f"{choice} ≈ {' ≈ '.join(shown)}{more} (within noise)"
+
+
+TIE_NOTE = ("A tie: algorithms whose p50 is within the fastest one's spread (at most its p95) are tied with it; the "
+            "tie goes to the simplest of them, the library first (colltune's rule, docs/tuning.md \"How the algorithm is chosen\").")
 
 
 def best_algorithm_table(c: pd.DataFrame) -> Table:
     r = ranked(c)
+    multi = r["backend"].nunique() > 1
+    name = (lambda s: s) if multi else _algo_of
     margin = (r["second_p50"] / r["p50_us"].where(r["p50_us"] > 0) - 1) * 100
     frame = pd.DataFrame({
         "op": r["op"], "layout": r["layout"], "variant": r["variant"].replace("", BLANK), "size": _sizes(r["bytes"]),
-        "best": r["series"], "p50 (µs)": fmt_col(r["p50_us"]), "busbw (GB/s)": fmt_col(r["busbw_GBps"]),
+        "answer": [answer_text(name(ch), [name(t) for t in tied]) for ch, tied in zip(r["choice"], r["tied"])],
+        "fastest": r["series"], "p50 (µs)": fmt_col(r["p50_us"]), "p95 (µs)": fmt_col(r["hi_us"]),
+        "busbw (GB/s)": fmt_col(r["busbw_GBps"]),
         "runner-up": r["second"].fillna(BLANK),
         "margin": [BLANK if pd.isna(m) else f"{m:.1f}%" for m in margin],
         "vs library": _times(r["busbw_GBps"] / r["lib_busbw"].where(r["lib_busbw"] > 0))})
-    return Table("Best algorithm per (op, layout, size)", frame.reset_index(drop=True), align="lllrlrrlrr",
-                 note="Lowest p50 time wins. margin = how much slower the runner-up is; "
-                      "vs library = best busbw ÷ library busbw (same backend).")
+    return Table("Best algorithm per (op, layout, size)", frame.reset_index(drop=True), align="lllrllrrrlrr",
+                 note="fastest: the lowest p50 time; margin = how much slower the runner-up is; vs library = the "
+                      "fastest's busbw ÷ the library's (same backend). answer: the fastest, or the tie when the "
+                      "margin is inside the spread. " + TIE_NOTE)
+
+
+def answer_cells(c: pd.DataFrame) -> pd.DataFrame:
+    """The answer charts' cells: per (op, row = layout and variant, size) the winner, whether it is a tie,
+    and the text written in the cell (how many times faster than the library the winner is; ``lib`` when
+    the library itself is the answer; empty where the library was not measured)."""
+    r = ranked(c)
+    lib_wins = r["choice"].map(_algo_of) == LIBRARY_ALGO
+    speedup = r["lib_p50"] / r["choice_p50"].where(r["choice_p50"] > 0)
+    text = ["lib" if w else "" if pd.isna(x) else f"{x:.2g}×" if x < 10 else f"{x:.0f}×"
+            for w, x in zip(lib_wins, speedup)]
+    row = [lay + (f" {v}" if v else "") for lay, v in zip(r["layout"], r["variant"])]
+    out = pd.DataFrame({"op": r["op"], "row": row, "bytes": r["bytes"], "algo": r["choice"].map(_algo_of),
+                        "tie": [len(t) > 1 for t in r["tied"]], "text": text, "layout": r["layout"]})
+    # Rows per op: by layout, then the variant measured at the most sizes first (hot before a cold subset).
+    out["sizes"] = out.groupby(["op", "row"])["bytes"].transform("size")
+    out["lkey"] = out["layout"].map(layout_sort_key)
+    out = out.sort_values(["op", "lkey", "sizes", "row", "bytes"], ascending=[True, True, False, True, True],
+                          kind="stable")
+    return out.drop(columns=["layout", "sizes", "lkey"]).reset_index(drop=True)
+
+
+def answer_figures(ds: Dataset, outdir: Path) -> list[FigureInfo]:
+    """One answer chart per op (:func:`.plots.plot_answer_chart`), in op order, for the report's lead."""
+    from .plots import STYLE, plot_answer_chart
+    from matplotlib import rc_context
+
+    c = collectives(ds)
+    c = c[c["bytes"] > 0]
+    if c.empty:
+        return []
+    cells = answer_cells(c)
+    outdir.mkdir(parents=True, exist_ok=True)
+    figs = []
+    with rc_context(STYLE):
+        for op, g in cells.groupby("op", sort=True):
+            f = plot_answer_chart(op, g, outdir, frame_note(c[c["op"] == op]))
+            if f is not None:
+                figs.append(f)
+    return figs
 
 
 # Node-aware vs flat. Names, not registry metadata, decide (results carry only the name):
@@ -245,6 +338,9 @@ def crossover_table(measured: pd.DataFrame, predicted: pd.DataFrame) -> Table:
                       "α–β lines.")
 
 
+PROBLEMS_TITLE = "Skipped points and verification failures"
+
+
 def problems_table(ds: Dataset) -> Table:
     """Skipped points and verification failures: the things a reader must not miss (wrong results first)."""
     r = ds.results.assign(series=series_of(ds.results))
@@ -262,8 +358,82 @@ def problems_table(ds: Dataset) -> Table:
         pd.DataFrame({"op": skipped["op"], "algorithm": skipped["series"], "layout": skipped["layout"],
                       "what": "skipped", "points": skipped["points"].astype(str), "detail": skipped["reasons"]}),
     ], ignore_index=True)
-    return Table("Skipped points and verification failures", frame, align="llllrl",
+    return Table(PROBLEMS_TITLE, frame, align="llllrl",
                  row_classes=["bad"] * len(bad) + [""] * len(skipped))
+
+
+PROBLEMS_ID = "problems"
+
+
+def problems_line(ds: Dataset) -> str:
+    """One line: how many points were skipped (the commonest reasons) and how many reported wrong results."""
+    r = ds.results
+    skipped, wrong = int(r["skipped"].sum()), int((r["wrong"] > 0).sum())
+    if not skipped and not wrong:
+        return ""
+    parts = []
+    if wrong:
+        parts.append(f"{wrong} point(s) with WRONG RESULTS")
+    if skipped:
+        sk = r[r["skipped"]]
+        why = sk["skip_reason"].fillna("no reason given").str.replace(r"^[\w:]+/[\w:]+: ", "", regex=True)
+        per_algo = []
+        for algo, g in sk.assign(why=why).groupby("algo", sort=False):
+            layouts = ", ".join(sorted(g["layout"].unique(), key=layout_sort_key))
+            reason = g["why"].mode().iloc[0]
+            reason = reason if len(reason) <= 70 else reason.split(" (")[0][:69]  # the gist; the table has it all
+            per_algo.append((len(g), f"{algo} ×{len(g)} on {layouts} ({reason})"))
+        per_algo.sort(key=lambda t: -t[0])
+        more = f"; {len(per_algo) - 3} more algorithms" if len(per_algo) > 3 else ""
+        parts.append(f"{skipped} point(s) skipped: " + "; ".join(t for _, t in per_algo[:3]) + more)
+    return "; ".join(parts)
+
+
+def _loads(v: object) -> list[float] | None:
+    return [float(x) for x in v] if isinstance(v, (list, tuple)) and len(v) == 3 else None
+
+
+def _cpus(run: pd.Series) -> int | None:
+    """The run's online CPUs (rank 0's node), else hwloc's PUs of its first node (records before online_cpus)."""
+    if isinstance(run.get("online_cpus"), (int, float)) and not pd.isna(run.get("online_cpus")):
+        return int(run["online_cpus"])
+    hw = run.get("hardware")
+    if isinstance(hw, list) and hw and hw[0].get("pus"):
+        return int(hw[0]["pus"])
+    return None
+
+
+def load_warnings(ds: Dataset) -> list[str]:
+    """Per run whose 1-minute load at its start or end exceeded the CPUs: a line saying so.
+
+    The bound is the online CPUs, or the run's own world size when that is larger: a run's own
+    ranks (and the previous step's, run just before) count in the load for up to a minute, and
+    a layout with more ranks than CPUs loads the machine that much by itself; anything above
+    is other work competing for the CPUs while the run was timed. Runs whose records predate
+    the field are not judged.
+    """
+    out = []
+    for run in ds.runs.sort_values("start_time", na_position="last").to_dict("records"):
+        start, end, cpus = _loads(run.get("loadavg")), _loads(run.get("end_loadavg")), _cpus(pd.Series(run))
+        if cpus is None or (start is None and end is None):
+            continue
+        bound = max(cpus, int(run.get("world_size") or 0))
+        over = [f"{what} {lv[0]:.1f}" for what, lv in (("at its start", start), ("at its end", end))
+                if lv is not None and lv[0] > bound]
+        if over:
+            out.append(f"run {run['run_id']} ({run.get('layout', '?')}): load {' and '.join(over)} (1-minute "
+                       f"average) on {cpus} online CPUs, above {'the CPUs' if bound == cpus else 'its ' + str(bound) + ' ranks'}: "
+                       "other work competed for the CPUs while it was timed, so its spreads are wide and close "
+                       "results are ties; re-run it on an idle machine to rank them")
+    return out
+
+
+def _load_cell(start: object, end: object) -> str:
+    a, b = _loads(start), _loads(end)
+    if a is None and b is None:
+        return BLANK
+    f = lambda lv: BLANK if lv is None else f"{lv[0]:.2f}"  # noqa: E731
+    return f"{f(a)} / {f(b)}"
 
 
 def runs_table(ds: Dataset) -> Table:
@@ -288,16 +458,24 @@ def runs_table(ds: Dataset) -> Table:
         "git": runs["git_commit"].fillna(BLANK), "slurm job": [slurm(s) for s in runs["slurm"]],
         "inter-node link": [link if isinstance(link, str) and link and (n or 0) > 1 else BLANK
                             for link, n in zip(runs["inter_node_link"], runs["nodes"])],
+        "load start / end (CPUs)": [_load_cell(a, b) + (f" ({int(n)})" if isinstance(n, (int, float)) and not pd.isna(n)
+                                                        else "")
+                                    for a, b, n in zip(runs["loadavg"], runs["end_loadavg"], runs["online_cpus"])],
         "argv": [" ".join(a) if a else BLANK for a in runs["argv"]]})
-    return Table("Runs", frame.reset_index(drop=True), align="l" * 12).drop_blank_column("inter-node link")
+    t = Table("Runs", frame.reset_index(drop=True), align="l" * 13,
+              note="load: the 1-minute load average on rank 0's node at the run's start and end, and its online CPUs")
+    return t.drop_blank_column("inter-node link").drop_blank_column("load start / end (CPUs)")
 
 
 # --------------------------------------------------------------------------- the answers
 
 def best_per_size_table(c: pd.DataFrame) -> Table:
-    """The fastest algorithm per size (rows) and layout (columns), one block per op."""
+    """The answer per size (rows) and layout (columns), one block per op: the fastest, or the tie."""
     r = ranked(c)
-    r["algorithm"] = r["series"] if r["backend"].nunique() > 1 else r["algo"]
+    multi = r["backend"].nunique() > 1
+    name = (lambda s: s) if multi else _algo_of
+    r["algorithm"] = [answer_text(name(ch), [name(t) for t in tied], short=True)
+                      for ch, tied in zip(r["choice"], r["tied"])]
     grid = r.pivot_table(index=["op", "variant", "bytes"], columns="layout", values="algorithm", aggfunc="first")
     layouts = sorted(grid.columns, key=layout_sort_key)
     grid = grid[layouts].reset_index()
@@ -305,14 +483,16 @@ def best_per_size_table(c: pd.DataFrame) -> Table:
                           "size": _sizes(grid["bytes"]), **{lay: grid[lay].fillna(BLANK) for lay in layouts}})
     return Table("Best algorithm per size and layout", frame, align="llr" + "l" * len(layouts),
                  note="The algorithm with the lowest p50 time at each size (columns: layouts, nodes × ranks per "
-                      "node). Margins, runner-ups and bandwidths: 'Best algorithm per (op, layout, size)' below."
+                      "node), or a tie: 'library ≈ ring (within noise)'. " + TIE_NOTE + " Margins, runner-ups "
+                      "and bandwidths: 'Best algorithm per (op, layout, size)' below."
                  ).drop_blank_column("variant")
 
 
 def custom_vs_library(c: pd.DataFrame) -> pd.DataFrame:
     """Per (op, layout, variant, backend): how the custom algorithms fare against the library, size by size.
 
-    speed-up = library p50 ÷ the other's p50 at the sizes both were measured (> 1: the other is faster).
+    speed-up = library p50 ÷ the other's p50 at the sizes both were measured (> 1: the other is faster);
+    ``wins`` counts the sizes where one is faster beyond the noise (the library's p50 above its p95).
     "library" is the plain ``library`` entry (the library's own choice); the library's internals
     (``library:ALGO``, ``han``: :func:`.load.is_library_internal`) are the library's code, so they
     are summarised apart (``internal_*``) and never count as a custom algorithm beating it.
@@ -322,6 +502,8 @@ def custom_vs_library(c: pd.DataFrame) -> pd.DataFrame:
     vs = c[c["algo"] != LIBRARY_ALGO].merge(lib, on=[*keys, "bytes"], suffixes=("", "_lib"))
     vs["speedup"] = vs["p50_us_lib"] / vs["p50_us"].where(vs["p50_us"] > 0)
     vs["internal"] = vs["algo"].map(is_library_internal).astype(bool)
+    # Faster beyond the noise: the library's p50 above the other's p95 (within it, the two tie: tune.tied_with).
+    vs["clear"] = vs["p50_us_lib"] > vs["hi_us"]
     rows = []
     for key, g in vs.groupby(keys, sort=False):
         row: dict = dict(zip(keys, key))
@@ -332,7 +514,8 @@ def custom_vs_library(c: pd.DataFrame) -> pd.DataFrame:
             per_algo = part.groupby("algo")["speedup"].agg(["median", "min", "max", "size"]).sort_values(
                 ["median", "size"], ascending=False)
             top = per_algo.index[0]
-            row.update({f"{prefix}sizes": len(per_size), f"{prefix}wins": int((per_size > 1).sum()),
+            wins = int(part.groupby("bytes")["clear"].any().sum())
+            row.update({f"{prefix}sizes": len(per_size), f"{prefix}wins": wins,
                         f"{prefix}best": top, f"{prefix}best_median": per_algo.at[top, "median"]})
             if not prefix:
                 peak = part.loc[part["speedup"].idxmax()]
@@ -363,7 +546,9 @@ def custom_vs_library_table(c: pd.DataFrame) -> Table:
             for a, m, w, n, ok in zip(s["internal_best"], s["internal_best_median"], s["internal_wins"],
                                       s["internal_sizes"], internal)]})
     t = Table("Custom vs library at a glance", frame, align="llllrlrll",
-              note="library: the plain library entry (the library's own choice of algorithm). speed-up = library "
+              note="library: the plain library entry (the library's own choice of algorithm). faster at: sizes where "
+                   "a custom algorithm beats the library beyond the noise (the library's p50 above its p95; within it "
+                   "the two tie). speed-up = library "
                    "p50 ÷ custom p50 at the same size (> 1: the custom algorithm is faster). best custom overall: "
                    "the highest median speed-up over the sizes both measured. Library internals (library:ALGO, one "
                    "of the library's algorithms forced; han, Open MPI's coll/han) are the library's own code: "
@@ -449,7 +634,7 @@ def build_tables(ds: Dataset, workloads: Sequence[Workload] = ()) -> Tables:
 
 def _sections(tables: Tables, figures: Sequence[FigureInfo]) -> list[str]:
     """Figure sections in order, plus the DDP section when it has tables but no figure."""
-    sections = list(dict.fromkeys(f.section for f in figures))
+    sections = list(dict.fromkeys(f.section for f in figures if f.section != ANSWERS_SECTION))
     if tables.ddp and DDP_SECTION not in sections:
         sections.append(DDP_SECTION)
     sections += [s for s in tables.extra if s not in sections]
@@ -510,8 +695,22 @@ def _overview(ds: Dataset) -> list[str]:
     ]
 
 
-ANSWERS = "Answers"
-ANSWERS_LEAD = "What the measurements say, before the detail; the tables and figures below back each answer up."
+ANSWERS = ANSWERS_SECTION
+ANSWERS_LEAD = ("What the measurements say, before the detail: per op, the fastest algorithm at each size and "
+                "layout, ties within noise marked; the tables and figures below back each answer up.")
+BEST_GRID = "Best algorithm per size and layout"
+MD_SLUG = "skipped-points-and-verification-failures"  # GitHub's anchor for the table's ### heading
+
+
+def _figure_html(path: Path, f: FigureInfo) -> str:
+    src = _png_data_uri(path.parent / f.filename)
+    return (f"<figure><a href='{html.escape(f.filename)}'><img src='{src}' alt='{html.escape(f.filename)}'>"
+            f"</a><figcaption>{html.escape(f.text)} "
+            f"<a href='{html.escape(f.filename)}'>{html.escape(f.filename)}</a></figcaption></figure>")
+
+
+def _wrong(ds: Dataset) -> bool:
+    return bool((ds.results["wrong"] > 0).any())
 
 
 def write_html(path: Path, title: str, ds: Dataset, tables: Tables, figures: Sequence[FigureInfo]) -> Path:
@@ -521,15 +720,31 @@ def write_html(path: Path, title: str, ds: Dataset, tables: Tables, figures: Seq
              f"<style>{_CSS}</style></head><body><h1>{html.escape(title)}</h1>"]
     parts += [f"<p class='meta'>{html.escape(line)}</p>" for line in _overview(ds)]
     nav = ["<a href='#answers'>Answers</a>", "<a href='#tables'>Summary tables</a>", "<a href='#model'>α–β model</a>"]
-    nav += [f"<a href='#{anchors[s]}'>{html.escape(s)}</a>" for s in sections] + ["<a href='#runs'>Runs</a>"]
-    parts.append("<nav>" + "".join(nav) + "</nav>")
+    nav += [f"<a href='#{anchors[s]}'>{html.escape(s)}</a>" for s in sections]
+    nav += ["<a href='#problems'>Skipped points</a>"] if tables.problems.rows else []
+    parts.append("<nav>" + "".join(nav + ["<a href='#runs'>Runs</a>"]) + "</nav>")
     if ds.warnings:
         items = "".join(f"<li>{html.escape(w)}</li>" for w in ds.warnings)
         parts.append(f"<div class='warn'><b>Input warnings</b><ul>{items}</ul></div>")
-    if tables.problems.rows:
-        parts.append(_html_table(tables.problems))
+    loads = load_warnings(ds)
+    if loads:
+        items = "".join(f"<li>{html.escape(w)}</li>" for w in loads)
+        parts.append(f"<div class='warn'><b>Loaded machine</b><ul>{items}</ul></div>")
+    problems_first = _wrong(ds)  # wrong results lead the page; skips are one line
+    if problems_first:
+        parts.append(f"<div id='{PROBLEMS_ID}'>{_html_table(tables.problems)}</div>")
+    elif tables.problems.rows:
+        parts.append(f"<p class='meta'>{html.escape(problems_line(ds))}: <a href='#{PROBLEMS_ID}'>which and why</a></p>")
     parts.append(f"<section class='answers'><h2 id='answers'>{ANSWERS}</h2><p class='note'>{html.escape(ANSWERS_LEAD)}</p>")
-    parts += [t.html() for t in tables.answers] or ["<p>No collective, point-to-point or DDP results to answer from.</p>"]
+    parts += [_figure_html(path, f) for f in figures if f.section == ANSWERS_SECTION]
+    for t in tables.answers:
+        if t.title == BEST_GRID:  # the charts above say it; the rows one click below
+            parts.append(f"<details><summary>{html.escape(t.title)}: the table ({len(t.rows)} rows)</summary>"
+                         f"{t.html()}</details>")
+        else:
+            parts.append(t.html())
+    if not tables.answers:
+        parts.append("<p>No collective, point-to-point or DDP results to answer from.</p>")
     parts.append("</section><h2 id='tables'>Summary tables</h2>")
     parts += [_html_table(t) for t in tables.summary]
     parts.append("<h2 id='model'>α–β model and crossovers</h2>")
@@ -538,33 +753,55 @@ def write_html(path: Path, title: str, ds: Dataset, tables: Tables, figures: Seq
         parts.append(f"<h2 id='{anchors[s]}'>{html.escape(s)}</h2>")
         parts += [_html_table(t) for t in tables.ddp] if s == DDP_SECTION else []
         parts += [_html_table(t) for t in tables.extra.get(s, [])]
-        for f in (f for f in figures if f.section == s):
-            src = _png_data_uri(path.parent / f.filename)
-            parts.append(f"<figure><a href='{html.escape(f.filename)}'><img src='{src}' alt='{html.escape(f.filename)}'>"
-                         f"</a><figcaption>{html.escape(f.text)} "
-                         f"<a href='{html.escape(f.filename)}'>{html.escape(f.filename)}</a></figcaption></figure>")
+        parts += [_figure_html(path, f) for f in figures if f.section == s]
+    if tables.problems.rows and not problems_first:
+        parts.append(f"<h2 id='{PROBLEMS_ID}'>Skipped points</h2>" + _html_table(tables.problems))
     parts.append("<h2 id='runs'>Runs</h2>" + _html_table(tables.runs) + "</body></html>")
     path.write_text("\n".join(parts), encoding="utf-8")
     return path
 
 
+def _md_table(t: Table) -> str:
+    """The table, or for one longer than the HTML report shows unfolded, a line saying where it is."""
+    if len(t.rows) <= _DETAILS_ROWS:
+        return t.markdown()
+    return (f"### {t.title}\n\n{len(t.rows)} rows: in [report.html](report.html) (this summary keeps tables of up "
+            f"to {_DETAILS_ROWS} rows).\n")
+
+
 def write_markdown(path: Path, title: str, ds: Dataset, tables: Tables, figures: Sequence[FigureInfo]) -> Path:
+    """The compact, GitHub-readable summary: the answers, the short tables, every figure with its caption.
+
+    Tables longer than the HTML report shows unfolded (the per-size rows, the per-rank tables, the
+    models) are one line pointing at report.html, which holds everything: the example run's summary
+    was 312 KB of Markdown tables that repeated the report (docs/analysis.md "collplot").
+    """
     lines = [f"# {title}", ""] + [f"- {line}" for line in _overview(ds)] + [""]
     if ds.warnings:
         lines += ["**Input warnings**", ""] + [f"- {w}" for w in ds.warnings] + [""]
-    if tables.problems.rows:
+    loads = load_warnings(ds)
+    if loads:
+        lines += ["**Loaded machine**", ""] + [f"- {w}" for w in loads] + [""]
+    problems_first = _wrong(ds)
+    if problems_first:
         lines.append(tables.problems.markdown())
+    elif tables.problems.rows:
+        lines += [f"{problems_line(ds)}: [which and why](#{MD_SLUG})", ""]
     lines += [f"## {ANSWERS}", "", ANSWERS_LEAD, ""]
-    lines += [t.markdown() for t in tables.answers] or ["No collective, point-to-point or DDP results to answer from.", ""]
+    for f in (f for f in figures if f.section == ANSWERS_SECTION):
+        lines += [f"![{f.filename}]({f.filename})", "", f"*{f.text}*", ""]
+    lines += [_md_table(t) for t in tables.answers] or ["No collective, point-to-point or DDP results to answer from.", ""]
     lines += ["## Summary tables", ""]
-    lines += [t.markdown() for t in tables.summary]
-    lines += ["## α–β model and crossovers", "", tables.model.markdown(), tables.crossovers.markdown()]
+    lines += [_md_table(t) for t in tables.summary]
+    lines += ["## α–β model and crossovers", "", _md_table(tables.model), _md_table(tables.crossovers)]
     for s in _sections(tables, figures):
         lines += [f"## {s}", ""]
-        lines += [t.markdown() for t in tables.ddp] if s == DDP_SECTION else []
-        lines += [t.markdown() for t in tables.extra.get(s, [])]
+        lines += [_md_table(t) for t in tables.ddp] if s == DDP_SECTION else []
+        lines += [_md_table(t) for t in tables.extra.get(s, [])]
         for f in (f for f in figures if f.section == s):
-            lines += [f"![{f.caption}]({f.filename})", "", f"*{f.text}*", ""]
-    lines += ["## Runs", "", tables.runs.markdown()]
+            lines += [f"![{f.filename}]({f.filename})", "", f"*{f.text}*", ""]  # the caption once, below
+    if tables.problems.rows and not problems_first:
+        lines += [_md_table(tables.problems)]
+    lines += ["## Runs", "", _md_table(tables.runs)]
     path.write_text("\n".join(lines), encoding="utf-8")
     return path

@@ -210,15 +210,21 @@ def tied_with(best: Candidate, c: Candidate, margin: float = 0.0, tie: str = "sp
     return c.p50 <= best.p95
 
 
-def choose(nbytes: int, candidates: Sequence[Candidate], margin: float = 0.0, tie: str = "spread") -> SizeChoice:
-    """Pick the simplest candidate tied with the fastest (see :func:`tie_rule`)."""
+def choose(nbytes: int, candidates: Sequence[Candidate], margin: float = 0.0, tie: str = "spread",
+           simplicity: Callable[[str], Any] = simplicity_key) -> SizeChoice:
+    """Pick the simplest candidate tied with the fastest (see :func:`tie_rule`).
+
+    This is the one tie rule: colltune's tuning files and collplot's answers (report.py) both
+    decide with it. ``simplicity`` orders candidate names (a report whose names carry a
+    backend, ``ring (nccl)``, orders by the algorithm part).
+    """
     if not candidates:
         raise ValueError("no candidates")
     if tie not in TIE_RULES:
         raise ValueError(f"unknown tie rule {tie!r}")
-    ranked = sorted(candidates, key=lambda c: (c.p50, simplicity_key(c.algo)))
+    ranked = sorted(candidates, key=lambda c: (c.p50, simplicity(c.algo)))
     best = ranked[0]
-    tied = sorted((c for c in candidates if tied_with(best, c, margin, tie)), key=lambda c: simplicity_key(c.algo))
+    tied = sorted((c for c in candidates if tied_with(best, c, margin, tie)), key=lambda c: simplicity(c.algo))
     return SizeChoice(nbytes, tied[0], best, ranked[1] if len(ranked) > 1 else None, tuple(c.algo for c in tied))
 
 

@@ -59,7 +59,7 @@ def test_no_library_means_no_ratio_plot(tmp_path: Path) -> None:
     out = tmp_path / "out"
     assert collplot_main([str(tmp_path / "a.jsonl"), "-o", str(out), "-q"]) == 0
     names = {p.name for p in out.glob("*.png")}
-    assert names == {"busbw_allgather_1x2.png", "latency_allgather_1x2.png"}
+    assert names == {"answers_allgather.png", "busbw_allgather_1x2.png", "latency_allgather_1x2.png"}
 
 
 def test_model_flag_prints_tables(sweep_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

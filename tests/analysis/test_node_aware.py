@@ -85,7 +85,8 @@ def test_multi_node_figures_and_report_carry_the_link(tmp_path: Path, captured: 
     assert collplot_main([str(tmp_path / "in"), "-o", str(out), "-q"]) == 0
 
     note = f"inter-node link: {LINK}"
-    multi_figs = {n for n in captured if "2x2" in n or n.startswith("scaling_")}  # scaling: 1x2 and 2x2 together
+    # scaling and the answers chart: 1x2 and 2x2 together
+    multi_figs = {n for n in captured if "2x2" in n or n.startswith(("scaling_", "answers_"))}
     single_figs = {n for n in captured if "1x2" in n}
     assert multi_figs >= {"busbw_allreduce_2x2.png", "latency_allreduce_2x2.png", "ratio_allreduce_2x2.png",
                           "p2p_2x2.png", "p2p_heatmap_2x2.png", "scaling_allreduce_ring_mpi.png"}

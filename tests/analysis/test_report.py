@@ -1,5 +1,7 @@
 """report.py: the answers that lead report.html and summary.md, on data whose times are known exactly,
-and a caption saying what to read under every figure."""
+and a caption saying what to read under every figure; ties within noise marked and given to the simpler
+algorithm by colltune's rule, one winner chart per op, a warning for runs on a loaded machine, one
+colour per algorithm in every figure, a compact summary.md."""
 from __future__ import annotations
 
 import html
@@ -7,6 +9,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+import pandas as pd
 import pytest
 
 from cb_synth import RunCtx, result, write_jsonl
@@ -84,14 +87,15 @@ def test_report_leads_with_the_answers(tmp_path: Path) -> None:
     assert collplot_main([str(_dataset(tmp_path / "in")), "-o", str(out), "-q"]) == 0
     page = (out / "report.html").read_text()
     md = (out / "summary.md").read_text()
-    order = [page.index(s) for s in ("id='answers'", "<h3>Best algorithm per size and layout</h3>",
+    order = [page.index(s) for s in ("id='answers'", "href='answers_allreduce.png'",
+                                     "<h3>Best algorithm per size and layout</h3>",
                                      "<h3>Custom vs library at a glance</h3>",
                                      "<h3>Within vs across nodes (point-to-point)</h3>", "<h3>DDP step time</h3>",
-                                     "id='tables'", "<figure")]
+                                     "id='tables'", "href='busbw_allreduce_1x4.png'")]
     assert order == sorted(order), order
-    order = [md.index(s) for s in ("## Answers", "### Best algorithm per size and layout",
+    order = [md.index(s) for s in ("## Answers", "(answers_allreduce.png)", "### Best algorithm per size and layout",
                                    "### Custom vs library at a glance", "### Within vs across nodes (point-to-point)",
-                                   "### DDP step time", "## Summary tables", "![")]
+                                   "### DDP step time", "## Summary tables", "(busbw_allreduce_1x4.png)")]
     assert order == sorted(order), order
     assert "<a href='#answers'>Answers</a>" in page and page.count("<section class='answers'>") == 1
 
@@ -163,3 +167,169 @@ def test_library_internals_are_not_custom_wins(tmp_path: Path) -> None:
     page = html.unescape((out / "report.html").read_text())
     after = page[page.index("ratio_allreduce_2x2.png"):]
     assert "Dotted: the library's own algorithms forced" in after[:after.index("</figcaption>")]
+
+
+# --------------------------------------------------------------------------- what is certain (issue 31)
+
+# (nodes, rpn) -> size -> algo -> (p50, spread): at 1K ring is fastest but library and tree are within its p95
+# (a three-way tie, given to the library); at 1M ring wins clearly; on 2x2 tree wins at 1K, ring ≈ tree at 1M.
+TIED = {
+    (1, 2): {1024: {"library": (10.4, 0.01), "ring": (10.0, 0.05), "tree": (10.3, 0.01), "shm": (20.0, 0.01)},
+             1 << 20: {"library": (100.0, 0.01), "ring": (50.0, 0.01), "tree": (90.0, 0.01), "shm": (80.0, 0.01)}},
+    (2, 2): {1024: {"library": (40.0, 0.01), "ring": (30.0, 0.01), "tree": (20.0, 0.01)},
+             1 << 20: {"library": (500.0, 0.01), "ring": (260.0, 0.01), "tree": (250.0, 0.1)}},
+}
+
+
+def _tied_dataset(root: Path, load: dict[tuple[int, int], tuple[list[float], list[float]]] | None = None) -> Path:
+    for (nodes, rpn), by_size in TIED.items():
+        start, end = (load or {}).get((nodes, rpn), ([0.2, 0.1, 0.1], [1.0, 0.5, 0.2]))
+        ctx = RunCtx(f"tie{nodes}x{rpn}", nodes, rpn, extra={"loadavg": start, "online_cpus": 2})
+        recs = [ctx.record()]
+        for op in ("allreduce", "broadcast"):
+            recs += [result(ctx, op, a, n, t, spread=sp) for n, times in by_size.items() for a, (t, sp) in times.items()]
+        write_jsonl(root / f"t{nodes}x{rpn}.jsonl", recs + [{**ctx.end(len(recs) - 1), "loadavg": end}])
+    return root
+
+
+def test_ties_are_marked_and_go_to_the_simpler_by_colltunes_rule(tmp_path: Path) -> None:
+    from collbench_analysis import tune
+
+    ds = load([_tied_dataset(tmp_path / "in")])
+    c = report.collectives(ds)
+    r = report.ranked(c)
+    one = r[(r["op"] == "allreduce") & (r["layout"] == "1x2") & (r["bytes"] == 1024)].iloc[0]
+    assert one["series"] == "ring (mpi)" and one["choice"] == "library (mpi)"
+    assert one["tied"] == ("library (mpi)", "ring (mpi)", "tree (mpi)")  # simplest first: tune's order
+    # The very rule colltune writes tuning files with, not a copy: the same points give the same choice.
+    pts = c[(c["op"] == "allreduce") & (c["layout"] == "1x2") & (c["bytes"] == 1024)]
+    ch = tune.choose(1024, tune.pool(pts))
+    assert ch.choice.algo == "library" and ch.tied == ("library", "ring", "tree")
+    grid = _answers(tmp_path / "in")["Best algorithm per size and layout"]
+    assert grid.rows[:2] == [["allreduce", "1K", "library ≈ ring ≈ tree (within noise)", "tree"],
+                             ["allreduce", "1M", "ring", "ring ≈ tree (within noise)"]]
+    best = next(t for t in report.build_tables(ds).summary if t.title == "Best algorithm per (op, layout, size)")
+    row = best.frame.iloc[0]
+    assert (row["answer"], row["fastest"], row["runner-up"]) == ("library ≈ ring ≈ tree (within noise)", "ring (mpi)",
+                                                                  "tree (mpi)")
+    cells = report.answer_cells(c)
+    cell = cells[(cells["op"] == "allreduce") & (cells["row"] == "1x2")].set_index("bytes")
+    assert list(cell["tie"]) == [True, False] and list(cell["algo"]) == ["library", "ring"]
+    assert list(cell["text"]) == ["lib", "2×"]  # the library is the answer; ring is 100/50 = 2x faster
+    # A custom algorithm "faster" than the library only within the noise is not a win: ring's 10 µs against the
+    # library's 10.4 (inside ring's p95 10.5) at 1K; at 1M ring's 50 is clear.
+    glance = _answers(tmp_path / "in")["Custom vs library at a glance"]
+    assert glance.rows[0][:3] == ["allreduce", "1x2", "1 of 2 sizes"]
+
+
+@pytest.fixture(scope="module")
+def tied_report(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("tied")
+    # 1x2 started on a machine loaded 6.5 (2 CPUs); 2x2 ended at 4.5 (> its 4 ranks): both warned.
+    _tied_dataset(root / "in", {(1, 2): ([6.5, 3.0, 1.0], [2.0, 2.0, 1.0]), (2, 2): ([1.0, 1.0, 1.0], [4.5, 2.0, 1.0])})
+    assert collplot_main([str(root / "in"), "-o", str(root / "out"), "-q"]) == 0
+    return root / "out"
+
+
+def test_the_answers_lead_with_one_chart_per_op_and_fold_the_rows(tied_report: Path) -> None:
+    page = tied_report.joinpath("report.html").read_text()
+    answers = page[page.index("id='answers'"):page.index("id='tables'")]
+    for op in ("allreduce", "broadcast"):
+        assert f"href='answers_{op}.png'" in answers and (tied_report / f"answers_{op}.png").stat().st_size > 5000
+    assert answers.index("answers_broadcast.png") < answers.index("<details><summary>Best algorithm per size and "
+                                                                  "layout: the table")
+    assert "<section class='answers'>" in page.split("<details>")[0]
+    md = tied_report.joinpath("summary.md").read_text()
+    assert md.index("## Answers") < md.index("![") < md.index("(answers_allreduce.png)") < md.index("## Summary tables")
+
+
+def test_answer_chart_colours_cells_hatches_ties_and_has_a_legend(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from matplotlib.figure import Figure
+    from collbench_analysis import palette, plots
+
+    saved: list[Figure] = []
+    real = Figure.savefig
+    monkeypatch.setattr(Figure, "savefig", lambda self, *a, **k: (saved.append(self), real(self, *a, **k))[1])
+    cells = pd.DataFrame({"op": "allreduce", "row": ["1x2", "1x2", "2x2"], "bytes": [8, 1024, 8],
+                          "algo": ["library", "shm", "ring"], "tie": [True, False, False], "text": ["lib", "3.1×", "1.2×"]})
+    info = plots.plot_answer_chart("allreduce", cells, tmp_path)
+    assert info is not None and info.filename == "answers_allreduce.png" and ". Read: " in info.text
+    ax = saved[-1].axes[0]
+    rects = {(round(p.get_x() + 0.5), round(p.get_y() + 0.5)): p for p in ax.patches}
+    assert matplotlib_hex(rects[(1, 0)].get_facecolor()) == palette.color_of("shm")
+    assert rects[(0, 0)].get_hatch() and not rects[(1, 0)].get_hatch()  # the tie is hatched
+    assert {t.get_text() for t in ax.texts} == {"lib", "3.1×", "1.2×"}
+    legend = saved[-1].axes[1].get_legend()
+    assert [t.get_text() for t in legend.get_texts()] == ["library", "ring", "shm", "tie within noise (the simpler shown)"]
+
+
+def matplotlib_hex(rgba: Any) -> str:
+    from matplotlib.colors import to_hex
+
+    return to_hex(rgba)
+
+
+def test_load_above_the_cpus_is_warned_per_run(tied_report: Path) -> None:
+    page = html.unescape(tied_report.joinpath("report.html").read_text())
+    warn = page[page.index("<b>Loaded machine</b>"):]
+    warn = warn[:warn.index("</div>")]
+    one, two = RunCtx("tie1x2", 1, 2).run_id, RunCtx("tie2x2", 2, 2).run_id
+    assert f"run {one} (1x2): load at its start 6.5 (1-minute average) on 2 online CPUs, above the CPUs" in warn
+    assert f"run {two} (2x2): load at its end 4.5" in warn and "above its 4 ranks" in warn
+    assert warn.count("<li>") == 2
+    assert "Loaded machine" in tied_report.joinpath("summary.md").read_text()
+    assert "6.50 / 2.00 (2)" in page  # the runs table: start / end load (CPUs)
+
+
+def test_no_load_warning_on_an_idle_machine_or_without_the_field(tmp_path: Path) -> None:
+    ds = load([_tied_dataset(tmp_path / "in")])
+    assert report.load_warnings(ds) == []
+    old = RunCtx("old", 1, 2)  # a record from before loadavg existed
+    path = write_jsonl(tmp_path / "old" / "a.jsonl", [old.record(), result(old, "allreduce", "ring", 8, 1.0)])
+    assert report.load_warnings(load([path])) == []
+
+
+def test_figures_keep_one_colour_per_algorithm_and_the_fastest_lines_bold(tmp_path: Path,
+                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    from matplotlib.axes import Axes
+    from collbench_analysis import efficiency, palette, plots
+
+    drawn: list[tuple[str, dict[str, Any]]] = []
+    real = Axes.plot
+    monkeypatch.setattr(Axes, "plot", lambda self, *a, **k: (drawn.append((str(k.get("label")), k)), real(self, *a, **k))[1])
+    # Two datasets with different algorithm sets (an index-based palette would shift shm's colour).
+    a, b = RunCtx("ca", 1, 4), RunCtx("cb", 1, 2)
+    recs_a = [a.record()] + [result(a, "allreduce", x, n, t * n / 64, efficiency=0.5)
+                             for x, t in (("library", 2.0), ("shm", 1.0), ("ring", 3.0)) for n in (64, 4096)]
+    recs_b = [b.record()] + [result(b, "allreduce", x, n, t * n / 64, efficiency=0.5)
+                             for x, t in (("butterfly", 2.0), ("naive", 4.0), ("shm", 3.0), ("library", 5.0))
+                             for n in (64, 4096)]
+    ds_a = load([write_jsonl(tmp_path / "a.jsonl", recs_a)])
+    ds_b = load([write_jsonl(tmp_path / "b.jsonl", recs_b)])
+    plots.make_all(ds_a, tmp_path / "fa")
+    colours_a = {lab.split(":")[0]: k["color"] for lab, k in drawn if k.get("color")}
+    busbw_a = [(lab, k) for lab, k in drawn[:3]]
+    drawn.clear()
+    plots.make_all(ds_b, tmp_path / "fb")
+    efficiency.make_figures(ds_b, tmp_path / "fb")
+    colours_b = [(lab.split(":")[0], k["color"]) for lab, k in drawn if k.get("color")]
+    assert colours_a["shm"] == palette.color_of("shm") and ("shm", palette.color_of("shm")) in colours_b
+    assert all(c == palette.color_of(n) for n, c in colours_b if n in palette.ALGO_COLORS)  # efficiency's too
+    # The fastest line (shm, at both sizes) is listed first, labelled, the boldest and on top; the others faded.
+    lab, kw = busbw_a[0]
+    assert lab == "shm: fastest at 2 of 2 sizes"
+    assert kw["linewidth"] == max(k["linewidth"] for _, k in busbw_a) and kw["zorder"] == 5 and "alpha" not in kw
+    assert dict(busbw_a)["ring"]["alpha"] < 1 and palette.color_of("shm") not in ("#7f7f7f", "#c7c7c7")
+
+
+def test_summary_md_keeps_short_tables_and_points_long_ones_at_the_report(tmp_path: Path) -> None:
+    ctx = RunCtx("long", 1, 2)
+    recs = [ctx.record()] + [result(ctx, "allreduce", a, 8 << k, 2.0 + k + (a == "ring")) for k in range(45)
+                             for a in ("library", "ring")]
+    out = tmp_path / "out"
+    assert collplot_main([str(write_jsonl(tmp_path / "a.jsonl", recs)), "-o", str(out), "-q"]) == 0
+    md = (out / "summary.md").read_text()
+    assert "### Best algorithm per (op, layout, size)\n\n45 rows: in [report.html](report.html)" in md
+    assert "### Runs" in md and f"| {ctx.run_id} |" in md  # short tables stay
+    page = (out / "report.html").read_text()
+    assert "<details><summary>Best algorithm per (op, layout, size) (45 rows)</summary>" in page  # all there
