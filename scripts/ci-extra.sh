@@ -73,6 +73,9 @@ fuzzers() {
 case ${1:-all} in
   sanitizers) sanitizers ;;
   fuzzers) fuzzers ;;
-  all) sanitizers && fuzzers ;;
+  all)
+    sanitizers
+    fuzzers
+    ;;
   *) die "unknown stage '$1' (sanitizers, fuzzers or all)" ;;
 esac

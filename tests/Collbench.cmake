@@ -34,3 +34,32 @@ function(collbench_mpi_test name np_list)
                          PROCESSORS 2 SKIP_RETURN_CODE 77)
   endforeach()
 endfunction()
+
+# What each ctest costs (tests/costs.cmake: seconds in a fresh-clone CI run, written by
+# scripts/test-costs.sh, and cores): COST, so a fresh run starts the longest tests first and the
+# short ones fill in around them; TIMEOUT at 3x, at least 60 s (a hang guard, not a speed check:
+# a test whose bound is the feature asserts it itself); PROCESSORS from the cores column. A test
+# without a row keeps what it declares. Every tests/ folder calls collbench_test_costs() last
+# (CMake 3.25 sets test properties only in the folder that added the test).
+include(${CMAKE_CURRENT_LIST_DIR}/costs.cmake)
+function(collbench_test_costs)
+  list(LENGTH COLLBENCH_TEST_SECONDS n)
+  math(EXPR last "${n} - 1")
+  foreach(i RANGE 0 ${last} 3)
+    math(EXPR j "${i} + 1")
+    math(EXPR k "${i} + 2")
+    list(GET COLLBENCH_TEST_SECONDS ${i} test)
+    list(GET COLLBENCH_TEST_SECONDS ${j} seconds)
+    list(GET COLLBENCH_TEST_SECONDS ${k} cores)
+    if(TEST ${test})
+      math(EXPR timeout "${seconds} * 3")
+      if(timeout LESS 60)
+        set(timeout 60)
+      endif()
+      set_tests_properties(${test} PROPERTIES COST ${seconds} TIMEOUT ${timeout})
+      if(NOT cores STREQUAL "-")
+        set_tests_properties(${test} PROPERTIES PROCESSORS ${cores})
+      endif()
+    endif()
+  endforeach()
+endfunction()

@@ -30,7 +30,8 @@ constexpr std::size_t kSegmentBytes = testing::kSanitizerBuild ? kCount * 4 / 16
 class ScratchBound : public ::testing::TestWithParam<testing::AlgoAtWorld> {};
 
 TEST_P(ScratchBound, AtMostTheLargestBufferAndStableOnceWarm) {
-  const auto [e, n] = GetParam();
+  const AlgoEntry* e = GetParam().entry;  // not a structured binding: clang 14 cannot capture one
+  const int n = GetParam().world;
   testing::CaseSpace space{{kCount}, {DType::float32}, {RedOp::sum}};
   std::mutex mu;
   std::vector<std::string> failures;

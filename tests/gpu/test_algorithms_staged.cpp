@@ -57,7 +57,9 @@ struct DeviceRank {
 class StagedAlgorithm : public ::testing::TestWithParam<Param> {};
 
 TEST_P(StagedAlgorithm, SmallCountsOnDeviceMemory) {
-  const auto [e, n, stack] = GetParam();
+  const AlgoEntry* e = GetParam().entry;  // not a structured binding: clang 14 cannot capture one
+  const int n = GetParam().world;
+  const Stack stack = GetParam().stack;
   testing::CaseSpace space{testing::small_counts(n), testing::dtypes_to_check(), testing::redops_to_check()};
   std::vector<std::string> failures;
   std::mutex mu;
@@ -97,7 +99,8 @@ TEST_P(StagedAlgorithm, SmallCountsOnDeviceMemory) {
 class RegisteredOnDevice : public ::testing::TestWithParam<testing::AlgoAtWorld> {};
 
 TEST_P(RegisteredOnDevice, ExactOnEveryCase) {
-  const auto [e, n] = GetParam();
+  const AlgoEntry* e = GetParam().entry;  // not a structured binding: clang 14 cannot capture one
+  const int n = GetParam().world;
   const testing::CaseSpace cs = testing::registered_case_space(n);
   ThreadWorld w(n);
   w.run([&](ThreadTransport& tt) {

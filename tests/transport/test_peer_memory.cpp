@@ -172,7 +172,8 @@ TEST(PeerMemory, AStalledPeerEndsTheWaitNamingIt) {
 class Registered : public ::testing::TestWithParam<testing::AlgoAtWorld> {};
 
 TEST_P(Registered, ExactOnEveryCase) {
-  const auto [entry, n] = GetParam();
+  const AlgoEntry* entry = GetParam().entry;  // not a structured binding: clang 14 cannot capture one
+  const int n = GetParam().world;
   ThreadWorld w(n);
   w.run([&](ThreadTransport& t) {
     PeerMemorySpace space(*t.peer_memory(), t.memory());
