@@ -6,6 +6,7 @@
 #     scripts/lib.sh + installed.sh      the shell library; installed.sh says where bin/ is
 #     analysis/                          collplot & co., the collbench_analysis package, pyproject.toml
 #     results/                           README.md (the results format) and schema/
+#     docs/                              the documentation the READMEs link to
 #     modulefiles/collbench/VERSION      an Lmod/environment-modules file for sites
 # Everything is placed relative to P, so the tree can be moved (or packaged) as a whole.
 include(GNUInstallDirs)
@@ -75,6 +76,7 @@ install(DIRECTORY analysis/collbench_analysis DESTINATION ${COLLBENCH_INSTALL_DA
         PATTERN "__pycache__" EXCLUDE)
 install(FILES results/schema/collbench-1.json DESTINATION ${COLLBENCH_INSTALL_DATADIR}/analysis/collbench_analysis)
 install(FILES results/README.md DESTINATION ${COLLBENCH_INSTALL_DATADIR}/results)
+install(DIRECTORY docs/ DESTINATION ${COLLBENCH_INSTALL_DATADIR}/docs)
 install(DIRECTORY results/schema DESTINATION ${COLLBENCH_INSTALL_DATADIR}/results)
 _collbench_rel(_bin_to_analysis ${CMAKE_INSTALL_BINDIR} ${COLLBENCH_INSTALL_DATADIR}/analysis)
 foreach(_tool collplot collcompare colltune)

@@ -34,19 +34,25 @@ configure() {
 sanitizers() {
   configure
   step "ASan+UBSan build ($TREE)"
-  # Only the unit suite's executables: ctest "unit.NAME" is target test_NAME (tests/Collbench.cmake).
-  local targets="" t all
-  all=$(cmake --build "$TREE" --target help)
-  for t in $(ctest --test-dir "$TREE" -N -L unit | sed -n 's/.*Test *#[0-9]*: unit\.\(.*\)$/test_\1/p' | sort -u); do
-    if grep -q -- "\.\.\. $t\$" <<<"$all"; then targets+=" $t"; fi
-  done
+  # The unit tests that run an executable of the tree (not the script and CMake checks, which
+  # have nothing to instrument), and those executables: "TEST TARGET" lines from ctest's JSON.
+  local targets tests pairs
+  mapfile -t pairs < <(ctest --test-dir "$TREE" --show-only=json-v1 -L unit | /usr/bin/python3 -c '
+import json, os, sys
+for t in json.load(sys.stdin)["tests"]:
+    exe = os.path.basename(t.get("command", [""])[0])
+    if exe.startswith("test_"):
+        print(t["name"], exe)')
+  ((${#pairs[@]})) || die "no unit test executables in $TREE"
+  targets=$(printf '%s\n' "${pairs[@]}" | awk '{ print $2 }' | sort -u | tr '\n' ' ')
+  tests=$(printf '%s\n' "${pairs[@]}" | awk '{ print $1 }' | sed 's/\./\\./g' | paste -sd '|')
   # shellcheck disable=SC2086
   cmake --build "$TREE" -j"$JOBS" --target $targets
   step "ctest -L unit under ASan+UBSan"
   # halt_on_error: any report fails the test; leaks are reported too.
   ASAN_OPTIONS=halt_on_error=1:detect_leaks=1:abort_on_error=1 \
     UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
-    ctest --test-dir "$TREE" -L unit --output-on-failure -j"$JOBS"
+    ctest --test-dir "$TREE" -L unit -R "^(${tests})\$" --output-on-failure -j"$JOBS"
 }
 
 fuzzers() {
