@@ -1,7 +1,9 @@
 // Every custom (op, algo) on the thread transport, world sizes {1,2,3,4,5,7,8}: the full
 // cross product of small counts × dtypes × redops × roots × placements (under ASan one dtype
 // of each width and sum/avg: common/cases.hpp), and ~1M elements on a representative subset.
-// Each rank checks its own result exactly.
+// Each rank checks its own result exactly, and no case may be skipped: every host algorithm
+// runs every case on the thread transport (one node, plain peer memory, any world size), so a
+// refusal (supports() or NotSupported) here is a failure, not a pass.
 #include <gtest/gtest.h>
 
 #include <mutex>
@@ -15,7 +17,13 @@ namespace {
 
 class Algorithm : public ::testing::TestWithParam<testing::AlgoAtWorld> {};
 
-// Runs every case on `world` threads; returns one line per failing (case, rank).
+// The refusals expected on the thread transport: none. Every host algorithm says "any world
+// size, any count" in --list, and the zero-copy ones find peer memory here (one node).
+// hier_ring's refusal of uneven node layouts is checked where layouts are made (test_hier.cpp).
+bool refusal_expected(const AlgoEntry&, const verify::Case&) { return false; }
+
+// Runs every case on `world` threads; returns one line per failing (case, rank): a wrong
+// element, or a skip where none is expected (or a run where a refusal is).
 std::vector<std::string> run_cases(const AlgoEntry& e, int world, const testing::CaseSpace& space,
                                    std::size_t segment_bytes = 0) {
   std::vector<std::string> failures;
@@ -25,12 +33,16 @@ std::vector<std::string> run_cases(const AlgoEntry& e, int world, const testing:
     t.scope().set_timeout(std::chrono::seconds(30));
     for (const verify::Case& c : testing::expand(e.op, world, t.rank(), space)) {
       t.scope().set_call({std::string(op_name(e.op)), e.algo, c.count * dtype_size(c.dtype), -1, "test"});
-      const verify::Outcome o = verify::run_checked(t, e, c, segment_bytes);
-      if (o.check.wrong) {
+      const verify::Outcome o = verify::run_checked(t, e, c, segment_bytes);  // NotSupported -> skipped
+      std::string line;
+      if (o.skipped != refusal_expected(e, c))
+        line = o.skipped ? "refused (no refusal expected): " + o.skip_reason : "ran where a refusal is expected";
+      else if (o.check.wrong)
+        line = std::to_string(o.check.wrong) + " wrong, first at " + std::to_string(o.check.first_index) +
+               " expected " + std::to_string(o.check.expected) + " got " + std::to_string(o.check.got);
+      if (!line.empty()) {
         std::lock_guard lk(mu);
-        failures.push_back(testing::describe(c) + " rank " + std::to_string(t.rank()) + ": " +
-                           std::to_string(o.check.wrong) + " wrong, first at " + std::to_string(o.check.first_index) +
-                           " expected " + std::to_string(o.check.expected) + " got " + std::to_string(o.check.got));
+        failures.push_back(testing::describe(c) + " rank " + std::to_string(t.rank()) + ": " + line);
       }
     }
   });
