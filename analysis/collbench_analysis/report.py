@@ -462,9 +462,10 @@ def runs_table(ds: Dataset) -> Table:
                                                         else "")
                                     for a, b, n in zip(runs["loadavg"], runs["end_loadavg"], runs["online_cpus"])],
         "argv": [" ".join(a) if a else BLANK for a in runs["argv"]]})
-    t = Table("Runs", frame.reset_index(drop=True), align="l" * 13,
-              note="load: the 1-minute load average on rank 0's node at the run's start and end, and its online CPUs")
-    return t.drop_blank_column("inter-node link").drop_blank_column("load start / end (CPUs)")
+    t = Table("Runs", frame.reset_index(drop=True), align="l" * 13).drop_blank_column("inter-node link")
+    if "load start / end (CPUs)" in t.drop_blank_column("load start / end (CPUs)").headers:
+        t.note = "load: the 1-minute load average on rank 0's node at the run's start and end, and its online CPUs"
+    return t
 
 
 # --------------------------------------------------------------------------- the answers
