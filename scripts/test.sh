@@ -20,27 +20,32 @@ build=${BUILD_DIR:-build}
 export CUDA_ARCHS=${CUDA_ARCHS:-90}
 
 STAGES=()
+FAILED=()
 t_all=$(now)
-# stage NAME CMD...: runs CMD, records its seconds; the table is printed on any exit.
+# stage NAME CMD...: runs CMD and records its seconds. A failed test stage does not stop the
+# later ones (their times and failures are worth seeing too); the exit status says it failed.
 stage() {
   local name=$1 t0 rc=0
   shift
   t0=$(now)
   say "stage $name ($(date +%T))"
   "$@" || rc=$?
-  STAGES+=("$name $(elapsed "$t0" %.0f)")
-  return "$rc"
+  STAGES+=("$name $(elapsed "$t0" %.0f) $([[ $rc == 0 ]] && echo ok || echo "FAILED($rc)")")
+  ((rc == 0)) || FAILED+=("$name")
+  return 0
 }
 summary() {
   local rc=$? s
+  ((rc != 0 || ${#FAILED[@]} == 0)) || rc=1
   echo
   say "stage times (seconds; budget: tests/README.md)"
-  for s in "${STAGES[@]}"; do printf '  %-11s %6s\n' ${s}; done
-  printf '  %-11s %6s\n' total "$(elapsed "$t_all" %.0f)"
-  # CTestCostData.txt: "name runs average-seconds" per test, written by every ctest run.
-  if [[ -f $build/Testing/Temporary/CTestCostData.txt ]]; then
+  for s in "${STAGES[@]}"; do printf '  %-11s %6s  %s\n' ${s}; done
+  printf '  %-11s %6s  %s\n' total "$(elapsed "$t_all" %.0f)" "${FAILED[*]:+FAILED: ${FAILED[*]}}"
+  # this run's ctest output: "  3/89 Test  #3: unit.transport .....   Passed    4.92 sec"
+  if [[ -f $build/ctest-output.log ]]; then
     say "the 20 longest tests (seconds)"
-    awk 'NF == 3 { printf "  %8.1f  %s\n", $3, $1 }' "$build/Testing/Temporary/CTestCostData.txt" | sort -rn | head -20
+    awk '/ Test +#[0-9]+: / && / sec$/ { for (i = 1; i <= NF; i++) if ($i ~ /^#[0-9]+:$/) n = $(i + 1)
+         printf "  %8.1f  %s\n", $(NF - 1), n }' "$build/ctest-output.log" | sort -rn | head -20
   fi
   exit "$rc"
 }
@@ -48,7 +53,9 @@ trap summary EXIT
 
 stage deps scripts/deps.sh
 stage build scripts/build.sh
-stage ctest bash -c 'cd "$1" && shift && ctest --output-on-failure -j"${CTEST_JOBS:-2}" "$@"' ctest "$build" "$@"
+((${#FAILED[@]} == 0)) || exit 1 # nothing to test without the packages or the build
+# ctest's output is kept in build/ctest-output.log (the summary and scripts/test-costs.sh read it).
+stage ctest bash -c 'set -o pipefail; cd "$1" && shift && ctest --output-on-failure -j"${CTEST_JOBS:-2}" "$@" 2>&1 | tee ctest-output.log' ctest "$build" "$@"
 if [[ ${COLLBENCH_QUICK:-0} != 1 ]]; then
   stage sanitizers scripts/ci-extra.sh sanitizers
   stage fuzzers scripts/ci-extra.sh fuzzers

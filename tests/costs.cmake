@@ -24,27 +24,27 @@ set(COLLBENCH_TEST_SECONDS
   harness.bad_inputs                      5 1
   harness.cli                             2 1
   harness.cold                           14 -
-  harness.ddp                            23 -
+  harness.ddp                            23 1
   harness.expect_gate                     7 -
   harness.expect_provenance               3 -
   harness.expect_write_expect             8 -
   harness.faults_corrupt                 15 1
-  harness.faults_disk_full                7 -
+  harness.faults_disk_full                7 1
   harness.faults_signals                 28 1
   harness.faults_stall_control            9 -
   harness.faults_stall_library            8 -
   harness.faults_stall_shm                6 -
   harness.memory                         46 -
-  harness.modes                           9 -
-  harness.nvtx                            1 -
-  harness.pingpong                        7 -
-  harness.raw_compare                     6 -
+  harness.modes                           9 1
+  harness.nvtx                            1 1
+  harness.pingpong                        7 1
+  harness.raw_compare                     6 1
   harness.registered                      4 -
   harness.reliability_hang                6 -
   harness.reliability_kill                3 -
-  harness.reliability_resume              6 -
+  harness.reliability_resume              6 1
   harness.stragglers                      4 -
-  harness.sweep                           3 -
+  harness.sweep                           3 1
   harness.sync                            3 -
   harness.timeout                         1 -
   install.deb                           227 -
