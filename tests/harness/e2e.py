@@ -1,13 +1,19 @@
 """End-to-end tests of the collbench executable (ctest label "harness"). Stdlib only.
 
     e2e.py cli       COLLBENCH WORKDIR                bad input -> one line, exit 2, no file
-    e2e.py allreduce COLLBENCH MPIEXEC WORKDIR        -np 4 all allreduce algos; a second run appends
+    e2e.py allreduce COLLBENCH MPIEXEC WORKDIR        -np 4 all allreduce algos; a second run appends;
+                                                      a planted corruption -> exit 1; --segment 256
     e2e.py modes     COLLBENCH MPIEXEC WORKDIR        batch / interleaved / adaptive / in-place / rooted
-    e2e.py sweep     COLLBENCH MPIEXEC WORKDIR YAML   a sweep file end to end, and --print-layouts
+    e2e.py sweep     COLLBENCH MPIEXEC WORKDIR YAML   a sweep file end to end, and --print-layouts;
+                                                      every shipped sweep file's --dry-run plan
     e2e.py nvtx      COLLBENCH MPIEXEC WORKDIR LIB DOC  NVTX ranges seen by an injected tool, per rank,
                                                       each one in DOC's table, every row seen
     e2e.py timeout   COLLBENCH MPIEXEC WORKDIR        a timeout aborts the job with status 3, naming the peer
     e2e.py sync      COLLBENCH MPIEXEC WORKDIR        clock-synchronized start (injected offsets recovered) vs --sync barrier
+
+Every run's points are checked as an exact set (op, algo, dtype, redop, placement, bytes): a
+point missing, or skipped where no refusal is expected, fails. The sweep files are read with
+PyYAML (Debian's python3-yaml, installed by scripts/deps.sh); the rest is stdlib.
 """
 from __future__ import annotations
 
@@ -62,6 +68,57 @@ def algos_for(collbench: str, op: str) -> list[str]:
 
 def mpirun(mpiexec: str, np: int, args: list[str]) -> list[str]:
     return [mpiexec, "-np", str(np), "--oversubscribe", *args]
+
+
+def parse_size(text) -> int:
+    """8, 64K, 16M, 1G -> bytes (the sweep files' sizes)."""
+    t = str(text).strip()
+    units = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
+    return int(t[:-1]) * units[t[-1].upper()] if t[-1].upper() in units else int(t)
+
+
+def sizes_for(op: str, n: int, dtype: str, lo: int, hi: int, factor: int) -> list[int]:
+    """The message sizes collbench measures for -b lo -e hi -f factor (harness/plan/sizes.cpp):
+    lo, lo x factor ... while <= hi, then hi itself; each rounded down to whole chunks (n
+    chunks for the n-chunk ops) of whole elements, repeats dropped."""
+    steps, s = [], lo
+    while True:
+        steps.append(s)
+        nxt = 1 if s == 0 else s * factor
+        if nxt > hi:
+            break
+        s = nxt
+    if steps[-1] != hi:
+        steps.append(hi)
+    granule = cc.schema.ops()[op].size_chunks(n) * cc.schema.dtype_sizes()[dtype]
+    out: list[int] = []
+    for req in steps:
+        b = req // granule * granule
+        if not out or out[-1] != b:
+            out.append(b)
+    return out
+
+
+def point(r: dict) -> tuple:
+    return (r["op"], r["algo"], r["dtype"], r["redop"], r["in_place"], r["bytes"])
+
+
+def expect_points(what: str, results: list[dict], want: set[tuple]) -> None:
+    """The results are exactly the points `want`, each once; none wrong; none skipped except
+    han on one node (refused with its reason)."""
+    got = [point(r) for r in results]
+    if len(got) != len(set(got)):
+        fail(f"{what}: a point recorded twice: {sorted(p for p in set(got) if got.count(p) > 1)[:4]}")
+    if set(got) != want:
+        fail(f"{what}: {len(set(got))} points, want {len(want)}: missing {sorted(want - set(got))[:5]}, "
+             f"extra {sorted(set(got) - want)[:5]}")
+    for r in results:
+        if r["wrong"] != 0:
+            fail(f"{what}: wrong elements: {r}")
+        if r["skipped"] and not cc.skipped_as_expected(r):
+            fail(f"{what}: skipped where no refusal is expected: {point(r)}: {r.get('skip_reason')}")
+        if not r["skipped"] and r["algo"] == "han" and r["nodes"] == 1:
+            fail(f"{what}: han ran on one node: {point(r)}")
 
 
 # ------------------------------------------------------------------ cli
@@ -169,6 +226,41 @@ def test_allreduce(collbench: str, mpiexec: str, workdir: str) -> None:
     second = list(runs.values())[1]
     if sorted((r["algo"], r["bytes"]) for r in second) != [("library", 65536), ("ring", 65536)]:
         fail(f"second run results: {second}")
+
+    # Wrong results end to end: the test-only fault flips a bit of every message rank 1 receives
+    # (harness/run/fault.hpp). Verification must count wrong elements, the table say FAILED,
+    # and the exit status be 1 (with the end record saying so).
+    bad = d / "corrupt.jsonl"
+    env = dict(os.environ, COLLBENCH_TEST_FAULT="corrupt:rank=1:after=0")
+    p = run(mpirun(mpiexec, 2, [collbench, "--op", "allreduce", "--algo", "ring", "-b", "4K", "-e", "4K", "-n", "2",
+                                "-w", "1", "--json", str(bad)]), env=env)
+    if p.returncode != 1:
+        fail(f"a planted corruption: exit {p.returncode}, want 1 (some point had wrong results)")
+    recs = [r for _, r in cc.load(str(bad))]
+    res = [r for r in recs if r["type"] == "result"]
+    if len(res) != 1 or res[0]["skipped"] or not res[0]["wrong"] > 0:
+        fail(f"a planted corruption: want one measured point with wrong > 0, got {res}")
+    if recs[-1]["type"] != "end" or recs[-1]["exit_status"] != 1:
+        fail(f"a planted corruption: the end record says {recs[-1]}")
+    if "# Out of bounds values : 0 OK" in p.stdout or "Out of bounds values" not in p.stdout:
+        fail("a planted corruption: the table's footer does not report the wrong values")
+
+    # --segment reaches the algorithms that pipeline (ring, tree, pairwise ...): every custom
+    # algorithm of four ops, 256 B segments (many pipeline steps at 64 KiB), exact results, and
+    # the records carry the segment.
+    seg = d / "segment.jsonl"
+    ops = ["allreduce", "broadcast", "reduce_scatter", "alltoall"]
+    p = run(mpirun(mpiexec, 2, [collbench, "--op", ",".join(ops), "--algo", "all", "--segment", "256", "-b", "1K",
+                                "-e", "64K", "-f", "64", "-n", "2", "-w", "1", "--json", str(seg), "--quiet"]))
+    if p.returncode != 0:
+        fail(f"--segment 256: exit {p.returncode}")
+    (res,) = cc.check_file(str(seg), runs=1).values()
+    want = {(op, a, "float32", "sum" if cc.schema.ops()[op].reduces else None, False, b)
+            for op in ops for a in algos_for(collbench, op) for b in sizes_for(op, 2, "float32", 1024, 65536, 64)}
+    expect_points("--segment 256", res, want)
+    run_rec = next(r for _, r in cc.load(str(seg)) if r["type"] == "run")
+    if [c["settings"]["segment"] for c in run_rec["config"]["cases"]] != [256]:
+        fail(f"--segment 256 is not in the run record's case settings: {run_rec['config']['cases']}")
     print("allreduce: OK")
 
 
@@ -196,6 +288,22 @@ def test_modes(collbench: str, mpiexec: str, workdir: str) -> None:
         if not results or any(r["mode"] != mode for r in results if not r["skipped"]):
             fail(f"{args}: modes {set(r['mode'] for r in results)} != {mode}")
     inter, batch, adaptive, small = runs
+    # The exact points of each run: every op x algorithm (--algo all) x size x dtype x redop x placement.
+    n = 3
+    sz = lambda op, dt: sizes_for(op, n, dt, 8, 65536, 8)  # noqa: E731
+    red = lambda op, rs: rs if cc.schema.ops()[op].reduces else [None]  # noqa: E731
+    want = [
+        {(op, a, "float32", rd, ip, b) for op in ("allgather", "reduce_scatter") for a in algos_for(collbench, op)
+         for rd in red(op, ["sum"]) for ip in (False, True) for b in sz(op, "float32")},
+        {(op, a, "float32", rd, False, b) for op in ("broadcast", "gather", "scatter", "reduce")
+         for a in algos_for(collbench, op) for rd in red(op, ["sum"]) for b in sz(op, "float32")},
+        {("alltoall", a, dt, None, False, b) for a in algos_for(collbench, "alltoall") for dt in ("int32", "float64")
+         for b in sz("alltoall", dt)},
+        {("allreduce", a, dt, rd, False, b) for a in algos_for(collbench, "allreduce") for dt in ("int8", "bfloat16")
+         for rd in ("sum", "prod", "max", "min", "avg") for b in sz("allreduce", dt)},
+    ]
+    for (args, _), results, w in zip(cases, runs, want):
+        expect_points(" ".join(args[:4]), results, w)
     if {r["in_place"] for r in inter} != {False, True}:
         fail("--inplace both did not run both placements")
     for r in inter:  # n-chunk sizes: 3 ranks x 4 B granule
@@ -223,23 +331,112 @@ def test_modes(collbench: str, mpiexec: str, workdir: str) -> None:
 
 # ------------------------------------------------------------------ sweep file
 
-def test_sweep(collbench: str, mpiexec: str, workdir: str, yaml: str) -> None:
+def test_sweep(collbench: str, mpiexec: str, workdir: str, sweep_file: str) -> None:
     d = fresh_dir(workdir)
-    p = run([collbench, "--config", yaml, "--print-layouts"])
+    p = run([collbench, "--config", sweep_file, "--print-layouts"])
     layouts = p.stdout.split()
     if p.returncode != 0 or not layouts or not all(re.fullmatch(r"\d+x\d+", l) for l in layouts):
         fail(f"--print-layouts: {p.returncode} {p.stdout!r}")
     out = d / "sweep.jsonl"
-    p = run(mpirun(mpiexec, 2, [collbench, "--config", yaml, "--json", str(out)]))
+    p = run(mpirun(mpiexec, 2, [collbench, "--config", sweep_file, "--json", str(out)]))
     if p.returncode != 0:
         fail(f"exit {p.returncode}")
     (results,) = cc.check_file(str(out), runs=1).values()
     run_rec = next(r for _, r in cc.load(str(out)) if r["type"] == "run")
-    if run_rec["config"]["config_file"] != yaml or run_rec["config"]["layouts"] != layouts:
+    if run_rec["config"]["config_file"] != sweep_file or run_rec["config"]["layouts"] != layouts:
         fail("the run record does not carry the resolved sweep file")
-    if len({(r["op"], r["algo"]) for r in results}) < 2:
-        fail("sweep ran fewer than two (op, algo)")
-    print(f"sweep: OK ({len(results)} results, layouts {layouts})")
+    import yaml as pyyaml  # Debian's python3-yaml (scripts/deps.sh)
+    spec = pyyaml.safe_load(Path(sweep_file).read_text())
+    want = set()
+    for case in spec["cases"]:
+        c = {**spec["defaults"], **case}
+        algos = c["algo"] if isinstance(c["algo"], list) else [c["algo"]]
+        rd = c["redop"] if cc.schema.ops()[c["op"]].reduces else None
+        for a in algos:
+            for b in sizes_for(c["op"], 2, c["dtype"], parse_size(c["min_bytes"]), parse_size(c["max_bytes"]),
+                               int(c["step_factor"])):
+                want.add((c["op"], a, c["dtype"], rd, False, b))
+    expect_points(f"sweep {sweep_file}", results, want)
+    dry_runs(collbench, Path(sweep_file).parent)
+    print(f"sweep: OK ({len(results)} results, every (op, algo, size) of the file, layouts {layouts})")
+
+
+# The shipped sweep files (slurm/sweeps/*.yaml) planned with --dry-run (no MPI, no file), at
+# the first layout's rank count: one block per (op, dtype, redop, placement) of each case, in
+# the file's order, with the case's algorithms (every one --list shows for "all"), its size
+# range (first, last, count) and iterations; DDP cases a workload block with their algorithms;
+# pingpong a block per method.
+SHIPPED_SWEEPS = ["default.yaml", "full.yaml", "tuning.yaml", "ddp.yaml", "hier.yaml", "small.yaml"]
+
+
+def listed(v) -> list:
+    return v if isinstance(v, list) else [v]
+
+
+def dry_runs(collbench: str, sweeps: Path) -> None:
+    import yaml as pyyaml
+    all_dtypes = sorted(cc.schema.dtype_sizes())
+    for name in SHIPPED_SWEEPS:
+        path = sweeps / name
+        spec = pyyaml.safe_load(path.read_text())
+        nodes, per = (int(x) for x in spec.get("layouts", ["1x1"])[0].split("x"))
+        n = nodes * per
+        p = run([collbench, "--dry-run", "--config", str(path), "--ranks", str(n)])
+        if p.returncode != 0 or p.stderr:
+            fail(f"--dry-run {name} --ranks {n}: exit {p.returncode}, stderr {p.stderr!r}")
+        lines = p.stdout.splitlines()
+        blocks = [(l.split(": ", 1)[1], lines[i + 1] if i + 1 < len(lines) else "")
+                  for i, l in enumerate(lines) if re.match(r"block \d+: ", l)]
+        fields = lambda head: dict(f.split("=", 1) for f in head.split() if "=" in f)  # noqa: E731
+        bi = 0
+        for case in spec["cases"]:
+            c = {**spec.get("defaults", {}), **case}
+            op, algos = c["op"], listed(c["algo"])
+            if op == "pingpong":
+                got = []
+                while bi < len(blocks) and blocks[bi][0].startswith("pingpong "):
+                    got.append(fields(blocks[bi][0])["algo"])
+                    bi += 1
+                if sorted(got) != sorted(algos):
+                    fail(f"--dry-run {name}: pingpong methods {got}, the file says {algos}")
+                continue
+            if algos == ["all"]:
+                algos = algos_for(collbench, op)
+            if c.get("workload") == "ddp":
+                head = blocks[bi][0] if bi < len(blocks) else ""
+                if not head.startswith(f"workload ddp model={c['model']} ") or fields(head).get("algo", "").split(",") != algos:
+                    fail(f"--dry-run {name}: want the {c['model']} DDP block with algo={','.join(algos)}, got {head!r}")
+                bi += 1
+                continue
+            dtypes = listed(c.get("dtype", "float32"))
+            dtypes = all_dtypes if dtypes == ["all"] else dtypes
+            reduces = cc.schema.ops()[op].reduces
+            redops = listed(c.get("redop", "sum")) if reduces else [None]
+            placements = {"0": [0], "1": [1], "both": [0, 1]}[str(c.get("inplace", "0"))]
+            want = sorted((dt, rd, ip) for dt in dtypes for rd in redops for ip in placements)
+            got = []
+            for _ in want:
+                if bi >= len(blocks):
+                    fail(f"--dry-run {name}: no block left for case {case}")
+                head, detail = blocks[bi]
+                f = fields(head)
+                if head.split()[0] != op or f.get("algo", "").split(",") != algos:
+                    fail(f"--dry-run {name}: want {op} algo={','.join(algos)}, got {head!r}")
+                got.append((f["dtype"], f.get("redop"), int(f["in_place"])))
+                sz = sizes_for(op, n, f["dtype"], parse_size(c["min_bytes"]), parse_size(c["max_bytes"]),
+                               int(c["step_factor"]))
+                if not detail.startswith(f"  {sz[0]} .. {sz[-1]} B ({len(sz)} sizes); iters {c['iters']},"):
+                    fail(f"--dry-run {name}: {op} block {head!r}: want {sz[0]} .. {sz[-1]} B ({len(sz)} sizes), "
+                         f"iters {c['iters']}; got {detail!r}")
+                bi += 1
+            if sorted(got) != want:
+                fail(f"--dry-run {name}: {op} blocks (dtype, redop, in place) {sorted(got)}, the file says {want}")
+        if bi != len(blocks):
+            fail(f"--dry-run {name}: blocks no case of the file asks for: {blocks[bi:]}")
+        total = re.search(r"^total: (\d+) block\(s\), (\d+) point", p.stdout, re.M)
+        if not total or int(total.group(1)) != len(blocks):
+            fail(f"--dry-run {name}: the total line does not count {len(blocks)} blocks:\n{p.stdout}")
+        print(f"dry run {name} at {n} ranks: {len(blocks)} blocks, {total.group(2)} points, as the file says")
 
 
 # ------------------------------------------------------------------ nvtx
