@@ -120,10 +120,13 @@ def stall_run(collbench: str, mpiexec: str, workdir: str, algo_args: list[str], 
     out = d / "stall.jsonl"
     timeout = 3
     # A quick 8 B point first: its record says every rank is past start-up and calibration.
+    # The 1 MiB point is one back-to-back batch: per-iteration timing starts a 1 MiB op after a
+    # barrier, so a stop landed in the harness's barrier as often as in the call (the error then
+    # named the barrier: 2 failures in 3 runs); back to back, the peer is inside the call.
     sweep = d / "stall.yaml"
     sweep.write_text("name: stall\ncases:\n"
                      "  - {op: allreduce, min_bytes: 8, max_bytes: 8, iters: 5, warmup: 1}\n"
-                     "  - {op: allreduce, min_bytes: 1M, max_bytes: 1M, iters: 100000}\n")
+                     "  - {op: allreduce, min_bytes: 1M, max_bytes: 1M, iters: 100000, batch: 1}\n")
     cmd = [mpiexec, "-np", "2", collbench, "--config", str(sweep), *algo_args, "--timeout", str(timeout),
            "--json", str(out), "--quiet"]
     print("+", " ".join(cmd), flush=True)
