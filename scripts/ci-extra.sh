@@ -23,7 +23,11 @@ step() { say "$* ($(date +%T))"; }
 
 configure() {
   command -v clang++ >/dev/null || die "clang++ not found (scripts/deps.sh installs clang libclang-rt-14-dev)"
-  [[ -f $TREE/CMakeCache.txt ]] && return 0
+  if [[ -f $TREE/CMakeCache.txt ]]; then
+    # a tree of this script's (an older one was GCC's, without the fuzzers): keep it, else start anew
+    grep -q '^COLLBENCH_FUZZ:BOOL=ON' "$TREE/CMakeCache.txt" && return 0
+    rm -rf "$TREE"
+  fi
   cmake -S "$ROOT" -B "$TREE" -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_C_COMPILER=clang \
     -DCOLLBENCH_SANITIZE=ON -DCOLLBENCH_FUZZ=ON -DCOLLBENCH_CUDA=OFF -DCOLLBENCH_NCCL=OFF -DCOLLBENCH_BENCH=OFF \
     -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O0 -g1 -DNDEBUG" \
