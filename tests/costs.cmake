@@ -5,57 +5,60 @@
 # it mostly waits on launches, signals or files (measured alone: busy CPU / wall < 0.6 core) and
 # asserts no timing; "-" keeps what the test declares.
 set(COLLBENCH_TEST_SECONDS
-  analysis.collplot                      22 -
+  analysis.collplot                      14 -
   analysis.compare                       10 -
-  analysis.compare_fixtures              90 -
-  analysis.ddp                            4 -
-  analysis.expect_write                   3 -
+  analysis.compare_fixtures              72 -
+  analysis.ddp                            5 -
+  analysis.expect_write                   4 -
   analysis.load                           5 -
-  analysis.model                          1 -
-  analysis.node_aware                    12 -
-  analysis.report                         9 -
-  analysis.report_browser                47 -
-  analysis.schema                        21 -
+  analysis.model                          2 -
+  analysis.node_aware                    11 -
+  analysis.report                        18 -
+  analysis.report_browser                30 -
+  analysis.schema                         9 -
   analysis.stragglers                     3 -
+  analysis.targets                        1 -
   analysis.tune                          12 -
-  harness.allreduce                       6 -
-  harness.argv_fuzz                       9 -
-  harness.auto                            7 1
+  docs.checkers                           1 -
+  docs.links                              1 -
+  docs.options                            1 -
+  harness.allreduce                       9 -
+  harness.argv_fuzz                      11 -
+  harness.auto                           10 1
   harness.bad_inputs                      5 1
   harness.cli                             2 1
-  harness.cold                           14 -
-  harness.ddp                            23 1
-  harness.expect_gate                     7 -
+  harness.cold                           15 -
+  harness.ddp                            20 1
+  harness.expect_gate                     5 -
   harness.expect_provenance               3 -
-  harness.expect_write_expect             8 -
+  harness.expect_write_expect             3 -
   harness.faults_corrupt                 15 1
-  harness.faults_disk_full                7 1
-  harness.faults_signals                 28 1
-  harness.faults_stall_control            9 -
-  harness.faults_stall_library            8 -
+  harness.faults_disk_full                8 1
+  harness.faults_signals                 34 1
+  harness.faults_stall_control            8 -
+  harness.faults_stall_library            6 -
   harness.faults_stall_shm                6 -
-  harness.memory                         46 -
-  harness.modes                           9 1
-  harness.nvtx                            1 1
-  harness.pingpong                        7 1
+  harness.memory                         41 -
+  harness.modes                          28 1
+  harness.nvtx                            4 1
+  harness.pingpong                        6 1
   harness.raw_compare                     6 1
   harness.registered                      4 -
   harness.reliability_hang                6 -
   harness.reliability_kill                3 -
-  harness.reliability_resume              6 1
-  harness.stragglers                      4 -
-  harness.sweep                           3 1
-  harness.sync                            3 -
+  harness.reliability_resume              5 1
+  harness.stragglers                      3 -
+  harness.sweep                           6 1
+  harness.sync                            4 -
   harness.timeout                         1 -
-  install.deb                           227 -
-  install.tree                           31 -
+  install.deb                           109 -
+  install.tree                           26 -
   mpi.harness_measure.np1                 1 1
   mpi.harness_measure.np2                 3 -
-  mpi.harness_measure.np3                 4 -
-  mpi.mpi_collectives.np2                 3 -
-  mpi.mpi_collectives.np3                 5 -
-  mpi.mpi_collectives.np4                 5 -
-  mpi.mpi_collectives.np5                 7 -
+  mpi.mpi_collectives.np2                 2 -
+  mpi.mpi_collectives.np3                 3 -
+  mpi.mpi_collectives.np4                 4 -
+  mpi.mpi_collectives.np5                 6 -
   mpi.mpi_split.np1                       1 1
   mpi.mpi_split.np2                       1 1
   mpi.mpi_split.np3                       1 1
@@ -68,22 +71,22 @@ set(COLLBENCH_TEST_SECONDS
   mpi.quiet_comm.np2                      1 1
   mpi.quiet_comm.np3                      1 1
   mpi.quiet_harness.np3                   1 1
-  mpi.tuned_forcing                      62 1
-  slurm.cluster                          11 -
-  slurm.layout                           93 -
-  slurm.node_loss                        69 -
+  mpi.tuned_forcing                      73 1
+  slurm.cluster                           6 -
+  slurm.layout                           59 -
+  slurm.node_loss                        68 -
   slurm.profile                           1 -
-  slurm.profile_srun                      5 -
-  slurm.sweep                            58 -
-  slurm.testbed                           9 -
-  slurm.time_limit                       50 -
-  unit.collectives                       87 -
-  unit.collectives_scratch               49 -
+  slurm.profile_srun                      2 -
+  slurm.sweep                            40 -
+  slurm.testbed                           4 -
+  slurm.time_limit                       52 -
+  unit.collectives                      102 -
+  unit.collectives_scratch               46 -
   unit.core                               1 -
-  unit.gpu                                7 -
-  unit.gpu_bundle_script                 14 -
-  unit.gpu_check_script                  17 -
-  unit.gpu_nccl_model                     5 -
+  unit.gpu                                6 -
+  unit.gpu_bundle_script                 19 -
+  unit.gpu_check_script                  14 -
+  unit.gpu_nccl_model                     4 -
   unit.harness                            6 -
   unit.nccl_version_match                 1 -
   unit.nccl_version_mismatch              1 -
