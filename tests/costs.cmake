@@ -73,8 +73,8 @@ set(COLLBENCH_TEST_SECONDS
   mpi.quiet_harness.np3                   1 1
   mpi.tuned_forcing                      73 1
   slurm.cluster                           6 -
-  slurm.layout                           59 -
-  slurm.node_loss                        68 -
+  slurm.layout                           59 2
+  slurm.node_loss                        68 2
   slurm.profile                           1 -
   slurm.profile_srun                      2 -
   slurm.sweep                            40 -
