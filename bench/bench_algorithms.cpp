@@ -6,7 +6,7 @@
 #include <string>
 
 #include "collectives/registry.hpp"
-#include "collectives/transport/thread/thread_transport.hpp"
+#include "collectives/backends/thread/thread_transport.hpp"
 
 namespace collbench {
 namespace {

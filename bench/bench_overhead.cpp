@@ -45,10 +45,10 @@
 #include <vector>
 
 #include "collectives/registry.hpp"
-#include "collectives/transport/mpi/mpi_transport.hpp"
+#include "collectives/backends/mpi/mpi_transport.hpp"
 #include "harness/measure/measure.hpp"
-#if __has_include("harness/run/watchdog.hpp")
-#include "harness/run/watchdog.hpp"
+#if __has_include("harness/runtime/watchdog.hpp")
+#include "harness/runtime/watchdog.hpp"
 #define COLLBENCH_BENCH_WATCHDOG 1  // the build has the watchdog: time the watched paths too
 #endif
 

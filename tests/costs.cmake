@@ -27,6 +27,9 @@ set(COLLBENCH_TEST_SECONDS
   harness.auto                           10 1
   harness.bad_inputs                      5 1
   harness.cli                             2 1
+  harness.layers                          1 1
+  harness.layers_self_test                1 1
+  harness.thread                         20 2
   harness.cold                           15 -
   harness.ddp                            20 1
   harness.expect_gate                     5 -

@@ -1,20 +1,18 @@
 #pragma once
-// The device path as the harness sees it: which backends this build has, which GPU a rank
-// uses, and factories for device memory and device-capable transports. Compiled in every
-// build; without CUDA every factory throws Error("collbench was built without CUDA").
+// The device path, independent of any backend: whether this build has CUDA, which GPU a rank
+// uses, and factories for device memory and the device transports other transports are
+// wrapped in. Compiled in every build; without CUDA every factory throws
+// Error("collbench was built without CUDA"). The backends build on it (backends/device.hpp).
 //
 // Typical use (one rank of `collbench --device cuda`):
 //   std::string why;
 //   if (gpu::device_count(&why) == 0) -> skip/usage error with `why`
-//   int dev = gpu::select_device(local_rank, local_size);    // node-local rank from MPI_COMM_TYPE_SHARED
+//   int dev = gpu::select_device(local_rank, local_size);    // the rank's index on its node
 //   gpu::device_sharing(<every local rank's gpu::device_uuid(dev)>) -> NCCL refuses sharing
 //   auto mem = gpu::make_cuda_memory(dev);                    // outlives every transport using it
-//   --backend nccl:  auto t = gpu::make_nccl_transport(MPI_COMM_WORLD, *mem);
-//   --backend mpi:   MpiTransport mpi(MPI_COMM_WORLD);                   // outlives t
-//                    auto t = gpu::make_mpi_device_transport(mpi, *mem);  // staged or CUDA-aware
+//   --backend nccl:  auto t = nccl::make_transport(world, *mem);         (backends/nccl)
+//   --backend mpi:   auto t = mpi::make_device_transport(mpi, *mem);     (backends/mpi: staged or CUDA-aware)
 // Every timed iteration ends with t.memory().synchronize() (device work is asynchronous).
-#include <mpi.h>
-
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -22,13 +20,11 @@
 
 #include "collectives/core/memory.hpp"
 #include "collectives/transport/device_peer_memory.hpp"
-#include "collectives/transport/mpi/mpi_transport.hpp"
 #include "collectives/transport/transport.hpp"
 
 namespace collbench::gpu {
 
 bool built_with_cuda();
-bool built_with_nccl();
 
 // Visible CUDA devices; 0 with the reason in *why_none (may be null) when there is no
 // driver, no device, or no CUDA in this build: "no CUDA device: <cudaGetDeviceCount error>".
@@ -70,38 +66,20 @@ DeviceMemoryInfo device_memory_info(int device);
 // kernels on the stream, upload/download/synchronize wait for it.
 std::unique_ptr<MemorySpace> make_cuda_memory(int device);
 
-// NCCL point-to-point on `cuda_mem`'s stream (see transport/nccl/nccl_transport.hpp for the
-// matching rules). Collective over `comm`: every rank calls it. `cuda_mem` must come from
-// make_cuda_memory and outlive the transport; `comm` is used only during the call.
-// `scope`: the call scope its calls run under (the harness's, watched; a fresh one if null).
-std::unique_ptr<Transport> make_nccl_transport(MPI_Comm comm, MemorySpace& cuda_mem,
-                                               std::shared_ptr<CallScope> scope = nullptr);
-
 // Device buffers over a host-only transport (MPI that is not CUDA-aware, as Debian's):
 // every message is staged through reused pinned host buffers; peer memory through CUDA IPC.
 // `host_inner` and `device_mem` must outlive the result.
 std::unique_ptr<Transport> make_staging_transport(Transport& host_inner, MemorySpace& device_mem);
 
-// --backend mpi on device memory: when mpi_is_cuda_aware(), `mpi` itself moves the device
-// buffers (set_memory(device_mem)) behind a stream synchronisation before each send and receive;
-// otherwise the staging transport. Either way, with ranks on one node, CUDA IPC peer memory.
-// `mpi` and `device_mem` must outlive the result.
-std::unique_ptr<Transport> make_mpi_device_transport(MpiTransport& mpi, MemorySpace& device_mem);
-
 // How `device_mem` (from make_cuda_memory) shares its blocks with the node's other ranks:
 // CUDA IPC, the device peer memory behind the zero-copy (shm) algorithms on device buffers.
 std::shared_ptr<DeviceIpc> device_ipc(MemorySpace& device_mem);
 
-// True when the MPI library says it can move device buffers itself (MPIX_Query_cuda_support);
-// false when it cannot or cannot say.
-bool mpi_is_cuda_aware();
-
-// For the run record; empty strings where unknown (no driver, no NCCL, stub build).
+// For the run record; empty strings where unknown (no driver, stub build).
 struct Versions {
   std::string device_name;
   std::string driver;   // "13.0"
   std::string runtime;  // "13.0"
-  std::string nccl;     // "2.28.9"
 };
 Versions versions(int device);
 

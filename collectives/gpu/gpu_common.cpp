@@ -1,13 +1,8 @@
-// The parts of gpu.hpp that need no CUDA: device choice and the MPI capability query.
-#include <mpi.h>
-#if __has_include(<mpi-ext.h>)
-#include <mpi-ext.h>  // Open MPI: MPIX_CUDA_AWARE_SUPPORT, MPIX_Query_cuda_support
-#endif
+// The parts of gpu.hpp that need no CUDA: device choice.
 
 #include <algorithm>
 
 #include "collectives/gpu/gpu.hpp"
-#include "collectives/gpu/ordered_transport.hpp"
 
 namespace collbench::gpu {
 
@@ -48,21 +43,6 @@ std::string nccl_sharing_error(const DeviceSharing& s, const std::string& host) 
          " (" + std::to_string(s.ranks_per_device) +
          " ranks on one GPU; NCCL refuses that); accepted: --backend mpi (shares the GPU), fewer ranks per node, or "
          "one GPU per rank (--gpus-per-task=1 / CUDA_VISIBLE_DEVICES)";
-}
-
-bool mpi_is_cuda_aware() {
-#if defined(MPIX_CUDA_AWARE_SUPPORT) && MPIX_CUDA_AWARE_SUPPORT
-  // Compile-time support is not enough: the runtime may have CUDA support disabled.
-  return MPIX_Query_cuda_support() == 1;
-#else
-  return false;
-#endif
-}
-
-std::unique_ptr<Transport> make_mpi_device_transport(MpiTransport& mpi, MemorySpace& device_mem) {
-  if (!mpi_is_cuda_aware()) return make_staging_transport(mpi, device_mem);
-  mpi.set_memory(device_mem);
-  return std::make_unique<StreamOrderedTransport>(mpi, device_mem, device_ipc(device_mem));
 }
 
 }  // namespace collbench::gpu

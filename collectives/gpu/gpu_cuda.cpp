@@ -1,15 +1,10 @@
-// gpu.hpp with the CUDA runtime (and NCCL when COLLBENCH_WITH_NCCL).
+// gpu.hpp with the CUDA runtime.
 #include <cuda_runtime_api.h>
 
 #include "collectives/gpu/cuda_check.hpp"
 #include "collectives/gpu/cuda_memory.hpp"
 #include "collectives/gpu/gpu.hpp"
 #include "collectives/gpu/staging_transport.hpp"
-#if COLLBENCH_WITH_NCCL
-#include <nccl.h>
-
-#include "collectives/transport/nccl/nccl_transport.hpp"
-#endif
 
 namespace collbench::gpu {
 namespace {
@@ -27,7 +22,6 @@ CudaMemory& as_cuda(MemorySpace& m, const char* who) {
 }  // namespace
 
 bool built_with_cuda() { return true; }
-bool built_with_nccl() { return COLLBENCH_WITH_NCCL != 0; }
 
 int device_count(std::string* why_none) {
   int n = 0;  // left untouched on error (e.g. 35, no driver)
@@ -83,20 +77,6 @@ DeviceMemoryInfo device_memory_info(int device) {
 
 std::unique_ptr<MemorySpace> make_cuda_memory(int device) { return std::make_unique<CudaMemory>(device); }
 
-std::unique_ptr<Transport> make_nccl_transport(MPI_Comm comm, MemorySpace& cuda_mem, std::shared_ptr<CallScope> scope) {
-#if COLLBENCH_WITH_NCCL
-  CudaMemory& m = as_cuda(cuda_mem, "the nccl transport");
-  COLLBENCH_CUDA_CHECK(cudaSetDevice(m.device()));  // the communicator binds to the current device
-  if (!scope) scope = std::make_shared<CallScope>();
-  return std::make_unique<NcclTransport>(comm, m, m.stream(), std::move(scope));
-#else
-  (void)comm;
-  (void)cuda_mem;
-  (void)scope;
-  throw Error("collbench was built without NCCL (--backend nccl unavailable)");
-#endif
-}
-
 std::unique_ptr<Transport> make_staging_transport(Transport& host_inner, MemorySpace& device_mem) {
   return std::make_unique<StagingTransport>(host_inner, device_mem, std::make_unique<PinnedHostMemory>(),
                                             device_ipc(device_mem));
@@ -111,10 +91,6 @@ Versions versions(int device) {
   cudaDeviceProp prop{};
   if (device >= 0 && device < device_count() && cudaGetDeviceProperties(&prop, device) == cudaSuccess)
     v.device_name = prop.name;
-#if COLLBENCH_WITH_NCCL
-  if (ncclGetVersion(&x) == ncclSuccess)
-    v.nccl = std::to_string(x / 10000) + "." + std::to_string(x / 100 % 100) + "." + std::to_string(x % 100);
-#endif
   cudaGetLastError();
   return v;
 }

@@ -7,7 +7,6 @@ constexpr const char* kNoCuda = "collbench was built without CUDA";
 }
 
 bool built_with_cuda() { return false; }
-bool built_with_nccl() { return false; }
 
 int device_count(std::string* why_none) {
   if (why_none) *why_none = kNoCuda;
@@ -20,9 +19,6 @@ std::string device_uuid(int) { return {}; }
 DeviceMemoryInfo device_memory_info(int) { return {}; }
 
 std::unique_ptr<MemorySpace> make_cuda_memory(int) { throw Error(kNoCuda); }
-std::unique_ptr<Transport> make_nccl_transport(MPI_Comm, MemorySpace&, std::shared_ptr<CallScope>) {
-  throw Error(kNoCuda);
-}
 std::unique_ptr<Transport> make_staging_transport(Transport&, MemorySpace&) { throw Error(kNoCuda); }
 std::shared_ptr<DeviceIpc> device_ipc(MemorySpace&) { throw Error(kNoCuda); }
 

@@ -6,7 +6,7 @@
 //
 // One scope belongs to one rank, i.e. one thread: that thread writes it (the harness, between
 // calls) and its transports read it when they raise an error. Another thread (a watchdog,
-// harness/run/watchdog.hpp) may read only the atomics: whether a blocking call is running,
+// harness/runtime/watchdog.hpp) may read only the atomics: whether a blocking call is running,
 // which one (a counter), the message it waits for (peer, tag, bytes, direction, transport),
 // its timeout, and — for self-timed calls — its deadline. Blocking calls publish them with
 // plain stores (single writer: no locked instruction, no lock, no allocation, no clock), so
@@ -109,7 +109,7 @@ std::string timeout_message(std::chrono::milliseconds timeout, int peer, bool is
 // One blocking call, published on its scope for a watchdog: construct it when the call starts
 // (a few relaxed stores and one release store, no clock), update message() as it moves from
 // one request to the next, let it go when the call ends. It bounds nothing by itself: the
-// watchdog (harness/run/watchdog.hpp) ends the process when one outlives scope.timeout().
+// watchdog (harness/runtime/watchdog.hpp) ends the process when one outlives scope.timeout().
 class BlockingCall {
  public:
   BlockingCall(CallScope& scope, const Transport* who, const char* what) noexcept

@@ -8,12 +8,12 @@
 
 #include "collectives/schedules/peer.hpp"
 #include "collectives/verify/check.hpp"
-#include "harness/measure/bandwidth.hpp"
+#include "harness/report/bandwidth.hpp"
 #include "harness/measure/measure.hpp"
-#include "harness/run/control.hpp"
-#include "harness/run/cache_pool.hpp"
-#include "harness/run/fault.hpp"
-#include "harness/run/memcheck.hpp"
+#include "harness/runtime/control.hpp"
+#include "harness/runtime/cache_pool.hpp"
+#include "harness/runtime/fault.hpp"
+#include "harness/runtime/memcheck.hpp"
 
 namespace collbench {
 namespace {

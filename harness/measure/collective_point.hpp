@@ -4,14 +4,14 @@
 #include <string>
 #include <vector>
 
-#include "harness/measure/bandwidth.hpp"
+#include "harness/report/bandwidth.hpp"
 #include "harness/measure/measure.hpp"
 #include "harness/plan/auto_algos.hpp"
 #include "harness/plan/plan.hpp"
 #include "harness/plan/sizes.hpp"
 #include "harness/report/result.hpp"
-#include "harness/run/backend.hpp"
-#include "harness/run/topology.hpp"
+#include "collectives/backends/backend.hpp"
+#include "harness/runtime/topology.hpp"
 
 namespace collbench {
 

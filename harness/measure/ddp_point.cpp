@@ -6,15 +6,14 @@
 
 #include "collectives/verify/check.hpp"
 #include "harness/plan/auto_algos.hpp"
-#include "harness/run/control.hpp"
-#include "harness/run/memcheck.hpp"
+#include "harness/runtime/control.hpp"
+#include "harness/runtime/memcheck.hpp"
 
 namespace collbench {
 namespace {
 
 using Clock = std::chrono::steady_clock;
 
-constexpr std::uint64_t kAlign = 256;
 
 // One training step's gradient sync with one algorithm (auto: each bucket's own choice): every
 // bucket all-reduced in turn. Each bucket's own time is kept per call (every call on every rank
@@ -150,25 +149,6 @@ void verify_step(PointEnv& env, const DdpBlock& b, DdpStep& w, Buffer& send, Buf
 }
 
 }  // namespace
-
-DdpLayout ddp_layout(const DdpBlock& b) {
-  DdpLayout l;
-  for (const auto& k : b.buckets) {
-    l.offsets.push_back(l.total);
-    l.total += (k.bytes + kAlign - 1) / kAlign * kAlign;
-  }
-  return l;
-}
-
-std::uint64_t ddp_memory_need(const DdpBlock& b, int world_size) {
-  std::uint64_t extra = 0, largest = 0;
-  for (const auto& k : b.buckets) {
-    extra = std::max(extra, point_memory_need(Op::allreduce, k.count, k.dtype, world_size).extra);
-    largest = std::max(largest, k.bytes);
-  }
-  // avg scales each bucket's gradients into a scratch copy first (run_entry).
-  return 2 * ddp_layout(b).total + extra + (b.redop == RedOp::avg ? largest : 0);
-}
 
 std::vector<PointResult> measure_ddp(PointEnv& env, const DdpBlock& b) {
   Transport& t = env.transport;

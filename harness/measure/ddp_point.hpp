@@ -13,17 +13,4 @@ namespace collbench {
 // Collective over all ranks; all ranks return the same results, one per algorithm.
 std::vector<PointResult> measure_ddp(PointEnv& env, const DdpBlock& block);
 
-// What one rank holds for the block: the gradients and the buckets (twice the gradient bytes:
-// what DDP holds too, unless gradient_as_bucket_view), plus the largest bucket's allowance
-// for algorithm scratch and library temporaries, and for avg its scaled copy.
-std::uint64_t ddp_memory_need(const DdpBlock& block, int world_size);
-
-// Each bucket's byte offset in the step's send and recv buffers (256-byte aligned, like a
-// device allocation), and the total.
-struct DdpLayout {
-  std::vector<std::uint64_t> offsets;
-  std::uint64_t total = 0;
-};
-DdpLayout ddp_layout(const DdpBlock& block);
-
 }  // namespace collbench

@@ -8,11 +8,11 @@
 #include <thread>
 #include <tuple>
 
-#include "harness/measure/stats.hpp"
+#include "harness/report/stats.hpp"
 #include "harness/report/result.hpp"
-#include "harness/run/clock_sync.hpp"
-#include "harness/run/control.hpp"
-#include "harness/run/control_call.hpp"
+#include "harness/runtime/clock_sync.hpp"
+#include "harness/runtime/control.hpp"
+#include "harness/runtime/control_call.hpp"
 
 namespace collbench {
 namespace {

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "collectives/transport/transport.hpp"
-#include "harness/run/nvtx.hpp"
+#include "harness/runtime/nvtx.hpp"
 #include "harness/plan/run_config.hpp"
 
 namespace collbench {

@@ -1,7 +1,5 @@
 #include "harness/measure/p2p_point.hpp"
 
-#include <mpi.h>
-
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
@@ -9,11 +7,10 @@
 #include <span>
 #include <thread>
 
-#include "collectives/transport/mpi/mpi_transport.hpp"
-#include "harness/measure/bandwidth.hpp"
+#include "harness/report/bandwidth.hpp"
 #include "harness/measure/measure.hpp"
-#include "harness/run/control.hpp"
-#include "harness/run/control_call.hpp"
+#include "harness/runtime/control.hpp"
+#include "harness/runtime/control_call.hpp"
 
 namespace collbench {
 namespace {
@@ -77,12 +74,7 @@ class P2pWorkload final : public Workload {
         b_(b),
         reqs_(m == P2pMethod::latency ? 0 : 2 * kP2pWindow) {}
 
-  void run() override {
-    // On the MPI transport (final, messages posted inline) the loops call it directly: a
-    // virtual call per message is a few percent of an 8-byte osu_bw message (~40 ns here).
-    if (mpi_ != nullptr) return run_on(*mpi_);
-    run_on(t_);
-  }
+  void run() override { run_on(t_); }
   bool initiator() const { return initiator_; }
   // Receive slots this rank's run() fills (what verification checks).
   std::size_t slots_received() const {
@@ -142,7 +134,6 @@ class P2pWorkload final : public Workload {
   }
 
   Transport& t_;
-  MpiTransport* mpi_ = dynamic_cast<MpiTransport*>(&t_);  // null on other transports and wrappers
   P2pMethod m_;
   int peer_;
   bool initiator_;
@@ -164,33 +155,16 @@ std::vector<double> time_pair(Transport& t, P2pWorkload& w, int iters, int messa
   return samples;
 }
 
-// Where the ranks outside the pair wait for it: a zero-byte "done" from the pair's source,
-// polled with sleeps. Sleeping matters on oversubscribed cores (the emulated testbed: 4 ranks on
-// 2 cores), where a spinning waiter steals the pair's CPU and multiplies the measured latency
-// (seen: 0.4 us -> 2 us with one waiter). Point-to-point, not MPI_Ibarrier: any non-blocking
-// collective leaves Open MPI's libnbc progress hook in every later MPI call on this process
-// (quiet_comm.hpp), the pair's timed loops included.
-//
-// Nothing bounds the others' wait: it lasts the pair's whole measurement, and a pair rank that
-// stops is named by its own watchdog.
+// Where the ranks outside the pair wait for it: a "done" notice from the pair's source, polled
+// with sleeps. Sleeping matters on oversubscribed cores (the emulated testbed: 4 ranks on 2
+// cores), where a spinning waiter steals the pair's CPU and multiplies the measured latency
+// (seen: 0.4 us -> 2 us with one waiter). Nothing bounds the others' wait: it lasts the pair's
+// whole measurement, and a pair rank that stops is named by its own watchdog.
 void wait_for_pair(Control& control, const RankPair& pair) {
-  constexpr int kPairDoneTag = 7102;  // the control communicator's only other tag: clock_sync.cpp's 7101
   const int me = control.rank();
   if (me == pair.dst) return;
-  if (me == pair.src) {
-    const ControlCall call(control.scope(), me, "in the harness's send of \"pair done\" (control)");
-    for (int r = 0; r < control.size(); ++r)
-      if (r != pair.src && r != pair.dst)
-        COLLBENCH_MPI_CHECK(MPI_Send(nullptr, 0, MPI_BYTE, r, kPairDoneTag, control.comm()), nullptr);
-    return;
-  }
-  MPI_Request req;
-  COLLBENCH_MPI_CHECK(MPI_Irecv(nullptr, 0, MPI_BYTE, pair.src, kPairDoneTag, control.comm(), &req), nullptr);
-  for (int done = 0;;) {
-    COLLBENCH_MPI_CHECK(MPI_Test(&req, &done, MPI_STATUS_IGNORE), nullptr);
-    if (done) return;
-    std::this_thread::sleep_for(std::chrono::microseconds(50));
-  }
+  if (me == pair.src) return control.notify_all_but(pair.dst, kPairDoneTag);
+  control.await_notice(pair.src, kPairDoneTag, std::chrono::microseconds(50));
 }
 
 // Runs the method once more on cleared receive slots and counts wrong payload bytes.

@@ -1,6 +1,6 @@
 #pragma once
 // Measuring one size of a pingpong block (`--op pingpong`): for each selected rank pair, the
-// OSU-style method (harness/measure/p2p_method.hpp) timed on that pair alone while every other rank
+// OSU-style method (harness/plan/p2p_method.hpp) timed on that pair alone while every other rank
 // waits, then the payload verified. One PointResult per pair, with src, dst and link.
 #include <span>
 #include <vector>

@@ -6,7 +6,7 @@
 
 #include "collectives/core/error.hpp"
 #include "harness/exit_status.hpp"
-#include "harness/run/backend.hpp"
+#include "collectives/backends/backend.hpp"
 #include "harness/plan/config.hpp"
 #include "harness/plan/settings.hpp"
 
@@ -80,8 +80,13 @@ void add_selection_options(CLI::App& app, RawOptions& o) {
                                 "algorithm; the nearest layout's entry if none matches, else the library")
                      ->type_name("FILE")
                      ->group("Selection");
-  o.backend_opt = app.add_option("--backend", o.backend, "communication backend: mpi (default) or nccl (needs --device cuda)")
-                      ->type_name("mpi|nccl")
+  std::string backends, names;
+  for (const BackendInfo& b : Backends::get().all()) {
+    backends += "; " + b.name + ": " + b.summary;
+    names += (names.empty() ? "" : "|") + b.name;
+  }
+  o.backend_opt = app.add_option("--backend", o.backend, "communication backend (default mpi)" + backends)
+                      ->type_name(names)
                       ->group("Selection");
   o.device_opt = app.add_option("--device", o.device,
                                 "where buffers live: cpu (default) or cuda (GPU = node-local rank % GPUs; mpi ranks "
@@ -96,7 +101,9 @@ void add_selection_options(CLI::App& app, RawOptions& o) {
       ->group("Selection");
   o.ranks_opt =
       app.add_option("--ranks", o.ranks,
-                     "--dry-run only: plan for N ranks, all on one node (default: the launcher's count, else 1)")
+                     "--backend thread: run N ranks as threads of this process (default: one per online CPU, "
+                     "at least 2); --dry-run: plan for N ranks on one node (default: the launcher's count, else 1); "
+                     "under a launcher it must equal the launcher's count")
           ->type_name("N")
           ->group("Selection");
 }
@@ -210,12 +217,12 @@ RunConfig resolve(const RawOptions& o, std::vector<std::string> argv) {
   cfg.print_layouts = o.print_layouts;
   cfg.dry_run = o.dry_run;
   if (given(o.ranks_opt)) {
-    if (!o.dry_run) throw UsageError("--ranks plans a dry run; accepted: --dry-run --ranks N");
-    if (o.ranks < 1 || o.ranks > (1 << 20))
-      throw UsageError("--ranks " + std::to_string(o.ranks) + ": out of range; accepted: 1 to 1048576");
-    cfg.dry_run_ranks = o.ranks;
+    const int most = cfg.dry_run ? (1 << 20) : 1024;  // threads of one process: a sane bound
+    if (o.ranks < 1 || o.ranks > most)
+      throw UsageError("--ranks " + std::to_string(o.ranks) + ": out of range; accepted: 1 to " + std::to_string(most));
+    cfg.ranks = o.ranks;
   }
-  check_backend(cfg);
+  Backends::get().check(cfg.backend, cfg.device);
 
   // Cases: the file's, unless --op replaces them with one case (on the file's defaults).
   if (file && !given(o.op_opt)) {

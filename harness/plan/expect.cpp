@@ -13,10 +13,9 @@
 #include "collectives/collective.hpp"
 #include "collectives/core/error.hpp"
 #include "collectives/registry.hpp"
-#include "harness/measure/p2p_method.hpp"
+#include "harness/plan/p2p_method.hpp"
 #include "harness/plan/settings.hpp"
 #include "harness/plan/sizes.hpp"
-#include "harness/report/result.hpp"
 
 namespace collbench {
 namespace {
@@ -200,32 +199,6 @@ Expectations Expectations::load(const std::string& path) {
   if (!in.is_open() || in.bad())
     throw UsageError("--expect " + path + ": cannot read (" + std::strerror(errno) + ")" + kAccepted);
   return parse(bytes.str(), path);
-}
-
-std::vector<ExpectVerdict> Expectations::check(const PointResult& r, const TunedLayout& run_layout) const {
-  std::vector<ExpectVerdict> out;
-  if (r.ddp) return out;
-  for (const ExpectEntry& e : entries_) {
-    if (e.op != r.op || (e.algo != "any" && e.algo != r.algo)) continue;
-    if (e.layout && !(*e.layout == run_layout)) continue;
-    if (r.bytes < e.min_bytes || (e.max_bytes && r.bytes > *e.max_bytes)) continue;
-    if ((e.dtype && *e.dtype != r.dtype) || (e.in_place && *e.in_place != r.in_place)) continue;
-    ExpectVerdict v;
-    v.entry = &e;
-    if (e.min_busbw_GBps) {
-      v.metric = "busbw_GBps";
-      v.limit = *e.min_busbw_GBps * (1 - e.tolerance);
-      if (r.busbw_GBps && !r.skipped) v.measured = *r.busbw_GBps;
-      v.pass = v.measured && *v.measured >= v.limit;
-    } else {
-      v.metric = "time_us";
-      v.limit = *e.max_time_us * (1 + e.tolerance);
-      if (r.time_us && !r.skipped) v.measured = r.time_us->p50;
-      v.pass = v.measured && *v.measured <= v.limit;
-    }
-    out.push_back(v);
-  }
-  return out;
 }
 
 }  // namespace collbench

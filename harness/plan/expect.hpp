@@ -14,7 +14,6 @@
 
 namespace collbench {
 
-struct PointResult;
 
 struct ExpectEntry {
   std::string op;                    // a collective op or "pingpong"
@@ -48,10 +47,6 @@ class Expectations {
   static Expectations parse(const std::string& text, const std::string& path);
   // The file's bytes; throws UsageError naming the file.
   static Expectations load(const std::string& path);
-
-  // Every entry naming `r` (measured on a run of `layout`), in file order, checked. Workload
-  // (DDP) records are never named.
-  std::vector<ExpectVerdict> check(const PointResult& r, const TunedLayout& layout) const;
 
   const std::string& path() const { return path_; }
   const std::vector<ExpectEntry>& entries() const { return entries_; }

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "collectives/registry.hpp"
-#include "harness/measure/p2p_method.hpp"
+#include "harness/plan/p2p_method.hpp"
 #include "harness/plan/run_config.hpp"
 #include "harness/plan/sizes.hpp"
 #include "harness/workload/buckets.hpp"

@@ -104,7 +104,7 @@ struct RunConfig {
   bool list = false;
   bool print_layouts = false;
   bool dry_run = false;              // --dry-run: parse, plan, check memory, print the plan; no MPI
-  std::optional<int> dry_run_ranks;  // --ranks: the world size a dry run plans for
+  std::optional<int> ranks;  // --ranks: the thread backend's ranks, the world size a dry run plans for; else the launcher's
   std::optional<std::string> config_path;
   std::string name;                  // sweep name from the YAML file
   std::vector<std::string> layouts;  // "NODESxRANKS_PER_NODE", for slurm/sweep.sh

@@ -7,7 +7,7 @@
 #include <cstdlib>
 
 #include "collectives/core/error.hpp"
-#include "harness/measure/p2p_method.hpp"
+#include "harness/plan/p2p_method.hpp"
 #include "harness/plan/sizes.hpp"
 
 namespace collbench {

@@ -12,6 +12,10 @@
 
 namespace collbench {
 
+// Every entry of `x` naming `r` (measured on a run of `layout`), in file order, checked.
+// Workload (DDP) records are never named.
+std::vector<ExpectVerdict> check_expectations(const Expectations& x, const PointResult& r, const TunedLayout& layout);
+
 class Gate {
  public:
   Gate(const Expectations& x, TunedLayout layout) : x_(x), layout_(std::move(layout)) {}

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "harness/measure/p2p_method.hpp"
+#include "harness/plan/p2p_method.hpp"
 
 namespace collbench {
 

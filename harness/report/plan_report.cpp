@@ -5,10 +5,9 @@
 
 #include "collectives/core/error.hpp"
 #include "harness/exit_status.hpp"
-#include "harness/measure/ddp_point.hpp"
 #include "harness/plan/auto_algos.hpp"
-#include "harness/run/cache_pool.hpp"
-#include "harness/run/memcheck.hpp"
+#include "harness/runtime/cache_pool.hpp"
+#include "harness/runtime/memcheck.hpp"
 
 namespace collbench {
 namespace {
@@ -36,7 +35,7 @@ std::string timing(const Settings& s) {
 }  // namespace
 
 int dry_run_world(const RunConfig& cfg, const LaunchEnv& launch) {
-  if (cfg.dry_run_ranks) return *cfg.dry_run_ranks;
+  if (cfg.ranks) return *cfg.ranks;
   return launch.declared_size.value_or(1);
 }
 

@@ -9,7 +9,7 @@
 
 #include "harness/plan/plan.hpp"
 #include "harness/plan/run_config.hpp"
-#include "harness/run/topology.hpp"
+#include "harness/runtime/topology.hpp"
 
 namespace collbench {
 

@@ -14,7 +14,7 @@
 #include <random>
 
 #include "collectives/core/error.hpp"
-#include "harness/measure/p2p_method.hpp"
+#include "harness/plan/p2p_method.hpp"
 
 namespace collbench {
 namespace {
@@ -24,6 +24,20 @@ using json = nlohmann::ordered_json;
 template <class T>
 json opt(const std::optional<T>& v) {
   return v ? json(*v) : json(nullptr);
+}
+
+// Every key the registered backends, bootstraps and devices may fill (null when this run's did
+// not), so a record's "versions" has the same keys whatever ran (results/schema checks them).
+json versions_json(const Versions& v) {
+  json j = json::object();
+  j["collbench"] = v.collbench;
+  for (const std::string& key : Backends::get().version_keys()) {
+    if (key == "collbench") continue;
+    j[key] = nullptr;
+    for (const auto& [k, value] : v.facts)
+      if (k == key) j[key] = std::visit([](const auto& x) { return json(x); }, value);
+  }
+  return j;
 }
 
 json stats_json(const Stats& s) {
@@ -218,15 +232,7 @@ json run_json(const RunRecord& r) {
           {"uneven_layout", r.topology.uneven},
           {"backend", r.backend},
           {"device", r.device},
-          {"versions",
-           {{"collbench", r.versions.collbench},
-            {"mpi", r.versions.mpi},
-            {"nccl", opt(r.versions.nccl)},
-            {"cuda", opt(r.versions.cuda)},
-            {"cuda_driver", opt(r.versions.cuda_driver)},
-            {"gpu", opt(r.versions.gpu)},
-            {"device_transfer", opt(r.versions.device_transfer)},
-            {"ranks_per_gpu", opt(r.versions.ranks_per_gpu)}}},
+          {"versions", versions_json(r.versions)},
           {"git_commit", r.versions.git_commit},
           {"slurm", slurm},
           {"config", r.config ? config_json(*r.config) : json(nullptr)},

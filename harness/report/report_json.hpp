@@ -15,9 +15,9 @@
 
 #include "harness/report/result.hpp"
 #include "harness/plan/run_config.hpp"
-#include "harness/measure/bandwidth.hpp"
-#include "harness/run/provenance.hpp"
-#include "harness/run/topology.hpp"
+#include "harness/report/bandwidth.hpp"
+#include "harness/runtime/provenance.hpp"
+#include "harness/runtime/topology.hpp"
 
 namespace collbench {
 

@@ -4,7 +4,7 @@
 #include <cstdlib>
 #include <map>
 
-#include "harness/run/provenance.hpp"
+#include "harness/runtime/provenance.hpp"
 
 namespace collbench {
 namespace {
@@ -36,7 +36,7 @@ void TableReport::header(const RunRecord& run) {
   host_of_rank_ = t.host_of_rank;
   std::fprintf(out_, "# collbench %s (git %s)  run %s  %s\n", run.versions.collbench.c_str(),
                run.versions.git_commit.c_str(), run.run_id.c_str(), run.start_time.c_str());
-  std::fprintf(out_, "# MPI: %s\n", run.versions.mpi.c_str());
+  if (const std::string mpi = run.versions.fact("mpi"); !mpi.empty()) std::fprintf(out_, "# MPI: %s\n", mpi.c_str());
   std::fprintf(out_, "# world %d ranks: %d node%s x %d ranks per node%s   backend %s   device %s\n", t.world_size,
                t.nodes, t.nodes == 1 ? "" : "s", t.ranks_per_node, t.uneven ? " (max; uneven)" : "",
                run.backend.c_str(), run.device.c_str());

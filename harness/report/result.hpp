@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "harness/plan/run_config.hpp"
-#include "harness/measure/stats.hpp"
+#include "harness/report/stats.hpp"
 
 namespace collbench {
 

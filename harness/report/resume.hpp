@@ -26,7 +26,6 @@
 namespace collbench {
 
 class Control;
-struct PointEnv;
 
 // The key of a record (null when it is not a collbench/1 result record).
 std::optional<std::string> record_key(const nlohmann::json& record);
@@ -51,16 +50,5 @@ class ResumeSet {
  private:
   std::set<std::string> keys_;
 };
-
-// One size of a block with the points not yet done measured by the block's own runner
-// (collective_point.hpp, p2p_point.hpp); the done ones (algorithms, or pingpong pairs) come
-// back as placeholders (resumed = true, skipped with a reason) so the table keeps its columns.
-std::vector<PointResult> measure_size_resuming(PointEnv& env, const CollectiveBlock& block, const SizePoint& size,
-                                               const ResumeSet& done);
-// --workload ddp: measured whole every time (--resume does not skip workload records).
-std::vector<PointResult> measure_size_resuming(PointEnv& env, const DdpBlock& block, const SizePoint& size,
-                                               const ResumeSet& done);
-std::vector<PointResult> measure_size_resuming(PointEnv& env, const P2pBlock& block, const SizePoint& size,
-                                               const ResumeSet& done);
 
 }  // namespace collbench

@@ -9,7 +9,7 @@
 #include <mutex>
 
 #include "collectives/registry.hpp"
-#include "collectives/transport/thread/thread_transport.hpp"
+#include "collectives/backends/thread/thread_transport.hpp"
 #include "common/cases.hpp"
 
 namespace collbench {

@@ -5,7 +5,7 @@
 #include <atomic>
 
 #include "collectives/registry.hpp"
-#include "collectives/transport/thread/thread_transport.hpp"
+#include "collectives/backends/thread/thread_transport.hpp"
 #include "collectives/verify/check.hpp"
 
 namespace collbench {

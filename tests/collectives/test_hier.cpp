@@ -10,7 +10,7 @@
 
 #include "collectives/registry.hpp"
 #include "collectives/schedules/hier.hpp"
-#include "collectives/transport/thread/thread_transport.hpp"
+#include "collectives/backends/thread/thread_transport.hpp"
 #include "common/cases.hpp"
 
 namespace collbench {

@@ -1,5 +1,5 @@
 #pragma once
-// Whether Open MPI's libnbc progress hook is registered (collectives/transport/mpi/quiet_comm.hpp),
+// Whether Open MPI's libnbc progress hook is registered (collectives/backends/mpi/quiet_comm.hpp),
 // asked of Open MPI itself: opal_progress_unregister(cb) succeeds only for a registered callback,
 // which is then registered again at once (libnbc registers it only when its count of
 // communicators using it goes 0 -> 1: a hook left removed would stall every later non-blocking

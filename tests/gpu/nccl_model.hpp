@@ -7,7 +7,7 @@
 #include <memory>
 #include <vector>
 
-#include "collectives/transport/nccl/grouped_transport.hpp"
+#include "collectives/backends/nccl/grouped_transport.hpp"
 
 namespace collbench::testing {
 

@@ -10,9 +10,12 @@
 #include <string>
 #include <vector>
 
+#include "collectives/backends/mpi/mpi_device.hpp"
+#include "collectives/backends/mpi/mpi_world.hpp"
+#include "collectives/backends/nccl/nccl_backend.hpp"
 #include "collectives/gpu/gpu.hpp"
 #include "collectives/registry.hpp"
-#include "collectives/transport/mpi/mpi_transport.hpp"
+#include "collectives/backends/mpi/mpi_transport.hpp"
 #include "common/cases.hpp"
 
 namespace collbench {
@@ -67,7 +70,7 @@ class MpiOnDevice : public ::testing::TestWithParam<const AlgoEntry*> {};
 
 TEST_P(MpiOnDevice, Verified) {
   MpiTransport mpi(MPI_COMM_WORLD);
-  auto t = gpu::make_mpi_device_transport(mpi, *memory());  // staged unless MPI is CUDA-aware
+  auto t = mpi::make_device_transport(mpi, *memory());  // staged unless MPI is CUDA-aware
   verify_entry(*t, *GetParam());
 }
 
@@ -76,11 +79,12 @@ INSTANTIATE_TEST_SUITE_P(Registry, MpiOnDevice, ::testing::ValuesIn(entries(fals
 class NcclOnDevice : public ::testing::TestWithParam<const AlgoEntry*> {
  protected:
   static void SetUpTestSuite() {
-    if (gpu::built_with_nccl() && g_node.own_gpu) nccl_ = gpu::make_nccl_transport(MPI_COMM_WORLD, *memory());
+    static MpiWorld world(MPI_COMM_WORLD);  // NCCL's unique id travels over it
+    if (nccl::built() && g_node.own_gpu) nccl_ = nccl::make_transport(world, *memory());
   }
   static void TearDownTestSuite() { nccl_.reset(); }
   void SetUp() override {
-    if (!gpu::built_with_nccl()) GTEST_SKIP() << "built without NCCL";
+    if (!nccl::built()) GTEST_SKIP() << "built without NCCL";
     if (!nccl_)
       GTEST_SKIP() << "needs two GPUs: NCCL refuses two ranks on one GPU (" << g_node.local_size
                    << " ranks on this node, " << g_node.devices << " device(s))";
@@ -98,9 +102,10 @@ INSTANTIATE_TEST_SUITE_P(Registry, NcclOnDevice, ::testing::ValuesIn(entries(tru
 TEST(NcclTimeout, ZZ_NamesThePeer) {
   int size = 1;
   MPI_Comm_size(MPI_COMM_WORLD, &size);
-  if (!gpu::built_with_nccl() || !g_node.own_gpu || size < 2)
+  if (!nccl::built() || !g_node.own_gpu || size < 2)
     GTEST_SKIP() << "needs two GPUs: NCCL, 2 ranks, one GPU each";
-  auto t = gpu::make_nccl_transport(MPI_COMM_WORLD, *memory());
+  MpiWorld world(MPI_COMM_WORLD);
+  auto t = nccl::make_transport(world, *memory());
   t->scope().set_timeout(std::chrono::seconds(3));
   if (t->rank() == 0) {
     Buffer b(t->memory(), 64);

@@ -7,6 +7,8 @@
 #include <mpi-ext.h>  // Open MPI: MPIX_CUDA_AWARE_SUPPORT
 #endif
 
+#include "collectives/backends/mpi/mpi_device.hpp"
+#include "collectives/backends/nccl/nccl_backend.hpp"
 #include "collectives/gpu/gpu.hpp"
 
 namespace collbench {
@@ -14,7 +16,7 @@ namespace {
 
 TEST(GpuApi, BuildFlagsMatchConfiguration) {
   EXPECT_EQ(gpu::built_with_cuda(), COLLBENCH_EXPECT_CUDA != 0);
-  EXPECT_EQ(gpu::built_with_nccl(), COLLBENCH_EXPECT_NCCL != 0);
+  EXPECT_EQ(nccl::built(), COLLBENCH_EXPECT_NCCL != 0);
 }
 
 TEST(GpuApi, ChooseDeviceOnePerLocalRank) {
@@ -82,18 +84,19 @@ TEST(GpuApi, VersionsNeverThrow) {
   if (gpu::built_with_cuda()) {
     EXPECT_FALSE(v.runtime.empty());
   } else {
-    EXPECT_TRUE(v.runtime.empty() && v.nccl.empty() && v.device_name.empty());
+    EXPECT_TRUE(v.runtime.empty() && v.device_name.empty());
   }
-  if (gpu::built_with_nccl()) {
-    EXPECT_EQ(v.nccl.rfind("2.", 0), 0u) << v.nccl;
+  if (nccl::built()) {
+    EXPECT_EQ(nccl::version().rfind("2.", 0), 0u) << nccl::version();
+  } else {
+    EXPECT_TRUE(nccl::version().empty());
   }
 }
 
 TEST(GpuApi, StubFactoriesSaySo) {
   if (gpu::built_with_cuda()) GTEST_SKIP() << "CUDA build";
   HostMemory host;
-  for (auto f : {+[](MemorySpace&) { gpu::make_cuda_memory(0); },
-                 +[](MemorySpace& m) { gpu::make_nccl_transport(MPI_COMM_NULL, m); }}) {
+  for (auto f : {+[](MemorySpace&) { gpu::make_cuda_memory(0); }}) {
     try {
       f(host);
       FAIL() << "expected an error";
@@ -115,9 +118,9 @@ TEST(GpuApi, CudaAwareQueryFollowsTheMpiBuild) {
   // host memory; with it, the runtime's answer (MPIX_Query_cuda_support, callable before
   // MPI_Init), which may be off.
 #if defined(MPIX_CUDA_AWARE_SUPPORT) && MPIX_CUDA_AWARE_SUPPORT
-  EXPECT_EQ(gpu::mpi_is_cuda_aware(), MPIX_Query_cuda_support() == 1);
+  EXPECT_EQ(mpi::is_cuda_aware(), MPIX_Query_cuda_support() == 1);
 #else
-  EXPECT_FALSE(gpu::mpi_is_cuda_aware()) << "this MPI's headers declare no CUDA support";
+  EXPECT_FALSE(mpi::is_cuda_aware()) << "this MPI's headers declare no CUDA support";
 #endif
 }
 

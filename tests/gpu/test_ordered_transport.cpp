@@ -10,7 +10,7 @@
 #include "collectives/gpu/ordered_transport.hpp"
 #include "collectives/registry.hpp"
 #include "collectives/transport/forwarding_transport.hpp"
-#include "collectives/transport/thread/thread_transport.hpp"
+#include "collectives/backends/thread/thread_transport.hpp"
 #include "common/cases.hpp"
 #include "gpu/fake_device_memory.hpp"
 

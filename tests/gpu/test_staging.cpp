@@ -8,7 +8,7 @@
 #include "collectives/gpu/ordered_transport.hpp"
 #include "collectives/gpu/staging_transport.hpp"
 #include "collectives/registry.hpp"
-#include "collectives/transport/thread/thread_transport.hpp"
+#include "collectives/backends/thread/thread_transport.hpp"
 #include "collectives/verify/check.hpp"
 #include "gpu/fake_device_memory.hpp"
 #include "gpu/nccl_model.hpp"

@@ -228,7 +228,7 @@ def test_allreduce(collbench: str, mpiexec: str, workdir: str) -> None:
         fail(f"second run results: {second}")
 
     # Wrong results end to end: the test-only fault flips a bit of every message rank 1 receives
-    # (harness/run/fault.hpp). Verification must count wrong elements, the table say FAILED,
+    # (harness/runtime/fault.hpp). Verification must count wrong elements, the table say FAILED,
     # and the exit status be 1 (with the end record saying so).
     bad = d / "corrupt.jsonl"
     env = dict(os.environ, COLLBENCH_TEST_FAULT="corrupt:rank=1:after=0")
@@ -463,7 +463,7 @@ def parse_nvtx(path: Path) -> list[tuple[int, str, str, str]]:
 
 def documented_ranges(doc: str) -> list[tuple[str, set[int]]]:
     """(pattern, levels) of each row of the docs' "What the timeline shows" table (docs/profiling.md;
-    unit.harness checks it against harness/run/nvtx.hpp's kRanges): | `pattern` | levels | ... |."""
+    unit.harness checks it against harness/runtime/nvtx.hpp's kRanges): | `pattern` | levels | ... |."""
     lines = Path(doc).read_text().splitlines()
     at = next((i for i, l in enumerate(lines)
                if l.startswith("#") and l.lstrip("#").strip().startswith("What the timeline shows")), None)

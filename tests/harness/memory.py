@@ -8,7 +8,7 @@ process's baseline: the `end` record's peak_rss_bytes (max over ranks of VmHWM) 
 of the same command at 8 bytes (the binary, Open MPI and the registry: ~40 MB here), with
 kSlack for allocator and page-granularity noise. The anchors need 3x too (nccl-tests: send,
 recv, expected); collbench has no expected array, so the third buffer's worth is the room for
-an algorithm's scratch or the MPI library's own (harness/run/memcheck.cpp).
+an algorithm's scratch or the MPI library's own (harness/runtime/memcheck.cpp).
 """
 from __future__ import annotations
 

@@ -4,7 +4,7 @@
     reliability.py kill   COLLBENCH MPIEXEC WORKDIR   a rank SIGKILLed mid-sweep -> finished points kept
     reliability.py resume COLLBENCH MPIEXEC WORKDIR   SIGTERM mid-sweep -> end 143; --resume completes it
 
-Faults are planted with the test-only COLLBENCH_TEST_FAULT hook (harness/run/fault.hpp).
+Faults are planted with the test-only COLLBENCH_TEST_FAULT hook (harness/runtime/fault.hpp).
 """
 from __future__ import annotations
 

@@ -8,8 +8,8 @@
 #include "collectives/core/error.hpp"
 #include "harness/plan/plan.hpp"
 #include "harness/report/report_json.hpp"
-#include "harness/run/cache_pool.hpp"
-#include "harness/run/memcheck.hpp"
+#include "harness/runtime/cache_pool.hpp"
+#include "harness/runtime/memcheck.hpp"
 
 namespace collbench {
 namespace {

@@ -66,42 +66,42 @@ TEST(Expect, ParsesEntriesWithDefaultsAndLines) {
 TEST(Expect, ChecksEveryEntryNamingAPointWithItsTolerance) {
   const Expectations x = Expectations::parse(kFile, "e.yaml");
   // 1 MiB ring at 1x4: entry 1 only (entry 2 stops at 1K). Limit 2.0 x 0.9 = 1.8.
-  auto v = x.check(point("allreduce", "ring", 1 << 20, 100, 1.85), even(1, 4));
+  auto v = check_expectations(x, point("allreduce", "ring", 1 << 20, 100, 1.85), even(1, 4));
   ASSERT_EQ(v.size(), 1u);
   EXPECT_EQ(v[0].entry->line, 4);
   EXPECT_EQ(v[0].metric, "busbw_GBps");
   EXPECT_DOUBLE_EQ(v[0].limit, 1.8);
   EXPECT_TRUE(v[0].pass);
-  EXPECT_FALSE(x.check(point("allreduce", "ring", 1 << 20, 100, 1.75), even(1, 4))[0].pass);
+  EXPECT_FALSE(check_expectations(x, point("allreduce", "ring", 1 << 20, 100, 1.75), even(1, 4))[0].pass);
   // Another layout: not named.
-  EXPECT_TRUE(x.check(point("allreduce", "ring", 1 << 20, 100, 1.0), even(2, 2)).empty());
+  EXPECT_TRUE(check_expectations(x, point("allreduce", "ring", 1 << 20, 100, 1.0), even(2, 2)).empty());
   // 8 B: entry 2 (any algo, any layout); time limit 20 x 1.5 = 30 us.
-  v = x.check(point("allreduce", "tree", 8, 29.9, 0), even(2, 2));
+  v = check_expectations(x, point("allreduce", "tree", 8, 29.9, 0), even(2, 2));
   ASSERT_EQ(v.size(), 1u);
   EXPECT_EQ(v[0].metric, "time_us");
   EXPECT_DOUBLE_EQ(v[0].limit, 30);
   EXPECT_TRUE(v[0].pass);
-  EXPECT_FALSE(x.check(point("allreduce", "tree", 8, 30.1, 0), even(2, 2))[0].pass);
+  EXPECT_FALSE(check_expectations(x, point("allreduce", "tree", 8, 30.1, 0), even(2, 2))[0].pass);
   // Uneven [3, 1], dtype and placement: entry 3 names only out-of-place float32.
   PointResult lib = point("allreduce", "library", 1 << 20, 100, 5);
-  EXPECT_EQ(x.check(lib, {{3, 1}}).size(), 1u);
+  EXPECT_EQ(check_expectations(x, lib, {{3, 1}}).size(), 1u);
   lib.in_place = true;
-  EXPECT_TRUE(x.check(lib, {{3, 1}}).empty());
+  EXPECT_TRUE(check_expectations(x, lib, {{3, 1}}).empty());
   lib.in_place = false;
   lib.dtype = "float64";
-  EXPECT_TRUE(x.check(lib, {{3, 1}}).empty());
+  EXPECT_TRUE(check_expectations(x, lib, {{3, 1}}).empty());
   // A skipped point named by an entry fails it, with no measured value.
   PointResult skipped = point("broadcast", "ring", 65536, 0, 0);
   skipped.skipped = true;
   skipped.time_us.reset();
   skipped.busbw_GBps.reset();
-  v = x.check(skipped, even(1, 2));
+  v = check_expectations(x, skipped, even(1, 2));
   ASSERT_EQ(v.size(), 1u);
   EXPECT_FALSE(v[0].measured);
   EXPECT_FALSE(v[0].pass);
   // Pingpong points are named by method.
   PointResult pp = point("pingpong", "latency", 8, 0.5, 0.016);
-  EXPECT_TRUE(x.check(pp, even(1, 3)).at(0).pass);
+  EXPECT_TRUE(check_expectations(x, pp, even(1, 3)).at(0).pass);
 }
 
 // Each malformed file is refused with its file:line and the reason.

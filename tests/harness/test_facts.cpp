@@ -1,6 +1,6 @@
 // Facts defined once in the code and written again in the docs: the exit statuses
 // (harness/exit_status.hpp) against `--help`, the docs' "Exit status" table and the results
-// schema's `end` record; the NVTX ranges (harness/run/nvtx.hpp) against the docs' "What the
+// schema's `end` record; the NVTX ranges (harness/runtime/nvtx.hpp) against the docs' "What the
 // timeline shows" table. A doc row added, dropped, reordered or reworded at its start fails here.
 #include <gtest/gtest.h>
 
@@ -13,9 +13,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include "collectives/backends/backend.hpp"
 #include "harness/exit_status.hpp"
 #include "harness/plan/cli.hpp"
-#include "harness/run/nvtx.hpp"
+#include "harness/runtime/nvtx.hpp"
 
 namespace collbench {
 namespace {
@@ -173,5 +174,35 @@ TEST(NvtxRanges, DocsTableMatches) {
   }
 }
 
+// The schema's backend list and run-record version keys are the registry's (backend.hpp).
+TEST(Backends, SchemaMatchesRegistry) {
+  const auto schema = nlohmann::json::parse(read_file(COLLBENCH_SCHEMA_FILE));
+  std::set<std::string> in_schema, registered;
+  for (const auto& b : schema["$defs"]["backend"]["enum"]) in_schema.insert(b.get<std::string>());
+  for (const auto& b : Backends::get().all()) registered.insert(b.name);
+  EXPECT_EQ(in_schema, registered);
+  std::set<std::string> keys_in_schema;
+  const auto& run = schema["$defs"]["run"]["properties"]["versions"];
+  for (const auto& [k, v] : run["properties"].items()) keys_in_schema.insert(k);
+  const auto keys = Backends::get().version_keys();
+  EXPECT_EQ(keys_in_schema, std::set<std::string>(keys.begin(), keys.end()));
+  EXPECT_EQ(run["required"], nlohmann::json::array({"collbench"}));
+}
+
+// Every backend names a bootstrap that is built, and devices it can be asked for.
+TEST(Backends, EachOneIsWhole) {
+  for (const auto& b : Backends::get().all()) {
+    SCOPED_TRACE(b.name);
+    EXPECT_NE(Backends::get().find_bootstrap(b.bootstrap), nullptr);
+    EXPECT_FALSE(b.devices.empty());
+    EXPECT_FALSE(b.summary.empty());
+    EXPECT_TRUE(b.make);
+  }
+  EXPECT_NE(Backends::get().find("thread"), nullptr);
+  EXPECT_NE(Backends::get().find("mpi"), nullptr);
+  EXPECT_NE(Backends::get().find("nccl"), nullptr);
+}
+
 }  // namespace
 }  // namespace collbench
+

@@ -4,8 +4,8 @@
 
 #include <thread>
 
-#include "collectives/transport/thread/thread_transport.hpp"
-#include "harness/run/fault.hpp"
+#include "collectives/backends/thread/thread_transport.hpp"
+#include "harness/runtime/fault.hpp"
 
 namespace collbench {
 namespace {

@@ -13,13 +13,14 @@
 #include <thread>
 
 #include "collectives/transport/forwarding_transport.hpp"
-#include "collectives/transport/mpi/mpi_transport.hpp"
-#include "harness/measure/bandwidth.hpp"
+#include "collectives/backends/mpi/mpi_transport.hpp"
+#include "harness/report/bandwidth.hpp"
 #include "harness/measure/collective_point.hpp"
 #include "harness/measure/measure.hpp"
-#include "harness/measure/stats.hpp"
+#include "harness/report/stats.hpp"
 #include "harness/report/result.hpp"
-#include "harness/run/control.hpp"
+#include "collectives/backends/mpi/mpi_world.hpp"
+#include "harness/runtime/control.hpp"
 
 namespace collbench {
 namespace {
@@ -50,7 +51,7 @@ const AlgoEntry kThrows{Op::allreduce, "throws", "any", "refuses at run time", "
 const AlgoEntry kRefuses{Op::allreduce, "refuses", "any", "refuses up front", "", &run_library, &needs_big_world};
 
 struct Fixture : ::testing::Test {
-  Fixture() : transport(MPI_COMM_WORLD), control(MPI_COMM_WORLD) {
+  Fixture() : transport(MPI_COMM_WORLD), world(MPI_COMM_WORLD), control(world) {
     topo = topology_from(std::vector<int>(static_cast<std::size_t>(control.size()), 0),
                          std::vector<std::string>(static_cast<std::size_t>(control.size()), "h"), control.rank());
   }
@@ -69,6 +70,7 @@ struct Fixture : ::testing::Test {
     return measure_size(env, b, SizePoint{count * 4, count, count});
   }
   MpiTransport transport;
+  MpiWorld world;
   Control control;
   Topology topo;
 };
@@ -305,7 +307,7 @@ TEST_F(Fixture, ClockSyncRecoversInjectedOffsetsAndDrift) {
   // Rank r's clock runs r x 1000 us ahead and r x 500 ppm fast (the test hook); two estimations
   // 300 ms apart must recover both, within the error bound the estimation reports.
   const TestClock injected{1000, 500};
-  ClockSync sync(control.comm(), control.rank(), control.size());
+  ClockSync sync(control.world());
   sync.set_test_clock(injected);
   const double err1 = sync.estimate();
   std::this_thread::sleep_for(std::chrono::milliseconds(300));

@@ -1,7 +1,7 @@
-// The memory check's arithmetic (harness/run/memcheck.*): host and device needs of a point.
+// The memory check's arithmetic (harness/runtime/memcheck.*): host and device needs of a point.
 #include <gtest/gtest.h>
 
-#include "harness/run/memcheck.hpp"
+#include "harness/runtime/memcheck.hpp"
 
 namespace collbench {
 namespace {

@@ -7,7 +7,7 @@
 #include "collectives/core/error.hpp"
 #include "harness/plan/plan.hpp"
 #include "harness/plan/settings.hpp"
-#include "harness/run/topology.hpp"
+#include "harness/runtime/topology.hpp"
 
 namespace collbench {
 namespace {

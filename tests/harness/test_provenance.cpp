@@ -1,11 +1,11 @@
-// Provenance (harness/run/provenance.cpp): the pure helpers, and this machine's own facts read
+// Provenance (harness/runtime/provenance.cpp): the pure helpers, and this machine's own facts read
 // through hwloc, /proc/cpuinfo and sched_getaffinity (real, no stand-ins).
 #include <gtest/gtest.h>
 
 #include <sched.h>
 #include <unistd.h>
 
-#include "harness/run/provenance.hpp"
+#include "harness/runtime/provenance.hpp"
 
 namespace collbench {
 namespace {

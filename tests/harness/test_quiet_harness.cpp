@@ -13,9 +13,10 @@
 #include "harness/measure/p2p_point.hpp"
 #include "harness/plan/pairs.hpp"
 #include "harness/plan/run_config.hpp"
-#include "harness/run/backend.hpp"
-#include "harness/run/control.hpp"
-#include "harness/run/topology.hpp"
+#include "collectives/backends/backend.hpp"
+#include "collectives/backends/mpi/mpi_world.hpp"
+#include "harness/runtime/control.hpp"
+#include "harness/runtime/topology.hpp"
 
 namespace collbench {
 namespace {
@@ -27,9 +28,11 @@ TEST(QuietHarness, ControlBackendAndPairWaitsLeaveNoLibnbcHook) {
   auto scope = std::make_shared<CallScope>();
   scope->set_watched(true);  // as under the harness's watchdog: plain blocking waits
   scope->set_timeout(60s);
-  Control control(MPI_COMM_WORLD, scope);
+  MpiWorld world(MPI_COMM_WORLD);
+  Control control(world, scope);
   const Topology topo = discover_topology(control);
-  const auto backend = make_backend(RunConfig{}, MPI_COMM_WORLD, scope);
+  const BackendContext ctx{world, "cpu", scope, 0, 1, topo.host_of_rank.at(0), topo.node_of_rank};
+  const auto backend = Backends::get().find("mpi")->make(ctx);
   PointEnv env{backend->transport(), control, topo, "mpi", "cpu", true};
   P2pBlock block;
   block.settings.iters = 4;

@@ -128,7 +128,7 @@ TEST(RunJson, EveryContractField) {
   run.topology = topology_from({0, 0, 2, 2}, {"a", "a", "b", "b"}, 0);
   run.backend = "mpi";
   run.device = "cpu";
-  run.versions = {"0.1.0", "abc1234", "Open MPI v4.1.4"};
+  run.versions = {"0.1.0", "abc1234", {{"mpi", std::string("Open MPI v4.1.4")}}};
   run.config = &cfg;
   const ordered_json j = run_json(run);
   EXPECT_EQ(j["type"], "run");

@@ -54,7 +54,7 @@ std::string render(int width) {
   RunRecord run;
   run.run_id = "0123456789abcdef";
   run.topology = topology_from({0, 0, 2, 2}, {"n1", "n1", "n2", "n2"}, 0);
-  run.versions = {"0.1.0", "abc", "Open MPI"};
+  run.versions = {"0.1.0", "abc", {{"mpi", std::string("Open MPI")}}};
   run.backend = "mpi";
   run.links = LinkRates{LinkRate{5.5, 0, 1, 1 << 20}, LinkRate{1.25, 0, 2, 1 << 20}};
   NodeHardware hw;

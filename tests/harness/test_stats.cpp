@@ -4,9 +4,9 @@
 #include <cmath>
 #include <vector>
 
-#include "harness/measure/bandwidth.hpp"
+#include "harness/report/bandwidth.hpp"
 #include "harness/measure/measure.hpp"
-#include "harness/measure/stats.hpp"
+#include "harness/report/stats.hpp"
 
 namespace collbench {
 namespace {

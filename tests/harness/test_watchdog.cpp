@@ -1,4 +1,4 @@
-// The watchdog (harness/run/watchdog.hpp): it ends a process whose blocking call outlives its
+// The watchdog (harness/runtime/watchdog.hpp): it ends a process whose blocking call outlives its
 // timeout with the same one line a thrown TimeoutError gives, leaves finished and self-timed
 // calls alone, and its wording names the peer, the message and the measured call.
 #include <gtest/gtest.h>
@@ -9,10 +9,10 @@
 #include <stdexcept>
 #include <thread>
 
-#include "collectives/transport/thread/thread_transport.hpp"
-#include "harness/run/control_call.hpp"
-#include "harness/run/last_words.hpp"
-#include "harness/run/watchdog.hpp"
+#include "collectives/backends/thread/thread_transport.hpp"
+#include "harness/runtime/control_call.hpp"
+#include "harness/runtime/last_words.hpp"
+#include "harness/runtime/watchdog.hpp"
 
 namespace collbench {
 namespace {

@@ -9,7 +9,7 @@
 #include <string>
 
 #include "collectives/registry.hpp"
-#include "collectives/transport/mpi/mpi_transport.hpp"
+#include "collectives/backends/mpi/mpi_transport.hpp"
 #include "common/cases.hpp"
 
 namespace collbench {

@@ -6,7 +6,7 @@
 #include <cstring>
 #include <memory>
 
-#include "collectives/transport/mpi/mpi_transport.hpp"
+#include "collectives/backends/mpi/mpi_transport.hpp"
 
 namespace collbench {
 namespace {

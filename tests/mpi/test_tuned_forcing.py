@@ -1,4 +1,4 @@
-"""The library:ALGO entries (collectives/library/mpi_tuned.cpp) really run the algorithm they
+"""The library:ALGO entries (collectives/backends/mpi/mpi_tuned.cpp) really run the algorithm they
 name: Open MPI's pml/monitoring counts the messages each pair of ranks exchanged, and each
 algorithm's pattern is checked (ctest mpi.tuned_forcing). Stdlib only.
 

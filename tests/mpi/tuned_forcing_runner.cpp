@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "collectives/registry.hpp"
-#include "collectives/transport/mpi/mpi_transport.hpp"
+#include "collectives/backends/mpi/mpi_transport.hpp"
 
 using namespace collbench;
 

@@ -5,7 +5,7 @@
 #include <thread>
 
 #include "collectives/transport/call_scope.hpp"
-#include "collectives/transport/thread/thread_transport.hpp"
+#include "collectives/backends/thread/thread_transport.hpp"
 
 namespace collbench {
 namespace {

@@ -8,7 +8,7 @@
 #include <memory>
 
 #include "collectives/transport/device_peer_memory.hpp"
-#include "collectives/transport/thread/thread_transport.hpp"
+#include "collectives/backends/thread/thread_transport.hpp"
 #include "gpu/fake_device_memory.hpp"
 
 namespace collbench {

@@ -5,7 +5,7 @@
 #include <array>
 
 #include "collectives/transport/forwarding_transport.hpp"
-#include "collectives/transport/thread/thread_transport.hpp"
+#include "collectives/backends/thread/thread_transport.hpp"
 #include "transport/split_checks.hpp"
 
 namespace collbench {

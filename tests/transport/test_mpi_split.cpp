@@ -4,7 +4,7 @@
 #include <mpi.h>
 
 
-#include "collectives/transport/mpi/mpi_transport.hpp"
+#include "collectives/backends/mpi/mpi_transport.hpp"
 #include "transport/split_checks.hpp"
 
 namespace collbench {

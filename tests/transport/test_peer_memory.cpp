@@ -8,7 +8,7 @@
 #include <cstring>
 
 #include "collectives/transport/peer_memory.hpp"
-#include "collectives/transport/thread/thread_transport.hpp"
+#include "collectives/backends/thread/thread_transport.hpp"
 #include "common/cases.hpp"
 
 namespace collbench {

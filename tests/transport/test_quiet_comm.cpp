@@ -6,8 +6,8 @@
 #include <gtest/gtest.h>
 #include <mpi.h>
 
-#include "collectives/transport/mpi/mpi_transport.hpp"
-#include "collectives/transport/mpi/quiet_comm.hpp"
+#include "collectives/backends/mpi/mpi_transport.hpp"
+#include "collectives/backends/mpi/quiet_comm.hpp"
 #include "collectives/transport/peer_memory.hpp"
 #include "common/libnbc_probe.hpp"
 

@@ -3,7 +3,7 @@
 #include <array>
 #include <numeric>
 
-#include "collectives/transport/thread/thread_transport.hpp"
+#include "collectives/backends/thread/thread_transport.hpp"
 #include "transport/split_checks.hpp"
 
 namespace collbench {

@@ -1,0 +1,75 @@
+#include "collectives/backends/backend.hpp"
+
+#include <algorithm>
+#include <set>
+
+#include "collectives/core/error.hpp"
+
+namespace collbench {
+
+Backends& Backends::mutable_instance() {
+  static Backends instance;  // filled during static initialisation, read-only afterwards
+  return instance;
+}
+
+const Backends& Backends::get() { return mutable_instance(); }
+
+void Backends::add(BackendInfo b) {
+  auto& v = mutable_instance().backends_;
+  const auto at = std::lower_bound(v.begin(), v.end(), b.name, [](const BackendInfo& x, const std::string& n) { return x.name < n; });
+  if (at != v.end() && at->name == b.name) throw Error("backend '" + b.name + "' registered twice");
+  v.insert(at, std::move(b));
+}
+
+void Backends::add(BootstrapInfo b) {
+  auto& v = mutable_instance().bootstraps_;
+  for (const auto& x : v)
+    if (x.name == b.name) throw Error("bootstrap '" + b.name + "' registered twice");
+  v.push_back(std::move(b));
+}
+
+const BackendInfo* Backends::find(std::string_view name) const {
+  for (const auto& b : backends_)
+    if (b.name == name) return &b;
+  return nullptr;
+}
+
+const BootstrapInfo* Backends::find_bootstrap(std::string_view name) const {
+  for (const auto& b : bootstraps_)
+    if (b.name == name) return &b;
+  return nullptr;
+}
+
+std::string Backends::names() const {
+  std::string s;
+  for (const auto& b : backends_) s += (s.empty() ? "" : ", ") + b.name;
+  return s;
+}
+
+std::vector<std::string> Backends::version_keys() const {
+  std::set<std::string> keys(kDeviceVersionKeys.begin(), kDeviceVersionKeys.end());
+  for (const auto& b : backends_) keys.insert(b.version_keys.begin(), b.version_keys.end());
+  std::vector<std::string> out{"collbench"};
+  out.insert(out.end(), keys.begin(), keys.end());
+  return out;
+}
+
+const BackendInfo& Backends::check(std::string_view backend, std::string_view device) const {
+  const BackendInfo* b = find(backend);
+  if (!b) throw UsageError("unknown --backend '" + std::string(backend) + "'; accepted: " + names());
+  if (std::find(b->devices.begin(), b->devices.end(), device) == b->devices.end()) {
+    std::string accepted;
+    for (const auto& d : b->devices) accepted += (accepted.empty() ? "--device " : ", --device ") + d;
+    if (device != "cpu" && device != "cuda")
+      throw UsageError("unknown --device '" + std::string(device) + "'; accepted: cpu, cuda");
+    const std::string what = b->devices.size() == 1 ? (b->devices[0] == "cuda" ? "device memory only" : "host memory only")
+                                                    : "no " + std::string(device) + " memory";
+    throw UsageError("--backend " + b->name + " moves " + what + "; accepted: --backend " + b->name + " " + accepted);
+  }
+  if (b->unavailable)
+    if (std::string why = b->unavailable(device); !why.empty()) throw UsageError(why);
+  if (!find_bootstrap(b->bootstrap)) throw Error("backend '" + b->name + "' needs bootstrap '" + b->bootstrap + "', not built");
+  return *b;
+}
+
+}  // namespace collbench

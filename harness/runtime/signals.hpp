@@ -1,0 +1,47 @@
+#pragma once
+// SIGTERM/SIGINT handling that keeps the results file valid. Slurm's time limit (and
+// scancel) sends SIGTERM to every task, then SIGKILL after KillWait (30 s by default).
+//
+// main() blocks both signals before MPI_Init, so every thread (MPI's too) inherits the mask;
+// a TerminationWatcher thread then takes them with sigtimedwait(). No signal handler runs, so
+// there is no global flag: the signal number lives in the watcher. The sweep polls
+// requested() between points (agreed over ranks), abandons the rest, writes the `end` record
+// with exit_status signal_exit_status(signal) (128 + signal, exit_status.hpp) and exits with it.
+// If the current point does not end within the grace period (a long point, or a rank stuck in
+// MPI), the watcher _exits with that status: the file then ends with the last complete point
+// and, when rank 0 is the one that waited (LastWords), an `end` record with the same status.
+#include <atomic>
+#include <chrono>
+#include <thread>
+
+#include "harness/runtime/last_words.hpp"
+
+namespace collbench {
+
+// Blocks kStopSignals (SIGTERM, SIGINT; exit_status.hpp) in the calling thread and the threads it creates later.
+void block_termination_signals();
+
+class TerminationWatcher {
+ public:
+  // `last_words` (may be null) are said before the _exit after the grace period.
+  TerminationWatcher(std::chrono::milliseconds grace, bool speaker, LastWords* last_words = nullptr);
+  ~TerminationWatcher();  // the sweep ended: stop watching (no _exit after this)
+  TerminationWatcher(const TerminationWatcher&) = delete;
+  TerminationWatcher& operator=(const TerminationWatcher&) = delete;
+
+  int signal() const { return signal_.load(); }  // 0, or the signal received
+  bool requested() const { return signal() != 0; }
+
+ private:
+  void watch();
+  std::chrono::milliseconds grace_;
+  bool speaker_;
+  LastWords* last_words_;
+  std::atomic<int> signal_{0};
+  std::atomic<bool> done_{false};
+  std::thread thread_;
+};
+
+inline constexpr std::chrono::milliseconds kTerminationGrace{3000};
+
+}  // namespace collbench

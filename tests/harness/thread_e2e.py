@@ -1,0 +1,97 @@
+#!/usr/bin/env python3
+"""collbench --backend thread: the whole harness with N ranks as threads of one process, no
+mpirun and no MPI_Init. Every op and algorithm end to end (sweeps, interleaving, clock-started
+timing on one clock, verification), the records schema-valid and marked backend thread, the
+table; then the refusals: a library entry, a launcher that started several processes.
+
+Usage: thread_e2e.py COLLBENCH WORKDIR
+"""
+import json
+import os
+import pathlib
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+import collbench_check as cc  # noqa: E402
+
+
+def busy_cores(seconds=0.5):
+    """CPUs' worth of time other processes used over `seconds` (/proc/stat), before a timed run."""
+    def sample():
+        f = [int(x) for x in open("/proc/stat").readline().split()[1:]]
+        return sum(f), f[3] + f[4]  # total, idle + iowait
+    t0, i0 = sample()
+    time.sleep(seconds)
+    t1, i1 = sample()
+    return (os.cpu_count() or 1) * (1 - (i1 - i0) / max(1, t1 - t0))
+
+
+def run(argv, env=None):
+    e = {k: v for k, v in os.environ.items() if not k.startswith(("OMPI_", "PMI", "SLURM_"))}
+    e.update(env or {})
+    return subprocess.run(argv, capture_output=True, text=True, timeout=240, env=e)
+
+
+def main(collbench, work):
+    work = pathlib.Path(work)
+    work.mkdir(parents=True, exist_ok=True)
+    out = work / "thread.jsonl"
+    p = run([collbench, "--backend", "thread", "--ranks", "4", "--op", "all", "--algo", "all", "-b", "8", "-e", "64K",
+             "-f", "8", "-n", "5", "-w", "1", "--interleave", "--json", str(out), "--overwrite"])
+    assert p.returncode == 0, f"exit {p.returncode}\n{p.stdout[-2000:]}\n{p.stderr[-2000:]}"
+    assert "MPI" not in p.stdout.split("\n#  size", 1)[0] or "# MPI:" not in p.stdout, "the header names no MPI library"
+    by_run = cc.check_file(str(out), runs=1)
+    (results,) = by_run.values()
+    recs = [json.loads(line) for line in out.read_text().splitlines()]
+    run_rec = recs[0]
+    assert run_rec["backend"] == "thread" and run_rec["world_size"] == 4 and run_rec["nodes"] == 1, run_rec["backend"]
+    assert run_rec["versions"]["mpi"] is None, run_rec["versions"]
+    ops = {r["op"] for r in results}
+    assert ops >= {"broadcast", "reduce", "allreduce", "gather", "allgather", "scatter", "reduce_scatter", "alltoall"}, ops
+    measured = [r for r in results if not r["skipped"]]
+    assert all(r["wrong"] == 0 and r["backend"] == "thread" for r in results)
+    assert {r["algo"] for r in measured} >= {"ring", "naive", "tree", "shm", "hier_ring"}, {r["algo"] for r in measured}
+    assert not any(r["algo"].startswith("library") for r in results), "the thread backend has no library"
+    cal = run_rec["calibration"]
+    assert cal["clock_shared"] == [True] * 4 and cal["clock_offset_us"] == [0.0] * 4 and cal["clock_sync_error_us"] == 0, cal
+    # 4 ranks on fewer cores are oversubscribed: a clock-started point may fall back, saying why.
+    assert all(r["sync"] == "clock" or r["sync_fallback"] for r in measured if r["op"] != "pingpong")
+    print(f"thread: {len(measured)} points measured, {len(results) - len(measured)} skipped, ops {sorted(ops)}")
+
+    # One rank per core: the samples start at times agreed on the one clock. A busy machine makes
+    # starts late and the point falls back (saying so): up to three tries, as the MPI tests do, and
+    # where other processes keep a core busy the clock is not asserted (said, not hidden).
+    busy = []
+    for attempt in range(1, 4):
+        busy.append(busy_cores())
+        two = work / f"two{attempt}.jsonl"
+        p = run([collbench, "--backend", "thread", "--ranks", "2", "--op", "allreduce,broadcast", "--algo", "ring,naive",
+                 "-b", "8", "-e", "64K", "-f", "8", "--json", str(two), "--overwrite"])
+        assert p.returncode == 0, p.stderr
+        (two_results,) = cc.check_file(str(two), runs=1).values()
+        clock = [r for r in two_results if r["sync"] == "clock"]
+        print(f"thread: --ranks 2, try {attempt}: {len(clock)} of {len(two_results)} points clock-started")
+        if clock:
+            break
+    if not clock and min(busy) > (os.cpu_count() or 1) - 2 + 0.5:
+        print(f"thread: NOT ASSERTED: clock starts, other processes kept {min(busy):.1f} of {os.cpu_count()} CPUs busy")
+    else:
+        assert clock, ([(r["bytes"], r["sync_fallback"]) for r in two_results], busy)
+
+    # Refusals: one line, exit 2, nothing written.
+    for argv, env, line in [
+        (["--algo", "library"], None, "library"),
+        (["--device", "cuda"], None, "--backend thread moves host memory only"),
+        ([], {"OMPI_COMM_WORLD_SIZE": "2", "OMPI_COMM_WORLD_RANK": "0"}, "runs every rank as a thread of one process"),
+        (["--ranks", "0"], None, "--ranks 0: out of range"),
+    ]:
+        p = run([collbench, "--backend", "thread", "--ranks", "2", "--op", "allreduce", "-b", "8", "-e", "8", *argv], env)
+        assert p.returncode == 2 and line in p.stderr and len(p.stderr.strip().splitlines()) == 1, (argv, p.returncode, p.stderr)
+    print("thread: refusals are one line and exit 2")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(*sys.argv[1:]))
