@@ -292,7 +292,7 @@ int run_sweep(const RunConfig& cfg, const LaunchEnv& launch, World& world, Proce
   check_memory_upfront(control, plan, topo, cfg.device == "cuda", llc.bytes);
   std::unique_ptr<Backend> backend = make_backend(cfg, control, topo, scope);
   backend->transport().set_node_layout(topo.node_of_rank);      // for node-aware algorithms' splits
-  FaultInjector fault(fault_from_env(), backend->transport());  // test-only; bad syntax: exit 2
+  FaultInjector fault(fault_from_env(), backend->transport(), control.rank());  // test-only; bad syntax: exit 2
   Reports reports(cfg, control, last_words);
   Versions vers = versions();
   vers.facts = process.launch_facts;
@@ -330,8 +330,7 @@ int run_sweep(const RunConfig& cfg, const LaunchEnv& launch, World& world, Proce
   const ResumeSet done = cfg.resume ? ResumeSet(control, *cfg.json_path, control.rank() == 0) : ResumeSet();
 
   env.barrier_us = run.calibration->barrier_us;
-  env.delay = fault.delay();  // test-only
-  env.slow_us = fault.slow_us(control.rank());  // test-only
+  env.around_calls = fault.around_calls();  // test-only: null in a normal run
   env.llc_bytes = llc.bytes;
   env.llc_source = llc.source;
   if (autos) env.autos = &*autos;

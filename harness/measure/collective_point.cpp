@@ -12,7 +12,7 @@
 #include "harness/measure/measure.hpp"
 #include "harness/runtime/control.hpp"
 #include "harness/runtime/cache_pool.hpp"
-#include "harness/runtime/fault.hpp"
+#include "harness/runtime/call_decorator.hpp"
 #include "harness/runtime/memcheck.hpp"
 
 namespace collbench {
@@ -24,16 +24,14 @@ using BufferSets = std::vector<verify::Pointers>;
 
 class CollectiveWorkload final : public Workload {
  public:
-  // `stretch`: TEST ONLY planted slowdown, the fraction of each call's own time spun after it (0: none);
-  // `slow_us`: TEST ONLY, a fixed sleep after each call on this rank (a straggler; 0: none).
+  // `around`: what wraps each call (call_decorator.hpp; a test fault), or null: the call alone.
   CollectiveWorkload(Transport& t, const AlgoEntry& e, const CollArgs& a, const BufferSets& sets, CallInfo call,
-                     const std::string& label, double stretch, double slow_us)
-      : Workload(std::move(call), label), t_(t), entry_(e), args_(a), sets_(sets), stretch_(stretch),
-        slow_us_(slow_us),
-        // A library entry's bound call stands in for run_entry unless avg wraps it or a test
-        // fault stretches the call; bound on a set's first call (a refusal then skips the
+                     const std::string& label, const CallDecorator* around)
+      : Workload(std::move(call), label), t_(t), entry_(e), args_(a), sets_(sets), around_(around),
+        // A library entry's bound call stands in for run_entry unless avg wraps it or a
+        // decorator wraps the call; bound on a set's first call (a refusal then skips the
         // point as run_entry's would).
-        prepared_ok_(e.prepare && runs_as_is(e, a) && stretch <= 0 && slow_us <= 0),
+        prepared_ok_(e.prepare && runs_as_is(e, a) && !around),
         prepared_(prepared_ok_ ? sets.size() : 0) {
     args_.send = sets_.front().send;
     args_.recv = sets_.front().recv;
@@ -67,17 +65,8 @@ class CollectiveWorkload final : public Workload {
 
  private:
   void invoke() {
-    if (stretch_ <= 0 && slow_us_ <= 0) return run_entry(entry_, t_, args_);
-    using Clock = std::chrono::steady_clock;
-    const Clock::time_point t0 = Clock::now();
-    run_entry(entry_, t_, args_);
-    const Clock::time_point t1 = Clock::now();
-    const Clock::time_point until = t1 + std::chrono::duration_cast<Clock::duration>((t1 - t0) * stretch_);
-    while (Clock::now() < until) {
-    }
-    // A straggler sleeps rather than spins: on a machine with more ranks than cores a spinning
-    // rank would take the others' core and slow them more than itself.
-    if (slow_us_ > 0) std::this_thread::sleep_for(std::chrono::duration<double, std::micro>(slow_us_));
+    if (!around_) return run_entry(entry_, t_, args_);
+    around_->around(entry_.algo, call().point_bytes, [this] { run_entry(entry_, t_, args_); });
   }
 
   Transport& t_;
@@ -85,8 +74,7 @@ class CollectiveWorkload final : public Workload {
   CollArgs args_;
   const BufferSets& sets_;
   std::size_t next_ = 0;
-  double stretch_;
-  double slow_us_;
+  const CallDecorator* around_;
   bool prepared_ok_;
   std::vector<PreparedCall> prepared_;  // per buffer set, bound on first use
 };
@@ -432,10 +420,9 @@ std::vector<PointResult> measure_size(PointEnv& env, const CollectiveBlock& b, c
   for (std::size_t i = 0; i < b.algos.size(); ++i) {
     if (results[i].skipped) continue;
     CallInfo ctx{results[i].op, results[i].algo, s.bytes, -1, ""};
-    const double stretch = env.delay && env.delay->delays(b.algos[i]->algo, s.bytes) ? env.delay->fraction : 0.0;
-    owned.push_back(
-        std::make_unique<CollectiveWorkload>(t, *b.algos[i], args, buffers.sets, ctx,
-                                             point_label(b, *b.algos[i], s.bytes), stretch, env.slow_us));
+    const CallDecorator* around = env.around_calls && env.around_calls->wraps(b.algos[i]->algo, s.bytes) ? env.around_calls : nullptr;
+    owned.push_back(std::make_unique<CollectiveWorkload>(t, *b.algos[i], args, buffers.sets, ctx,
+                                                         point_label(b, *b.algos[i], s.bytes), around));
     ws.push_back(owned.back().get());
     rs.push_back(&results[i]);
   }

@@ -17,7 +17,7 @@ namespace collbench {
 
 class Control;
 class Transport;
-struct FaultSpec;
+class CallDecorator;
 
 // What stays the same for every point of a run.
 struct PointEnv {
@@ -28,7 +28,7 @@ struct PointEnv {
   std::string device;
   bool quiet = false;  // no per-rank notes about wrong elements on stderr
   const Backend* owner = nullptr;  // the backend behind `transport` (device memory budget); may be null in tests
-  const FaultSpec* delay = nullptr;  // TEST ONLY (COLLBENCH_TEST_FAULT=delay:...): calls it slows down
+  const CallDecorator* around_calls = nullptr;  // wraps every collective call (test faults only); null: none
   AutoAlgos* autos = nullptr;        // --algo auto: the tuning file's choices (null: no auto in the plan)
   double barrier_us = 0;             // the run's calibrated empty barrier (0: unknown; see timing_spec)
   const LinkRates* links = nullptr;  // the run's calibrated link rates (efficiency); null: not measured
@@ -36,7 +36,6 @@ struct PointEnv {
   // number came from (run/cache_pool.hpp).
   std::uint64_t llc_bytes = 0;
   std::string llc_source = "";
-  double slow_us = 0;  // TEST ONLY (COLLBENCH_TEST_FAULT=slow:...): this rank's sleep after each collective call
 };
 
 // Collective over all ranks; all ranks return the same results.

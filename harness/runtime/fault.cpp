@@ -1,8 +1,10 @@
 #include "harness/runtime/fault.hpp"
 
+#include <chrono>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
+#include <thread>
 
 #include "harness/runtime/control.hpp"
 #include "harness/plan/settings.hpp"
@@ -179,10 +181,34 @@ std::unique_ptr<Transport> FaultyTransport::wrap(Transport& inner_sub) {
   return std::unique_ptr<Transport>(new FaultyTransport(inner_sub, state_));
 }
 
-FaultInjector::FaultInjector(std::optional<FaultSpec> spec, Transport& measured)
+FaultInjector::FaultInjector(std::optional<FaultSpec> spec, Transport& measured, int world_rank)
     : spec_(spec), measured_(measured) {
   if (spec_ && (spec_->kind == FaultSpec::Kind::skip_recv || spec_->kind == FaultSpec::Kind::corrupt))
     decorated_ = std::make_unique<FaultyTransport>(measured_, *spec_);
+  wraps_calls_ = spec_ && (spec_->kind == FaultSpec::Kind::delay ||
+                           (spec_->kind == FaultSpec::Kind::slow && spec_->rank == world_rank));
+}
+
+bool FaultInjector::wraps(std::string_view algo, std::uint64_t bytes) const {
+  return wraps_calls_ && (spec_->kind == FaultSpec::Kind::slow || spec_->delays(algo, bytes));
+}
+
+void FaultInjector::around(std::string_view, std::uint64_t, const std::function<void()>& call) const {
+  using Clock = std::chrono::steady_clock;
+  if (spec_->kind == FaultSpec::Kind::slow) {
+    call();
+    // A straggler sleeps rather than spins: on a machine with more ranks than cores a spinning
+    // rank would take the others' core and slow them more than itself.
+    std::this_thread::sleep_for(std::chrono::duration<double, std::micro>(spec_->slow_us));
+    return;
+  }
+  // delay: spin the given fraction of the call's own time after it.
+  const Clock::time_point t0 = Clock::now();
+  call();
+  const Clock::time_point t1 = Clock::now();
+  const Clock::time_point until = t1 + std::chrono::duration_cast<Clock::duration>((t1 - t0) * spec_->fraction);
+  while (Clock::now() < until) {
+  }
 }
 
 void FaultInjector::after_point(Control& control, long points_done) {

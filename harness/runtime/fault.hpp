@@ -35,6 +35,7 @@
 #include <vector>
 
 #include "collectives/transport/forwarding_transport.hpp"
+#include "harness/runtime/call_decorator.hpp"
 
 namespace collbench {
 
@@ -93,26 +94,28 @@ class FaultyTransport final : public ForwardingTransport {
   std::shared_ptr<State> state_;
 };
 
-// What the runner holds: the measured transport (decorated when a skip_recv or corrupt fault is set)
-// and the kill hook called after every recorded point.
-class FaultInjector {
+// What the sweep holds: the measured transport (decorated when a skip_recv or corrupt fault is
+// set), the wrapper around collective calls (delay, slow) and the kill hook called after every
+// recorded point. Without COLLBENCH_TEST_FAULT it is inert: transport() is the measured one,
+// around_calls() null, after_point() returns at once.
+class FaultInjector final : private CallDecorator {
  public:
-  FaultInjector(std::optional<FaultSpec> spec, Transport& measured);
+  FaultInjector(std::optional<FaultSpec> spec, Transport& measured, int world_rank);
   Transport& transport() { return decorated_ ? *decorated_ : measured_; }
-  // The delay fault for the collective points, or null.
-  const FaultSpec* delay() const { return spec_ && spec_->kind == FaultSpec::Kind::delay ? &*spec_ : nullptr; }
-  // The slow fault's sleep per collective call on world rank `rank` (0: none).
-  double slow_us(int rank) const {
-    return spec_ && spec_->kind == FaultSpec::Kind::slow && spec_->rank == rank ? spec_->slow_us : 0;
-  }
+  // The delay fault (every rank) or the slow fault (its rank): what wraps each collective call.
+  const CallDecorator* around_calls() const { return wraps_calls_ ? this : nullptr; }
   // After `points_done` points were recorded (by rank 0): the kill fault fires here. The
   // barrier first makes sure rank 0 has written those points, so the test is deterministic.
   void after_point(Control& control, long points_done);
 
  private:
+  bool wraps(std::string_view algo, std::uint64_t bytes) const override;
+  void around(std::string_view algo, std::uint64_t bytes, const std::function<void()>& call) const override;
+
   std::optional<FaultSpec> spec_;
   Transport& measured_;
   std::unique_ptr<FaultyTransport> decorated_;
+  bool wraps_calls_ = false;
 };
 
 }  // namespace collbench

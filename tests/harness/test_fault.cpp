@@ -133,5 +133,31 @@ TEST(Fault, AfterTheDropTheFaultyRankWaitsFourTimesLonger) {
   EXPECT_GE(waited, std::chrono::milliseconds(390));
 }
 
+// delay and slow act through the call decorator only; without them nothing wraps the calls.
+TEST(Fault, CallDecoratorWrapsOnlyWhatTheSpecNames) {
+  ThreadWorld world(1);
+  world.run([](ThreadTransport& t) {
+    EXPECT_EQ(FaultInjector(std::nullopt, t, 0).around_calls(), nullptr);
+    EXPECT_EQ(FaultInjector(parse_fault_spec("kill:rank=0:after_points=1"), t, 0).around_calls(), nullptr);
+    EXPECT_EQ(FaultInjector(parse_fault_spec("slow:rank=1:us=10"), t, 0).around_calls(), nullptr) << "rank 1's straggler";
+    FaultInjector slow(parse_fault_spec("slow:rank=0:us=2000"), t, 0);
+    ASSERT_NE(slow.around_calls(), nullptr);
+    EXPECT_TRUE(slow.around_calls()->wraps("any", 8));
+    int calls = 0;
+    const auto t0 = std::chrono::steady_clock::now();
+    slow.around_calls()->around("ring", 8, [&] { ++calls; });
+    EXPECT_EQ(calls, 1);
+    EXPECT_GE(std::chrono::steady_clock::now() - t0, std::chrono::microseconds(2000)) << "the straggler's sleep";
+    FaultInjector delay(parse_fault_spec("delay:algo=ring:min_bytes=1024:percent=50"), t, 0);
+    ASSERT_NE(delay.around_calls(), nullptr);
+    EXPECT_TRUE(delay.around_calls()->wraps("ring", 1024));
+    EXPECT_FALSE(delay.around_calls()->wraps("ring", 1023));
+    EXPECT_FALSE(delay.around_calls()->wraps("tree", 1 << 20));
+    const auto d0 = std::chrono::steady_clock::now();
+    delay.around_calls()->around("ring", 1024, [&] { std::this_thread::sleep_for(std::chrono::milliseconds(4)); });
+    EXPECT_GE(std::chrono::steady_clock::now() - d0, std::chrono::milliseconds(6)) << "4 ms call + 50 % spun";
+  });
+}
+
 }  // namespace
 }  // namespace collbench
