@@ -359,7 +359,7 @@ int run_sweep(const RunConfig& cfg, const LaunchEnv& launch, World& world, Proce
     // This rank failed (a self-timed NCCL timeout, a transport error): main prints the line
     // and aborts the job with 3. Rank 0 first ends the file as its watchdog would (a thread
     // rank's failure reaches rank 0 here too, as its peer's).
-    if (control.rank() == 0) last_words.say(3);
+    if (control.rank() == 0) last_words.say(code(ExitStatus::rank_failed));
     throw;
   }
   std::vector<double> rss{static_cast<double>(peak_resident_bytes())};

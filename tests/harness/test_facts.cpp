@@ -125,6 +125,15 @@ TEST(ExitStatus, DocsTableMatches) {
   }
 }
 
+// The README quotes exit statuses in prose ("--expect: exit 5"): each one it names is the enum's.
+TEST(ExitStatus, ReadmeQuotesTheEnum) {
+  const std::string readme = read_file(COLLBENCH_README);
+  const std::string gate = "acceptance gate: exit ";
+  const auto at = readme.find(gate);
+  ASSERT_NE(at, std::string::npos) << "README.md: the --expect row";
+  EXPECT_EQ(std::stoi(readme.substr(at + gate.size())), code(ExitStatus::below_expectation));
+}
+
 // The results schema's `end` record names exactly the statuses an end record can carry.
 TEST(ExitStatus, SchemaEndRecordEnumMatches) {
   const auto schema = nlohmann::json::parse(read_file(COLLBENCH_SCHEMA_FILE));
