@@ -90,6 +90,9 @@ struct BootstrapInfo {
   std::string name;     // "mpi", "threads"
   std::string summary;  // how ranks start, one line for --help
   std::function<std::unique_ptr<Bootstrap>(const BootstrapOptions&)> make;
+  // The ranks it starts without --ranks, for a bootstrap that starts them itself (null: the
+  // launcher decides). --dry-run plans for it.
+  std::function<int()> default_ranks = nullptr;
 };
 
 struct BackendInfo {

@@ -15,7 +15,8 @@ namespace {
 
 constexpr const char* kDescription =
     "collbench: measure, verify and compare collective communication algorithms.\n"
-    "Run under a launcher, e.g.  mpirun -np 4 collbench --op allreduce --algo all -b 8 -e 16M";
+    "Run under a launcher, e.g.  mpirun -np 4 collbench --op allreduce --algo all -b 8 -e 16M,\n"
+    "or without one:             collbench --backend thread --ranks 4 --op allreduce";
 
 // The footer of --help: kFooter, the exit statuses (harness/exit_status.hpp), kFooterEnd.
 constexpr const char* kFooter = R"(
@@ -35,8 +36,9 @@ Sweep file: --config FILE.yaml with name, layouts, defaults (any option by long 
   and cases (op, algo, overrides); explicit options override it. Examples: slurm/sweeps/*.yaml.
 Output: a table on stdout (rank 0); --json FILE appends JSON Lines, schema collbench/1 (results/README.md).
 Dry run: --dry-run checks everything a run would check before measuring and prints the plan (blocks,
-  sizes, memory per rank at the largest size); no MPI, no file. Under a launcher it plans for the
-  launcher's rank count; alone, for --ranks N (default 1), all on one node.
+  sizes, memory per rank at the largest size); starts no rank, writes no file. Under a launcher it
+  plans for the launcher's rank count; alone, for --ranks N (default: --backend thread's own
+  default, else 1), all on one node.
 )";
 
 // After the generated "Exit status:" section (exit_status.hpp).

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <string>
 
+#include "collectives/backends/backend.hpp"
 #include "collectives/core/error.hpp"
 #include "harness/exit_status.hpp"
 #include "harness/plan/auto_algos.hpp"
@@ -36,6 +37,9 @@ std::string timing(const Settings& s) {
 
 int dry_run_world(const RunConfig& cfg, const LaunchEnv& launch) {
   if (cfg.ranks) return *cfg.ranks;
+  if (const BackendInfo* b = Backends::get().find(cfg.backend))  // a bootstrap that starts its own ranks
+    if (const BootstrapInfo* boot = Backends::get().find_bootstrap(b->bootstrap); boot && boot->default_ranks)
+      return boot->default_ranks();
   return launch.declared_size.value_or(1);
 }
 

@@ -99,7 +99,8 @@ COLLBENCH_REGISTER_BACKEND(BootstrapInfo{
                          " says a launcher started several processes; accepted: start collbench once, without "
                          "mpirun/srun, with --ranks N");
       return std::make_unique<ThreadBootstrap>(o.ranks.value_or(default_ranks()));
-    }});
+    },
+    default_ranks});
 
 COLLBENCH_REGISTER_BACKEND(BackendInfo{
     "thread",
