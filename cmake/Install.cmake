@@ -37,13 +37,13 @@ if(NOT IS_ABSOLUTE "${_bin_to_lib}")
   set(_bin_to_lib "$ORIGIN/${_bin_to_lib}")
 endif()
 set_target_properties(collbench PROPERTIES INSTALL_RPATH "${_bin_to_lib}")
-set_target_properties(collbench_gpu PROPERTIES INSTALL_RPATH "$ORIGIN")
+set_target_properties(collbench_gpu collbench_backends PROPERTIES INSTALL_RPATH "$ORIGIN")
 if(COLLBENCH_HAVE_CUDA OR COLLBENCH_HAVE_NCCL)
   # an installed CUDA build finds libcudart/libnccl where it was linked against them (/usr/local/cuda)
   set_target_properties(collbench_gpu PROPERTIES INSTALL_RPATH_USE_LINK_PATH TRUE)
 endif()
 install(TARGETS collbench RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
-install(TARGETS collbench_collectives collbench_gpu LIBRARY DESTINATION ${COLLBENCH_INSTALL_LIBDIR})
+install(TARGETS collbench_collectives collbench_gpu collbench_backends LIBRARY DESTINATION ${COLLBENCH_INSTALL_LIBDIR})
 
 # The shell library and the Slurm scripts, in the checkout's layout (sweep.sh finds its tree
 # by scripts/lib.sh + slurm/lib/steps.sh, as in a checkout).
