@@ -17,7 +17,38 @@ Registry& Registry::mutable_instance() {
 
 const Registry& Registry::get() { return mutable_instance(); }
 
-void Registry::add(AlgoEntry e) { mutable_instance().entries_.push_back(std::move(e)); }
+void Registry::add(AlgoEntry e) {
+  const AlgoTraits t = default_traits(e);
+  add(std::move(e), t);
+}
+
+void Registry::add(AlgoEntry e, AlgoTraits traits) {
+  e.traits = traits;
+  mutable_instance().entries_.push_back(std::move(e));
+}
+
+// The one place where traits come from names. collbench's own algorithms state theirs where they
+// register; an "any" entry that does not is neutral (node-blind, messages only, unranked). The
+// library entries (collectives/library/, registered without traits) are ranked by their name's
+// form, as colltune ranked them before the registry carried traits:
+//   "library"       0: the library's own choice, the simplest of all (the safest guess);
+//   "library:ALGO"  unranked: one of the library's algorithms forced, after every collbench
+//                   algorithm, by name;
+//   any other name  10, next to the library: its own call served by another of its components,
+//                   i.e. Open MPI's "han" (coll/han), which is also node-aware.
+// A backend that states its entries' traits (AlgoTraits at registration) does not come here.
+AlgoTraits Registry::default_traits(const AlgoEntry& e) {
+  AlgoTraits t;
+  if (!e.library()) return t;
+  constexpr std::string_view kVariantPrefix = "library:";
+  if (e.algo == "library") {
+    t.simplicity_rank = 0;
+  } else if (e.algo.rfind(kVariantPrefix, 0) != 0) {
+    t.simplicity_rank = 10;
+    t.node_aware = e.algo == "han";
+  }
+  return t;
+}
 
 const AlgoEntry* Registry::find(Op op, std::string_view algo, std::string_view backend) const {
   for (const auto& e : entries_)
