@@ -9,6 +9,7 @@
 #include "harness/run/backend.hpp"
 #include "harness/plan/config.hpp"
 #include "harness/plan/settings.hpp"
+#include "harness/report/listing.hpp"
 
 namespace collbench {
 namespace {
@@ -88,7 +89,8 @@ void add_selection_options(CLI::App& app, RawOptions& o) {
                                 "may share one, nccl needs one per rank)")
                      ->type_name("cpu|cuda")
                      ->group("Selection");
-  app.add_flag("--list", o.list, "list every (op, algo, backend) with its description and requirements, then exit")
+  app.add_flag("--list", o.list,
+               "list every (op, algo, backend) with its description and requirements, then exit (--json: as JSON)")
       ->group("Selection");
   app.add_flag("--dry-run", o.dry_run,
                "check everything (options, sweep file, algorithms, world size, memory per rank at the largest size), "
@@ -102,8 +104,11 @@ void add_selection_options(CLI::App& app, RawOptions& o) {
 }
 
 void add_output_options(CLI::App& app, RawOptions& o) {
-  o.json_opt = app.add_option("--json", o.json, "append one JSON Lines record per point to FILE")
+  o.json_opt = app.add_option("--json", o.json,
+                              "append one JSON Lines record per point to FILE; --list --json (no FILE): the list as "
+                              "JSON, with each algorithm's traits")
                    ->type_name("FILE")
+                   ->expected(0, 1)  // a FILE, except after --list
                    ->group("Output");
   app.add_flag("--overwrite", o.overwrite, "truncate the --json file instead of appending")->group("Output");
   app.add_flag("--resume", o.resume,
@@ -265,6 +270,11 @@ CommandLine parse_command_line(int argc, const char* const* argv) {
     return {{}, app.help()};
   } catch (const CLI::ParseError& e) {
     throw UsageError(std::string(e.what()) + "; accepted: the options listed by collbench --help");
+  }
+  if (o.list && given(o.json_opt)) {  // --list --json: the registry as JSON, printed as --help is
+    if (!o.json.empty())
+      throw UsageError("--list --json prints the list on stdout, not to '" + o.json + "'; accepted: --list --json");
+    return {{}, algorithm_list_json(Registry::get())};
   }
   return {resolve(o, std::vector<std::string>(argv, argv + argc)), std::nullopt};
 }
