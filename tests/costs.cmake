@@ -38,6 +38,7 @@ set(COLLBENCH_TEST_SECONDS
   harness.faults_stall_control            8 -
   harness.faults_stall_library            6 -
   harness.faults_stall_shm                6 -
+  harness.list_json                       1 1
   harness.memory                         41 -
   harness.modes                          28 1
   harness.nvtx                            4 1

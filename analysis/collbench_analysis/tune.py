@@ -23,22 +23,21 @@ import pandas as pd
 import yaml
 
 from . import schema as _schema
-from .load import LIBRARY_ALGO, Dataset, format_bytes
+from .load import AUTO_ALGO, UNRANKED, Dataset, format_bytes
 from .tables import Table, fmt_num
 
 TUNING_SCHEMA = "collbench-tuning/1"
 TOOL = "colltune"
 STATISTIC = "p50"
-AUTO_ALGO = "auto"  # a result of the selector itself: never a candidate (it would choose itself)
+# AUTO_ALGO: a result of the selector itself is never a candidate (it would choose itself).
 
-# Tie-break among algorithms as fast as the best, simplest first (after the library): fewer
-# steps and less code are less likely to be slow at the sizes between the measured ones.
-# "han" is the library's own collective on a coll/han communicator: next to the library.
-# library:ALGO entries (one of the library's own algorithms forced) stay candidates, ordered by
-# name after these: a tuning file naming e.g. library:ring runs under collbench --algo auto (the
-# harness looks the name up in its registry like any other; checked with Open MPI 4.1).
-SIMPLICITY_ORDER: tuple[str, ...] = ("han", "naive", "ring", "tree", "butterfly", "recursive_doubling", "pairwise",
-                                     "rabenseifner", "shm", "hier", "hier_leader", "hier_ring")
+# Tie-break among algorithms as fast as the best, simplest first: fewer steps and less code are
+# less likely to be slow at the sizes between the measured ones. The order is each algorithm's
+# simplicity rank from collbench's registry (the results' traits, load.py "algorithm traits"): the
+# library's own choice 0, its other entries (han) next, collbench's flat schedules, the peer-memory
+# and node-aware ones last; library:ALGO entries (one of the library's algorithms forced) are
+# unranked, after these, by name, and stay candidates: a tuning file naming e.g. library:ring runs
+# under collbench --algo auto (the harness looks the name up in its registry like any other).
 
 # Fields that identify a measurement but not a tuning entry. When an entry's results hold several
 # values of one, the entry is tuned on the preferred value's results (else on its most common value;
@@ -123,15 +122,6 @@ def layout_of(p: Any) -> Layout:
 
 # --------------------------------------------------------------------------- choosing
 
-def simplicity_key(algo: str) -> tuple[int, int, str]:
-    """Sort key, simplest first: library, then SIMPLICITY_ORDER, then other names alphabetically."""
-    if algo == LIBRARY_ALGO:
-        return (0, 0, "")
-    if algo in SIMPLICITY_ORDER:
-        return (1, SIMPLICITY_ORDER.index(algo), "")
-    return (2, 0, algo)
-
-
 @dataclass(frozen=True)
 class Candidate:
     """One algorithm at one size: medians over its results there (runs, repetitions)."""
@@ -142,6 +132,7 @@ class Candidate:
     p95: float
     results: int = 1
     samples: int = 0  # timed iterations behind each result (median over results); 0: unknown
+    rank: int = UNRANKED  # its simplicity rank (traits); unknown traits: unranked
 
     @property
     def p50_se(self) -> float:
@@ -178,11 +169,11 @@ def pooled(results: pd.DataFrame, by: Sequence[str] = ()) -> pd.DataFrame:
     m = results[results["measured"]].assign(n=lambda d: pd.to_numeric(d["iters"]).where(lambda x: x > 0))
     return m.groupby([*by, "algo"], sort=False).agg(p50=("p50_us", "median"), p5=("lo_us", "median"),
                                                      p95=("hi_us", "median"), results=("p50_us", "size"),
-                                                     n=("n", "median")).reset_index()
+                                                     n=("n", "median"), rank=("simplicity_rank", "min")).reset_index()
 
 
 def _candidates(agg: pd.DataFrame) -> list[Candidate]:
-    return [Candidate(r.algo, r.p50, r.p5, r.p95, int(r.results), 0 if pd.isna(r.n) else int(r.n))
+    return [Candidate(r.algo, r.p50, r.p5, r.p95, int(r.results), 0 if pd.isna(r.n) else int(r.n), int(r.rank))
             for r in agg.itertuples(index=False)]
 
 
@@ -210,21 +201,25 @@ def tied_with(best: Candidate, c: Candidate, margin: float = 0.0, tie: str = "sp
     return c.p50 <= best.p95
 
 
+def simplicity_key(c: Candidate) -> tuple[int, str]:
+    """Sort key, simplest first: the simplicity rank of the algorithm's traits, equal ranks by name."""
+    return (c.rank, c.algo)
+
+
 def choose(nbytes: int, candidates: Sequence[Candidate], margin: float = 0.0, tie: str = "spread",
-           simplicity: Callable[[str], Any] = simplicity_key) -> SizeChoice:
+           simplicity: Callable[[Candidate], Any] = simplicity_key) -> SizeChoice:
     """Pick the simplest candidate tied with the fastest (see :func:`tie_rule`).
 
     This is the one tie rule: colltune's tuning files and collplot's answers (report.py) both
-    decide with it. ``simplicity`` orders candidate names (a report whose names carry a
-    backend, ``ring (nccl)``, orders by the algorithm part).
+    decide with it. ``simplicity`` orders candidates (default: :func:`simplicity_key`).
     """
     if not candidates:
         raise ValueError("no candidates")
     if tie not in TIE_RULES:
         raise ValueError(f"unknown tie rule {tie!r}")
-    ranked = sorted(candidates, key=lambda c: (c.p50, simplicity(c.algo)))
+    ranked = sorted(candidates, key=lambda c: (c.p50, simplicity(c)))
     best = ranked[0]
-    tied = sorted((c for c in candidates if tied_with(best, c, margin, tie)), key=lambda c: simplicity(c.algo))
+    tied = sorted((c for c in candidates if tied_with(best, c, margin, tie)), key=simplicity)
     return SizeChoice(nbytes, tied[0], best, ranked[1] if len(ranked) > 1 else None, tuple(c.algo for c in tied))
 
 
@@ -237,10 +232,10 @@ def tie_rule(margin: float = 0.0, tie: str = "spread") -> str:
             limit += f" or at most the best's p50 x {1 + margin:g}"
     else:
         limit = "at most the best's p95" if margin == 0 else f"at most max(the best's p95, its p50 x {1 + margin:g})"
-    order = ", ".join(SIMPLICITY_ORDER)
     return (f"per measured size the best is the algorithm with the lowest p50 (median over its results); every "
-            f"algorithm whose p50 is {limit} is tied with it, and the simplest tied one is chosen: "
-            f"library, then {order}, then other names alphabetically; a range boundary between consecutive "
+            f"algorithm whose p50 is {limit} is tied with it, and the simplest tied one is chosen: the lowest "
+            f"simplicity rank of the algorithms' traits (collbench --list --json; the library 0), equal ranks by "
+            f"name; a range boundary between consecutive "
             f"measured sizes s1 < s2 with different choices is floor(sqrt(s1*s2)), the next range starting one "
             f"byte above")
 

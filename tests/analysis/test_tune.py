@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 import yaml
 
-from cb_synth import RunCtx, pingpong_sweep, result, write_jsonl
+from cb_synth import RunCtx, pingpong_sweep, result, traits, write_jsonl
 from collbench_analysis import tune
 from collbench_analysis.cli import colltune_main
 from collbench_analysis.load import load
@@ -41,12 +41,42 @@ def ranges_of(t: tune.Tuning, op: str = "allreduce",
 
 # --------------------------------------------------------------------------- the tie rule
 
-def test_simplicity_order_library_first_then_listed_then_alphabetical() -> None:
+def test_simplicity_order_comes_from_the_registry_traits(tmp_path: Path) -> None:
+    # The ranks are the results' traits (the run record's algorithms: here the registry snapshot's, as
+    # collbench writes them), equal ranks by name; algorithms without traits come last.
     names = ["zeta", "hier_ring", "ring", "alpha", "library", "rabenseifner", "naive", "shm", "tree", "pairwise",
-             "butterfly", "recursive_doubling", "hier_leader"]
-    assert sorted(names, key=tune.simplicity_key) == [
-        "library", "naive", "ring", "tree", "butterfly", "recursive_doubling", "pairwise", "rabenseifner", "shm",
-        "hier_leader", "hier_ring", "alpha", "zeta"]
+             "butterfly", "recursive_doubling", "hier_leader", "library:ring", "han"]
+    ctx = RunCtx("order", 2, 2, algorithms={("allreduce", "zeta"): traits(simplicity_rank=1000),
+                                            ("allreduce", "alpha"): traits(simplicity_rank=1000)})
+    op = {"tree": "broadcast", "pairwise": "alltoall", "recursive_doubling": "allgather"}
+    ds = load([write_jsonl(tmp_path / "r.jsonl", [ctx.record()] + [result(ctx, op.get(a, "allreduce"), a, 64, 1.0)
+                                                                     for a in names])])
+    rank = dict(zip(ds.results["algo"], ds.results["simplicity_rank"]))
+    cands = [tune.Candidate(a, 1.0, 1.0, 1.0, rank=int(rank[a])) for a in names]
+    assert [c.algo for c in sorted(cands, key=tune.simplicity_key)] == [
+        "library", "han", "naive", "ring", "tree", "butterfly", "recursive_doubling", "pairwise", "rabenseifner", "shm",
+        "hier_leader", "hier_ring", "alpha", "library:ring", "zeta"]
+
+
+def test_the_traits_not_the_names_break_ties(tmp_path: Path) -> None:
+    # Two algorithms the registry snapshot does not know, tied with ring: the run record ranks "zz_simple"
+    # below ring (it is chosen, although its name sorts last) and "aa_complex" above it (never chosen).
+    ctx = RunCtx("traits", 1, 2, algorithms={("allreduce", "zz_simple"): traits(simplicity_rank=25),
+                                             ("allreduce", "aa_complex"): traits(simplicity_rank=500)})
+    recs = [ctx.record()] + [result(ctx, "allreduce", a, 64, t) for a, t in
+                             (("ring", 10.0), ("zz_simple", 10.2), ("aa_complex", 10.1))]
+    status, t, _ = run_colltune(tmp_path, recs)
+    assert status == 0 and t is not None
+    assert [r.algo for r in t.entry("allreduce", "mpi", "cpu", EVEN_1X2).ranges] == ["zz_simple"]
+    # The same names without their traits (a record written before they existed, not in the snapshot):
+    # unknown, ranked last, so ring wins the tie, and the load warns once naming them.
+    old = RunCtx("traits", 1, 2, legacy=True)
+    warned: list[str] = []
+    ds = load([write_jsonl(tmp_path / "old.jsonl", [old.record()] + recs[1:])], warn=warned.append)
+    assert [r.algo for r in tune.tune(ds).entries[0].ranges] == ["ring"]
+    assert len(warned) == 1 and "allreduce/zz_simple (mpi)" in warned[0] and "allreduce/aa_complex (mpi)" in warned[0]
+    known = dict(zip(ds.results["algo"], ds.results["traits_known"]))
+    assert known == {"ring": True, "zz_simple": False, "aa_complex": False}  # ring: the snapshot's traits
 
 
 def test_ties_go_to_library_then_to_the_simpler(tmp_path: Path) -> None:
@@ -75,8 +105,8 @@ def test_a_library_variant_can_be_chosen_and_is_quoted(tmp_path: Path) -> None:
 
 
 def test_choice_records_best_runner_up_and_ratio() -> None:
-    cands = [tune.Candidate("rabenseifner", 10.0, 9.5, 10.5), tune.Candidate("ring", 10.4, 9.9, 10.9),
-             tune.Candidate("library", 10.6, 10.0, 11.1), tune.Candidate("zeta", 10.1, 9.6, 10.6),
+    cands = [tune.Candidate("rabenseifner", 10.0, 9.5, 10.5, rank=80), tune.Candidate("ring", 10.4, 9.9, 10.9, rank=30),
+             tune.Candidate("library", 10.6, 10.0, 11.1, rank=0), tune.Candidate("zeta", 10.1, 9.6, 10.6),
              tune.Candidate("alpha", 10.3, 9.8, 10.8)]
     ch = tune.choose(1024, cands)
     assert ch.runner_up is not None
@@ -88,7 +118,7 @@ def test_choice_records_best_runner_up_and_ratio() -> None:
 
 
 def test_margin_widens_the_tie() -> None:
-    cands = [tune.Candidate("ring", 10.0, 9.5, 10.5), tune.Candidate("library", 10.8, 10.3, 11.3)]
+    cands = [tune.Candidate("ring", 10.0, 9.5, 10.5, rank=30), tune.Candidate("library", 10.8, 10.3, 11.3, rank=0)]
     assert tune.choose(64, cands).choice.algo == "ring"  # 10.8 > p95 10.5
     assert tune.choose(64, cands, margin=0.10).choice.algo == "library"  # 10.8 <= 10.0 x 1.10
     assert tune.choose(64, cands, margin=0.05).choice.algo == "ring"  # max(10.5, 10.5) < 10.8
@@ -97,17 +127,18 @@ def test_margin_widens_the_tie() -> None:
 
 def test_median_tie_rule_uses_the_medians_standard_errors() -> None:
     # Wide spreads, as across an emulated link: p95 = 2 x p50. han is 1.6x faster at p50.
-    han = tune.Candidate("han", 100.0, 60.0, 200.0, samples=50)
-    lib = tune.Candidate("library", 160.0, 100.0, 320.0, samples=50)
+    han = tune.Candidate("han", 100.0, 60.0, 200.0, samples=50, rank=10)
+    lib = tune.Candidate("library", 160.0, 100.0, 320.0, samples=50, rank=0)
     assert tune.choose(8, [han, lib]).choice.algo == "library"  # spread: 160 <= han's p95 200
     # median: se = 1.2533 x spread / 3.29 / sqrt(50): han 7.54, library 11.85; 1.96 x hypot = 27.5 < 60
     assert han.p50_se == pytest.approx(1.2533 * 140 / 3.29 / 50 ** 0.5)
     assert tune.choose(8, [han, lib], tie="median").choice.algo == "han"
     # A difference inside the medians' noise is still a tie, and goes to the library.
-    close = tune.Candidate("library", 120.0, 100.0, 320.0, samples=50)  # 20 < 1.96 x hypot(7.54, 11.85) = 27.5
+    close = tune.Candidate("library", 120.0, 100.0, 320.0, samples=50, rank=0)  # 20 < 1.96 x hypot(7.54, 11.85) = 27.5
     assert tune.choose(8, [han, close], tie="median").choice.algo == "library"
     # Fewer samples, wider standard errors: with 5 samples each the 1.6x is a tie again.
-    few = [tune.Candidate("han", 100.0, 60.0, 200.0, samples=5), tune.Candidate("library", 160.0, 100.0, 320.0, samples=5)]
+    few = [tune.Candidate("han", 100.0, 60.0, 200.0, samples=5, rank=10),
+           tune.Candidate("library", 160.0, 100.0, 320.0, samples=5, rank=0)]
     assert tune.choose(8, few, tie="median").choice.algo == "library"
     assert "standard errors" in tune.tie_rule(0.0, "median")
 
@@ -407,8 +438,8 @@ def test_example_choices_follow_the_rule(example: tuple[tune.Tuning, str, str]) 
     checked = 0
     for (op, layout, nbytes), pts in by_point.items():
         best = min(pts, key=lambda p: p.p50_us)
-        tied = [p.algo for p in pts if p.p50_us <= best.p95_us]
-        want = min(tied, key=tune.simplicity_key)
+        tied = [p for p in pts if p.p50_us <= best.p95_us]
+        want = min(tied, key=lambda p: (p.simplicity_rank, p.algo)).algo  # the traits' ranks (registry snapshot)
         assert t.lookup(op, "mpi", "cpu", layout, nbytes).algo == want, (op, layout, nbytes)
         checked += 1
     assert checked == 12 * 11  # 4 ops x 3 layouts x 11 sizes (16 B - 16 MiB, x4)
@@ -428,7 +459,7 @@ def test_example_table_on_stdout(example: tuple[tune.Tuning, str, str]) -> None:
     ties = 0
     for (op, nodes, rpn, nbytes), pts in coll.groupby(["op", "nodes", "ranks_per_node", "bytes"]):
         best = pts.loc[pts["p50_us"].idxmin()]
-        want = min(pts[pts["p50_us"] <= best["p95_us"]]["algo"], key=tune.simplicity_key)
+        want = pts[pts["p50_us"] <= best["p95_us"]].sort_values(["simplicity_rank", "algo"])["algo"].iloc[0]
         if want == best["algo"]:
             continue
         block = stdout[stdout.index(f"{op} mpi/cpu {nodes}x{rpn} "):]
