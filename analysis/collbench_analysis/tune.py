@@ -556,8 +556,17 @@ class _Checker:
         return value
 
 
-def _is_int(v: Any, lo: int = 0) -> bool:
-    return isinstance(v, int) and not isinstance(v, bool) and v >= lo
+MAX_RANKS = 1 << 20  # nodes, ranks: at most 2^20, as collbench --ranks (the schema's maximum)
+
+
+def _is_int(v: Any, lo: int = 0, hi: int = (1 << 63) - 1) -> bool:
+    """An integer as JSON Schema counts them (1024.0 too: the schema's "integer")."""
+    whole = (isinstance(v, int) and not isinstance(v, bool)) or (isinstance(v, float) and v.is_integer())
+    return whole and lo <= v <= hi
+
+
+def _is_count(v: Any) -> bool:
+    return _is_int(v, 1, MAX_RANKS)
 
 
 def _is_name(v: Any) -> bool:
@@ -567,12 +576,13 @@ def _is_name(v: Any) -> bool:
 def _parse_layout(c: _Checker, obj: Any, path: tuple[str | int, ...]) -> Layout:
     if not isinstance(obj, dict):
         raise c.fail(path, "must be a mapping {nodes, ranks_per_node, world_size}")
-    nodes = c.get(obj, path, "nodes", lambda v: _is_int(v, 1), "an integer >= 1")
-    world = c.get(obj, path, "world_size", lambda v: _is_int(v, 1), "an integer >= 1")
+    nodes = c.get(obj, path, "nodes", _is_count, f"an integer from 1 to {MAX_RANKS}")
+    world = c.get(obj, path, "world_size", _is_count, f"an integer from 1 to {MAX_RANKS}")
     rpn = c.get(obj, path, "ranks_per_node",
-                lambda v: _is_int(v, 1) or (isinstance(v, list) and bool(v) and all(_is_int(x, 1) for x in v)),
-                "an integer >= 1 or a list of each node's rank count")
-    per_node = tuple(rpn) if isinstance(rpn, list) else (rpn,) * nodes
+                lambda v: _is_count(v) or (isinstance(v, list) and 0 < len(v) <= MAX_RANKS and all(map(_is_count, v))),
+                f"an integer from 1 to {MAX_RANKS} or a list of each node's rank count")
+    nodes, world = int(nodes), int(world)
+    per_node = tuple(map(int, rpn)) if isinstance(rpn, list) else (int(rpn),) * nodes
     if len(per_node) != nodes or sum(per_node) != world:
         raise c.fail(path, f"ranks_per_node {rpn} does not fit nodes {nodes} and world_size {world}")
     return Layout(per_node)
@@ -588,6 +598,7 @@ def _parse_ranges(c: _Checker, obj: Any, path: tuple[str | int, ...]) -> list[Ra
             raise c.fail(where, "must be a mapping {min_bytes, max_bytes, algo}")
         lo = c.get(r, where, "min_bytes", _is_int, "an integer >= 0")
         hi = c.get(r, where, "max_bytes", lambda v: v is None or _is_int(v), "an integer >= 0 or null")
+        lo, hi = int(lo), None if hi is None else int(hi)
         algo = c.get(r, where, "algo", _is_name, "an algorithm name")
         prev_max = out[-1].max_bytes if out else None  # never None here: an unbounded range must be last
         expected = 0 if prev_max is None else prev_max + 1
@@ -639,13 +650,11 @@ def parse_tuning(text: str, where: str = "<tuning>") -> Tuning:
         raise c.fail((), f"field 'schema' is missing (a tuning file says schema: {TUNING_SCHEMA})")
     if data["schema"] != TUNING_SCHEMA:
         raise c.fail(("schema",), f"unsupported version {data['schema']!r} (this reader knows {TUNING_SCHEMA!r})")
-    generated = c.get(data, (), "generated", lambda v: isinstance(v, (str, datetime)), "a UTC time string")
-    tool = c.get(data, (), "tool", _is_name, "a string")
-    sources = c.get(data, (), "sources", lambda v: isinstance(v, list) and all(isinstance(s, str) for s in v),
-                    "a list of file names")
-    runs = c.get(data, (), "runs", lambda v: isinstance(v, list), "a list of run_ids")
-    statistic = c.get(data, (), "statistic", _is_name, "a string")
-    rule = c.get(data, (), "tie_rule", lambda v: isinstance(v, str), "a string")
+    # What wrote the file (generated, tool, sources, runs, statistic, tie_rule): kept as read, not checked
+    # (results/schema/collbench-tuning-1.json); colltune writes them all.
+    generated, tool, rule = data.get("generated", ""), data.get("tool", ""), data.get("tie_rule", "")
+    sources, runs = data.get("sources") or [], data.get("runs") or []
+    statistic = data.get("statistic", STATISTIC)
     raw = c.get(data, (), "entries", lambda v: isinstance(v, list) and bool(v), "a non-empty list")
     entries: list[Entry] = []
     for i, obj in enumerate(raw):
@@ -654,9 +663,10 @@ def parse_tuning(text: str, where: str = "<tuning>") -> Tuning:
         if twin is not None:
             raise c.fail(("entries", i), f"a second entry for {e.label} (the first is on line {twin.line})")
         entries.append(e)
-    when = generated if isinstance(generated, str) else generated.strftime("%Y-%m-%dT%H:%M:%SZ")
-    return Tuning(entries=entries, sources=list(sources), runs=[str(r) for r in runs], generated=when,
-                  tie_rule=rule, statistic=statistic, tool=tool)
+    when = generated.strftime("%Y-%m-%dT%H:%M:%SZ") if isinstance(generated, datetime) else str(generated)
+    return Tuning(entries=entries, sources=[str(x) for x in sources] if isinstance(sources, list) else [str(sources)],
+                  runs=[str(r) for r in runs] if isinstance(runs, list) else [str(runs)], generated=when,
+                  tie_rule=str(rule), statistic=str(statistic), tool=str(tool))
 
 
 def load_tuning(path: str | Path) -> Tuning:

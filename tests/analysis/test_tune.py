@@ -357,6 +357,15 @@ entries:
 """
 
 
+def test_load_tuning_reads_a_file_without_what_wrote_it(tmp_path: Path) -> None:
+    # generated, tool, sources, runs, statistic, tie_rule: colltune writes them, readers do not need them
+    # (results/schema/collbench-tuning-1.json), as collbench's reader does not.
+    path = tmp_path / "t.yaml"
+    path.write_text("schema: collbench-tuning/1\n" + GOOD[GOOD.index("entries:"):])
+    t = tune.load_tuning(path)
+    assert [r.algo for r in t.entries[0].ranges] == ["library", "rabenseifner", "ring"] and t.runs == []
+
+
 @pytest.mark.parametrize("old,new,expect", [
     ("min_bytes: 2048,", "min_bytes: 2049,", "t.yaml:15: entries[0].ranges[1]: min_bytes is 2049, must start at 2048"),
     ("min_bytes: 2048,", "min_bytes: 2000,", "t.yaml:15: entries[0].ranges[1]: min_bytes is 2000"),
@@ -369,7 +378,8 @@ entries:
     ("op: allreduce", "op: pingpong", "t.yaml:9: entries[0].op: must be a collective op"),
     (", algo: ring}", "}", "t.yaml:16: entries[0].ranges[2]: field 'algo' is missing"),
     ("entries:", "entries: []\nx:", "t.yaml:8: entries: must be a non-empty list"),
-    ("tool: colltune\n", "", "t.yaml:1: field 'tool' is missing"),
+    ("    device: cpu\n", "", "t.yaml:9: entries[0]: field 'device' is missing"),
+    ("min_bytes: 0,", "min_bytes: '0',", "t.yaml:14: entries[0].ranges[0].min_bytes: must be an integer >= 0, got '0'"),
     ("runs: [", "runs: [[", "t.yaml:6: not valid YAML"),  # where the parser notices
 ])
 def test_load_tuning_refuses_bad_files_naming_line_and_field(tmp_path: Path, old: str, new: str, expect: str) -> None:
