@@ -19,7 +19,7 @@ set(COLLBENCH_TEST_SECONDS
   analysis.schema                         9 -
   analysis.stragglers                     3 -
   analysis.targets                        1 -
-  analysis.tune                          12 -
+  analysis.tune                          15 -
   docs.checkers                           1 -
   docs.links                              1 -
   docs.options                            1 -

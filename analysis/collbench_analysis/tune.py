@@ -678,6 +678,23 @@ def load_tuning(path: str | Path) -> Tuning:
     return parse_tuning(text, str(path))
 
 
+def run_command(path: str | Path, collbench: str = "collbench") -> list[str]:
+    """The command line that runs a tuning file's choices: ``mpirun`` on its largest layout (by world
+    size, then nodes; ``--map-by ppr:K:node`` for an even multi-node one), every op it has entries
+    for, ``--algo auto --tuning FILE`` (another layout uses the nearest entry), and the backend and
+    device when not mpi/cpu. ``colltune --command FILE`` prints it (slurm/sweep.sh --tune says it)."""
+    t = load_tuning(path)
+    ops = ",".join(dict.fromkeys(e.op for e in t.entries))
+    big = max(t.entries, key=lambda e: e.layout.sort_key())
+    cmd = ["mpirun", "-np", str(big.layout.world_size)]
+    if big.layout.nodes > 1 and not big.layout.uneven:
+        cmd += ["--map-by", f"ppr:{big.layout.per_node[0]}:node"]
+    cmd += [collbench, "--op", ops, "--algo", "auto", "--tuning", str(path)]
+    if (big.backend, big.device) != ("mpi", "cpu"):
+        cmd += ["--backend", big.backend, "--device", big.device]
+    return cmd
+
+
 # --------------------------------------------------------------------------- what colltune prints
 
 def _p50(c: Candidate | None) -> str:

@@ -533,3 +533,47 @@ def test_the_documented_example_is_a_valid_tuning_file(tmp_path: Path) -> None:
     t = tune.load_tuning(path)
     assert [e.layout.ranks_per_node for e in t.entries] == [2, [3, 1]]
     assert t.lookup("allreduce", "mpi", "cpu", tune.Layout((3, 1)), 1 << 20).algo == "ring"
+
+
+# --------------------------------------------------------------------------- the command that uses a file
+
+def test_command_runs_the_files_choices_on_its_largest_layout(tmp_path: Path) -> None:
+    head = "schema: collbench-tuning/1\nentries:\n"
+    ring = "    ranges:\n      - {min_bytes: 0, max_bytes: null, algo: ring}\n"
+
+    def entry(op: str, nodes: int, rpn: int, backend: str = "mpi", device: str = "cpu") -> str:
+        return (f"  - op: {op}\n    backend: {backend}\n    device: {device}\n"
+                f"    layout: {{nodes: {nodes}, ranks_per_node: {rpn}, world_size: {nodes * rpn}}}\n" + ring)
+
+    path = tmp_path / "t.yaml"
+    path.write_text(head + entry("broadcast", 1, 4) + entry("allreduce", 2, 2) + entry("allreduce", 1, 2))
+    assert tune.run_command(path, "/opt/cb") == ["mpirun", "-np", "4", "--map-by", "ppr:2:node", "/opt/cb", "--op",
+                                                 "broadcast,allreduce", "--algo", "auto", "--tuning", str(path)]
+    path.write_text(head + entry("allreduce", 1, 2, "nccl", "cuda"))
+    assert tune.run_command(path)[3:] == ["collbench", "--op", "allreduce", "--algo", "auto", "--tuning", str(path),
+                                          "--backend", "nccl", "--device", "cuda"]
+    p = run_script("--command", str(path), "--collbench", "/opt/my collbench")
+    assert p.returncode == 0 and p.stdout == f"mpirun -np 2 '/opt/my collbench' --op allreduce --algo auto --tuning {path} " \
+                                             "--backend nccl --device cuda\n"
+    path.write_text(head)  # entries: null
+    p = run_script("--command", str(path))
+    assert p.returncode == 2 and p.stdout == "" and p.stderr.startswith(f"colltune: error: {path}:")
+    assert run_script("--command", str(path), "r.jsonl").returncode == 2  # one thing at a time
+
+
+def test_the_sweeps_tune_step_says_the_command_through_colltune(tmp_path: Path) -> None:
+    """slurm/lib/analysis.sh's make_tuning (sbatch slurm/sweep.sh --tune) on a job's results: the tuning file,
+    then its "use it:" line from colltune --command (no inline Python of its own)."""
+    script = ROOT / "slurm" / "lib" / "analysis.sh"
+    assert "<<" not in script.read_text()
+    out = tmp_path / "job"
+    write_jsonl(out / "results.jsonl", [R.record(), result(R, "allreduce", "ring", 64, 10.0),
+                                       result(R, "allreduce", "library", 64, 20.0)])
+    shell = ('say() { echo "$PROG: $*"; }; warn() { echo "$PROG: warning: $*" >&2; }; '
+             f'source "{script}"; make_tuning')
+    env = dict(os.environ, REPO=str(ROOT), OUT=str(out), BIN="/opt/cb", TUNE="1", PROG="sweep",
+               COLLBENCH_PYTHON=sys.executable)
+    p = subprocess.run(["bash", "-c", shell], capture_output=True, text=True, timeout=120, env=env)
+    assert p.returncode == 0 and p.stderr == "", p.stderr
+    assert f"sweep: use it: mpirun -np 2 /opt/cb --op allreduce --algo auto --tuning {out}/tuning.yaml\n" in p.stdout
+    assert tune.load_tuning(out / "tuning.yaml").entries[0].ranges[0].algo == "ring"
