@@ -74,7 +74,8 @@ install(FILES analysis/README.md analysis/pyproject.toml DESTINATION ${COLLBENCH
 install(DIRECTORY analysis/collbench_analysis DESTINATION ${COLLBENCH_INSTALL_DATADIR}/analysis
         FILES_MATCHING PATTERN "*.py"
         PATTERN "__pycache__" EXCLUDE)
-install(FILES results/schema/collbench-1.json DESTINATION ${COLLBENCH_INSTALL_DATADIR}/analysis/collbench_analysis)
+install(FILES results/schema/collbench-1.json analysis/collbench_analysis/registry-snapshot.json
+        DESTINATION ${COLLBENCH_INSTALL_DATADIR}/analysis/collbench_analysis)
 install(FILES results/README.md DESTINATION ${COLLBENCH_INSTALL_DATADIR}/results)
 install(DIRECTORY docs/ DESTINATION ${COLLBENCH_INSTALL_DATADIR}/docs)
 install(DIRECTORY results/schema DESTINATION ${COLLBENCH_INSTALL_DATADIR}/results)

@@ -17,7 +17,31 @@ Registry& Registry::mutable_instance() {
 
 const Registry& Registry::get() { return mutable_instance(); }
 
-void Registry::add(AlgoEntry e) { mutable_instance().entries_.push_back(std::move(e)); }
+void Registry::add(AlgoEntry e) {
+  const AlgoTraits t = default_traits(e);
+  add(std::move(e), t);
+}
+
+void Registry::add(AlgoEntry e, AlgoTraits traits) {
+  e.traits = traits;
+  mutable_instance().entries_.push_back(std::move(e));
+}
+
+// Traits of an entry registered without them. collbench's own algorithms state theirs where they
+// register; an "any" entry that does not is neutral (node-blind, messages only, unranked). A
+// library entry that does not is ranked by what the registry knows of it:
+//   "library"      0: the library's own choice, the simplest of all (the safest guess);
+//   on_request     unranked: one of the library's algorithms forced ("library:ALGO"), after
+//                  every collbench algorithm, by name;
+//   anything else  10, next to the library: its own call served another way.
+// Backends state the rest where they register (Open MPI's coll/han: node-aware, 10).
+AlgoTraits Registry::default_traits(const AlgoEntry& e) {
+  AlgoTraits t;
+  if (!e.library()) return t;
+  if (e.algo == "library") t.simplicity_rank = 0;
+  else if (!e.on_request) t.simplicity_rank = 10;
+  return t;
+}
 
 const AlgoEntry* Registry::find(Op op, std::string_view algo, std::string_view backend) const {
   for (const auto& e : entries_)

@@ -36,6 +36,27 @@ using ConfigFn = LibraryConfig (*)(const AlgoEntry&, const CollArgs&);
 using PreparedCall = std::function<void()>;
 using PrepareFn = PreparedCall (*)(Transport&, const CollArgs&);
 
+// What the analysis needs to know of an algorithm beyond its name (results/README.md "Algorithm
+// traits"): written by `--list --json` and into every run record, so nothing downstream guesses
+// from names. Set where the algorithm registers (COLLBENCH_REGISTER's second argument); an entry
+// registered without them gets Registry::default_traits.
+struct AlgoTraits {
+  // Its schedule follows the node layout: phases inside each node and across nodes (the hier
+  // algorithms). Node-blind algorithms are "flat".
+  bool node_aware = false;
+  // Moves data through the node's peer memory (zero-copy loads and stores into shared windows),
+  // not messages: every rank must be on one node (the shm algorithms).
+  bool peer_memory = false;
+  // The tie-break when algorithms are equally fast (colltune, the report's answers): the lowest
+  // rank is the simplest and wins. The scale in use: 0 the library's own choice, 10 its other
+  // entries, 20-80 flat schedules by how much they do (naive 20, ring 30, tree 40, butterfly 50,
+  // recursive_doubling 60, pairwise 70, rabenseifner 80), 90 peer memory (shm), 100-120
+  // node-aware (hier 100, hier_leader 110, hier_ring 120); kUnranked after all of them, equal
+  // ranks by name.
+  int simplicity_rank = kUnranked;
+  static constexpr int kUnranked = 1000;
+};
+
 struct AlgoEntry {
   Op op;
   std::string algo;          // "ring", "tree", ... or "library" for the backend's own
@@ -51,6 +72,9 @@ struct AlgoEntry {
   // not by "all", so sweeps of every algorithm keep their size.
   bool on_request = false;
   PrepareFn prepare = nullptr;  // library entries: the timed call, bound once per case (null: run)
+  AlgoTraits traits{};          // filled by Registry::add (explicit, or default_traits)
+  // The backend's own code (library, library:ALGO, han), not one of collbench's algorithms.
+  bool library() const { return backend != "any"; }
 };
 
 // Runs `e` on `a`: what every caller does instead of e.run, so RedOp::avg works with every
@@ -66,7 +90,12 @@ inline bool runs_as_is(const AlgoEntry& e, const CollArgs& a) {
 class Registry {
  public:
   static const Registry& get();
+  // Registers `e` with `traits`, or without them with default_traits(e).
   static void add(AlgoEntry e);
+  static void add(AlgoEntry e, AlgoTraits traits);
+  // The traits of an entry registered without any: neutral for collbench's algorithms; for the
+  // library entries, whose files do not state them, derived from the name (registry.cpp).
+  static AlgoTraits default_traits(const AlgoEntry& e);
 
   // The entry for (op, algo) usable on `backend` ("library" resolves to that backend's one).
   const AlgoEntry* find(Op op, std::string_view algo, std::string_view backend) const;
@@ -82,11 +111,13 @@ class Registry {
 
 struct Registrar {
   explicit Registrar(AlgoEntry e) { Registry::add(std::move(e)); }
+  Registrar(AlgoEntry e, AlgoTraits traits) { Registry::add(std::move(e), traits); }
 };
 
 #define CB_CONCAT_INNER(a, b) a##b
 #define CB_CONCAT(a, b) CB_CONCAT_INNER(a, b)
-// COLLBENCH_REGISTER({Op::allreduce, "ring", "any", "description", "requirements", &run});
+// COLLBENCH_REGISTER({Op::allreduce, "ring", "any", "description", "requirements", &run},
+//                    {.simplicity_rank = 30});   // the traits (AlgoTraits), designated
 #define COLLBENCH_REGISTER(...) \
   static const ::collbench::Registrar CB_CONCAT(collbench_registrar_, __LINE__)(::collbench::AlgoEntry __VA_ARGS__)
 

@@ -10,6 +10,7 @@ set(COLLBENCH_TEST_SECONDS
   analysis.compare_fixtures              72 -
   analysis.ddp                            5 -
   analysis.expect_write                   4 -
+  analysis.formats                        2 -
   analysis.load                           5 -
   analysis.model                          2 -
   analysis.node_aware                    11 -
@@ -18,7 +19,7 @@ set(COLLBENCH_TEST_SECONDS
   analysis.schema                         9 -
   analysis.stragglers                     3 -
   analysis.targets                        1 -
-  analysis.tune                          12 -
+  analysis.tune                          15 -
   docs.checkers                           1 -
   docs.links                              1 -
   docs.options                            1 -
@@ -41,6 +42,8 @@ set(COLLBENCH_TEST_SECONDS
   harness.faults_stall_control            8 -
   harness.faults_stall_library            6 -
   harness.faults_stall_shm                6 -
+  harness.formats                         3 1
+  harness.list_json                       1 1
   harness.memory                         41 -
   harness.modes                          28 1
   harness.nvtx                            4 1

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import shlex
 import sys
 import textwrap
 from pathlib import Path
@@ -250,9 +251,10 @@ def colltune_parser() -> argparse.ArgumentParser:
                                   "simplest tied one is chosen, the library first. Range boundaries sit at the "
                                   "geometric mean of consecutive measured sizes. Prints a table per entry. "
                                   "Exit status: 0 ok, 2 bad or no usable input.", 100),
-        epilog="example: colltune results/ -o tuning.yaml --op allreduce,broadcast --margin 5%")
-    p.add_argument("inputs", nargs="+", metavar="RESULTS", help="*.jsonl file or folder (searched recursively)")
-    p.add_argument("-o", "--output", required=True, type=Path, help="the tuning file to write (YAML)")
+        epilog="examples: colltune results/ -o tuning.yaml --op allreduce,broadcast --margin 5%\n"
+               "          colltune --command tuning.yaml --collbench build/collbench")
+    p.add_argument("inputs", nargs="*", metavar="RESULTS", help="*.jsonl file or folder (searched recursively)")
+    p.add_argument("-o", "--output", type=Path, help="the tuning file to write (YAML); needed with RESULTS")
     p.add_argument("--op", type=_collective_ops, default=None, metavar="OP[,OP...]",
                    help="tune only these collective ops (default: every op in the results)")
     p.add_argument("--margin", type=_margin, default=0.0, metavar="X",
@@ -262,13 +264,30 @@ def colltune_parser() -> argparse.ArgumentParser:
                    help="spread (default): a p50 within the best's p95 is a tie; median: a p50 within 1.96 "
                         "standard errors of the two medians' difference (from each one's p5-p95 spread and "
                         "sample count) is a tie, narrower where spreads are wide (docs/tuning.md 'How the algorithm is chosen')")
+    p.add_argument("--command", type=Path, metavar="TUNING",
+                   help="instead: read the tuning file TUNING and print the collbench command line that runs its "
+                        "choices (mpirun on its largest layout, every op it covers, --algo auto --tuning TUNING)")
+    p.add_argument("--collbench", default="collbench", metavar="BIN",
+                   help="--command: the collbench executable to name (default: collbench)")
     return p
 
 
 def colltune_main(argv: Sequence[str] | None = None) -> int:
-    args = colltune_parser().parse_args(argv)
+    parser = colltune_parser()
+    args = parser.parse_args(argv)
     from . import tune
 
+    if args.command is not None:
+        if args.inputs or args.output:
+            parser.error("--command TUNING reads a tuning file: no RESULTS, no -o")
+        try:
+            print(shlex.join(tune.run_command(args.command, args.collbench)))
+        except tune.TuningFileError as err:
+            print(f"colltune: error: {err}", file=sys.stderr)
+            return EXIT_BAD_INPUT
+        return EXIT_OK
+    if not args.inputs or args.output is None:
+        parser.error("RESULTS and -o/--output are required (or --command TUNING)")
     try:
         ds = load(args.inputs)
         tuning = tune.tune(ds, ops=args.op, margin=args.margin, tie=args.tie)

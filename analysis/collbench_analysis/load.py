@@ -12,10 +12,14 @@ This is the one reading of the files: the issue-21 analyses work on the same two
 (None where absent) ``library_config``, ``cache_pool`` and ``per_rank`` (the field's dict as
 written): the acceptance gate writer (:mod:`.expect`), the efficiency figures, hot vs cold
 (:mod:`.cache_state`) and the stragglers read them there. ``runs`` also carries the run record's
-``host_of_rank``, ``cpu_model``, ``hardware``, ``binding``, ``links``, ``loadavg`` and
-``online_cpus``, and the end record's ``expect`` verdict (:mod:`.provenance`) and ``loadavg`` (as
-``end_loadavg``); None where a record lacks them. DDP ``workload``
+``host_of_rank``, ``cpu_model``, ``hardware``, ``binding``, ``links``, ``loadavg``,
+``online_cpus`` and ``algorithms``, and the end record's ``expect`` verdict (:mod:`.provenance`)
+and ``loadavg`` (as ``end_loadavg``); None where a record lacks them. DDP ``workload``
 records are kept as read (``workload_records``) for :func:`.ddp.workloads_of`.
+
+Algorithm traits (node-aware, peer memory, library code, simplicity rank) come from collbench's
+registry, never from names: each result row carries its algorithm's (:data:`TRAIT_COLUMNS`,
+``traits_known``), by the one rule of :func:`traits_source` below.
 """
 from __future__ import annotations
 
@@ -23,6 +27,7 @@ import json
 import re
 import sys
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
@@ -31,22 +36,68 @@ import pandas as pd
 from . import schema as _schema
 
 SCHEMA = _schema.schema_id()
-LIBRARY_ALGO = "library"  # the backend's own call, its own choice of algorithm: the baseline of every ratio
-# The library's own algorithms measured as entries of their own: library:ALGO (one of Open MPI
-# coll/tuned's or NCCL's algorithms forced, docs/library-internals.md) and han (Open MPI's
-# coll/han). Library code, not ours: never counted as a custom algorithm beating the library.
-LIBRARY_VARIANT_PREFIX = "library:"
-HAN_ALGO = "han"
+# The two names the command line gives a meaning of their own (collbench --algo): the backend's own
+# call, its own choice of algorithm, the baseline of every ratio; and the selector, which runs what a
+# tuning file names (not a registry entry: it has no traits of its own).
+LIBRARY_ALGO = "library"
+AUTO_ALGO = "auto"
+
+# --------------------------------------------------------------------------- algorithm traits
+
+# What collbench's registry says of each algorithm (results/README.md "Algorithm traits"; C++:
+# AlgoTraits in collectives/registry.hpp): its schedule follows the node layout; it moves data
+# through the node's peer memory (every rank on one node); it is the backend's own code (library,
+# library:ALGO, han) rather than collbench's; and its rank for tie-breaks (lowest: simplest).
+TRAIT_COLUMNS = ("node_aware", "peer_memory", "library", "simplicity_rank")
+UNRANKED = 1000  # AlgoTraits::kUnranked: after every ranked algorithm, equal ranks by name
+UNKNOWN_TRAITS: dict[str, Any] = {"node_aware": False, "peer_memory": False, "library": False,
+                                  "simplicity_rank": UNRANKED}
+# collbench --list --json of a CUDA/NCCL build (every entry of the mpi and nccl backends) as of the
+# commit that made run records carry `algorithms`: the traits of records written before it.
+# Regenerate (only when a trait of an entry in it changes): build/collbench --list --json > FILE;
+# tests/harness/list_json.py checks it against the registry of the build under test.
+REGISTRY_SNAPSHOT = Path(__file__).resolve().parent / "registry-snapshot.json"
 
 
-def is_library_internal(algo: str) -> bool:
-    """``library:ALGO`` or ``han``: an algorithm of the library itself, other than its default choice."""
-    return algo.startswith(LIBRARY_VARIANT_PREFIX) or algo == HAN_ALGO
+@lru_cache(maxsize=None)
+def _snapshot() -> dict[tuple[str, str, str], dict[str, Any]]:
+    """(op, algo, registry backend) -> traits, from :data:`REGISTRY_SNAPSHOT`."""
+    with open(REGISTRY_SNAPSHOT, encoding="utf-8") as f:
+        doc = json.load(f)
+    return {(e["op"], e["algo"], e["backend"]): dict(e["traits"]) for e in doc["algorithms"]}
 
 
-def is_custom(algo: str) -> bool:
-    """One of collbench's own algorithms (or ``auto``, which runs what a tuning file names)."""
-    return algo != LIBRARY_ALGO and not is_library_internal(algo)
+def traits_source(run_algorithms: Sequence[Mapping[str, Any]] | None, op: str, algo: str,
+                  backend: str) -> dict[str, Any] | None:
+    """The traits of one result's algorithm, by the one rule of where they come from:
+
+    1. its run record's ``algorithms`` (what the registry of the binary that measured it said);
+    2. a run record written before collbench recorded them (or no run record): the registry snapshot
+       (:data:`REGISTRY_SNAPSHOT`), the entry of that op and name on the result's backend or ``any``;
+    3. neither: unknown (None) -- treated as :data:`UNKNOWN_TRAITS` (not node-aware, no peer memory,
+       not library code, ranked after every known algorithm), never a flat candidate, and :func:`load`
+       warns once naming each. ``auto`` is never an entry and is unknown without a warning.
+    """
+    if run_algorithms is not None:
+        return next((dict(e["traits"]) for e in run_algorithms if e["op"] == op and e["algo"] == algo), None)
+    snap = _snapshot()
+    return next((dict(snap[(op, algo, b)]) for b in (backend, "any") if (op, algo, b) in snap), None)
+
+
+def library_internal(df: pd.DataFrame) -> pd.Series:
+    """Rows of the library's own code other than its default choice (library:ALGO, han): never custom."""
+    return df["library"].astype(bool) & (df["algo"] != LIBRARY_ALGO)
+
+
+def algorithm_traits(df: pd.DataFrame) -> dict[str, dict[str, Any]]:
+    """algo -> its traits (:data:`TRAIT_COLUMNS` and ``traits_known``) among ``df``'s rows (the last row's).
+
+    For frames of one op and backend (a pivot's columns): an algorithm's traits are the same in
+    every run of one registry.
+    """
+    cols = ["algo", *TRAIT_COLUMNS, "traits_known"]
+    last = df[cols].drop_duplicates("algo", keep="last")
+    return {r["algo"]: r for r in last.to_dict("records")}
 
 P2P_OPS = _schema.p2p_ops()
 WarnFn = Callable[[str], None]
@@ -123,7 +174,7 @@ _INT_FIELDS = ("bytes", "world_size", "nodes", "ranks_per_node", "wrong")
 RUN_COLUMNS = ("run_id", "source", "argv", "start_time", "hosts", "node_of_rank", "world_size", "nodes",
                "ranks_per_node", "backend", "device", "versions", "git_commit", "slurm", "inter_node_link",
                "host_of_rank", "cpu_model", "hardware", "binding", "links", "loadavg", "online_cpus",
-               "end_time", "exit_status", "end_points", "expect", "end_loadavg")
+               "algorithms", "end_time", "exit_status", "end_points", "expect", "end_loadavg")
 # Run metadata joined onto every result of the run (the result's own fields keep their names).
 JOINED_RUN_COLUMNS = ("inter_node_link", "hosts", "node_of_rank", "git_commit", "start_time", "end_time",
                       "exit_status")
@@ -304,7 +355,28 @@ def results_frame(rows: Sequence[Mapping[str, Any]], runs: pd.DataFrame) -> pd.D
     same_world = meta["world_size"].to_numpy() == df["world_size"].to_numpy()
     df["per_node"] = [pn if ok else None for pn, ok in zip(df["per_node"], same_world)]
     df["layout"] = [layout_name(n, r, pn) for n, r, pn in zip(df["nodes"], df["ranks_per_node"], df["per_node"])]
+    _add_traits(df, meta["algorithms"].to_numpy())
     return df
+
+
+def _add_traits(df: pd.DataFrame, run_algorithms: Sequence[Any]) -> None:
+    """The trait columns by :func:`traits_source`; ``df.attrs["unknown_traits"]``: the unknown ones."""
+    found: dict[tuple[int, str, str, str], dict[str, Any] | None] = {}
+    rows = []
+    unknown: dict[str, None] = {}
+    for algos, op, algo, backend in zip(run_algorithms, df["op"], df["algo"], df["backend"]):
+        listed = algos if isinstance(algos, list) else None
+        key = (id(listed), op, algo, backend)
+        if key not in found:
+            found[key] = traits_source(listed, op, algo, backend)
+        traits = found[key]
+        if traits is None and op not in P2P_OPS and algo != AUTO_ALGO:
+            unknown[f"{op}/{algo} ({backend})"] = None
+        rows.append((traits or UNKNOWN_TRAITS, traits is not None))
+    for c in TRAIT_COLUMNS:
+        df[c] = pd.Series([t[c] for t, _ in rows], index=df.index, dtype="int64" if c == "simplicity_rank" else bool)
+    df["traits_known"] = pd.Series([k for _, k in rows], index=df.index, dtype=bool)
+    df.attrs["unknown_traits"] = list(unknown)
 
 
 def load(paths: Sequence[str | Path], warn: WarnFn = warn_stderr) -> Dataset:
@@ -319,7 +391,15 @@ def load(paths: Sequence[str | Path], warn: WarnFn = warn_stderr) -> Dataset:
     if not results and not workloads:
         raise LoadError(f"no result records in {', '.join(str(f) for f in files)}")
     run_df = runs_frame(runs.values())
-    return Dataset(files, results_frame(results, run_df), run_df, warnings, workloads)
+    res = results_frame(results, run_df)
+    unknown = res.attrs.pop("unknown_traits", [])
+    if unknown:
+        msg = (f"no algorithm traits for {', '.join(unknown)}: neither in its run record nor in the registry "
+               "snapshot; treated as unknown (not node-aware, no peer memory, not library code, ranked last, never "
+               "a flat candidate; docs/analysis.md \"Algorithm traits\")")
+        warnings.append(msg)
+        warn(msg)
+    return Dataset(files, res, run_df, warnings, workloads)
 
 
 # --------------------------------------------------------------------------- points of one view

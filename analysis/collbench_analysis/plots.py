@@ -26,7 +26,7 @@ from matplotlib.figure import Figure  # noqa: E402
 from matplotlib.ticker import FixedLocator, FuncFormatter, NullFormatter  # noqa: E402
 
 from .load import (  # noqa: E402
-    Dataset, format_bytes, frame_note, is_library_internal, layout_sort_key, sort_layouts, views,
+    Dataset, format_bytes, frame_note, layout_sort_key, library_internal, sort_layouts, views,
 )
 from .palette import color_of, marker_of, text_color_on  # noqa: E402
 
@@ -312,7 +312,9 @@ def plot_ratio(key: FigKey, g: pd.DataFrame, style: Style, outdir: Path, note: s
     customs = [(algo, backend, label) for algo, backend, label, _ in _series(g) if algo != "library"]
     if not libs or not customs:
         return None
-    internals = any(is_library_internal(algo) for algo, _, _ in customs)
+    internal = g[library_internal(g)]  # the library's own code, by the traits
+    lib_code = set(zip(internal["algo"], internal["backend"]))
+    internals = any((algo, backend) in lib_code for algo, backend, _ in customs)
     counts = fastest_counts(g)
     customs.sort(key=lambda t: (-counts.get((t[0], t[1]), 0), t[0], t[1]))
     fig, (ax,) = _new_figure()
@@ -324,7 +326,7 @@ def plot_ratio(key: FigKey, g: pd.DataFrame, style: Style, outdir: Path, note: s
             continue
         shown = label if base[1] == backend else f"{label} vs library ({base[1]})"
         kw = style.kw(algo, backend, counts.get((algo, backend), 0) > 0)
-        if is_library_internal(algo):  # the library's own code (library:ALGO, han): dotted, not a custom line
+        if (algo, backend) in lib_code:  # the library's own code (library:ALGO, han): dotted, not a custom line
             kw.update(linestyle=":", linewidth=min(kw["linewidth"], 1.6))
             shown += " (library internal)"
         ax.plot(ratio.index, ratio.to_numpy(), label=shown, **kw)

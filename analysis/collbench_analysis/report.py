@@ -20,13 +20,13 @@ import pandas as pd
 
 from .ddp import SECTION as DDP_SECTION, Workload, answer_table as ddp_answer_table, tables as ddp_tables
 from .load import (
-    HAN_ALGO, LIBRARY_ALGO, Dataset, describe_links, format_bytes, frame_note, inter_node_links, is_library_internal,
-    latest, layout_sort_key, sort_layouts, views,
+    LIBRARY_ALGO, Dataset, algorithm_traits, describe_links, format_bytes, frame_note, inter_node_links,
+    latest, layout_sort_key, library_internal, sort_layouts, views,
 )
 from .model import fit_models, measured_crossovers, predicted_crossovers, series_of
 from .plots import ANSWERS_SECTION, FigureInfo
 from .tables import BLANK, NUM_CSS, Table, fmt_col, fmt_num
-from .tune import Candidate, choose, simplicity_key
+from .tune import Candidate, choose
 
 _DETAILS_ROWS = 40  # longer tables fold into <details> in the HTML report
 GROUP = ["op", "layout", "variant"]
@@ -58,10 +58,6 @@ def _algo_of(series: str) -> str:
     return series.rsplit(" (", 1)[0]
 
 
-def _series_simplicity(series: str) -> tuple:
-    return (simplicity_key(_algo_of(series)), series)
-
-
 def decide(g: pd.DataFrame) -> tuple[str, tuple[str, ...]]:
     """The answer at one (op, layout, variant, size): (the chosen series, every series tied with the fastest).
 
@@ -69,8 +65,9 @@ def decide(g: pd.DataFrame) -> tuple[str, tuple[str, ...]]:
     p50; an algorithm whose p50 is within the fastest's spread (at most its p95) is tied with it,
     and a tie goes to the simplest tied algorithm, the library first.
     """
-    cands = [Candidate(name, p50, lo, hi) for name, p50, lo, hi in zip(g["series"], g["p50_us"], g["lo_us"], g["hi_us"])]
-    ch = choose(int(g["bytes"].iloc[0]), cands, simplicity=_series_simplicity)
+    cands = [Candidate(name, p50, lo, hi, rank=int(rank)) for name, p50, lo, hi, rank
+             in zip(g["series"], g["p50_us"], g["lo_us"], g["hi_us"], g["simplicity_rank"])]
+    ch = choose(int(g["bytes"].iloc[0]), cands)  # ranks from the traits; equal ranks by series name
     return ch.choice.algo, ch.tied
 
 
@@ -172,22 +169,28 @@ def answer_figures(ds: Dataset, outdir: Path) -> list[FigureInfo]:
     return figs
 
 
-# Node-aware vs flat. Names, not registry metadata, decide (results carry only the name):
-HIER_PREFIX = "hier"  # the node-aware schedules: allreduce hier_ring / hier_leader, broadcast hier, allgather hier
-# Not flat candidates: the libraries (their own choice and han compared in columns of their own, library:ALGO
-# not custom at all); auto (runs what a tuning file names, possibly a hier one); shm (zero-copy within one node
-# only, never a whole multi-node collective). Every other custom algorithm (ring, rabenseifner, tree, ...) is
-# flat: node-blind.
-NOT_FLAT = frozenset({LIBRARY_ALGO, "auto", "shm"})
+# Node-aware vs flat, by the algorithms' traits (load.py "algorithm traits"), not their names. Node-aware:
+# collbench's node-aware algorithms (allreduce hier_ring / hier_leader, broadcast hier, allgather hier
+# today). Flat: every other custom algorithm with known traits that works by messages: node-blind. Not
+# flat: the library's code (its own choice and its node-aware entries, han, compared in columns of their
+# own; library:ALGO not custom at all); peer-memory algorithms (shm: within one node only, never a whole
+# multi-node collective); algorithms without traits (auto, which runs what a tuning file names, possibly
+# a node-aware one).
 
 
-def is_node_aware(algo: str) -> bool:
-    return algo.startswith(HIER_PREFIX)
+def node_aware(t: dict) -> bool:
+    """A custom node-aware algorithm (of :func:`.load.algorithm_traits`): what the table is about."""
+    return bool(t["node_aware"]) and not t["library"]
 
 
-def is_flat(algo: str) -> bool:
-    """A node-blind custom algorithm: what the node-aware ones have to beat."""
-    return not is_node_aware(algo) and algo not in NOT_FLAT and not is_library_internal(algo)
+def flat(t: dict) -> bool:
+    """A node-blind custom algorithm (of :func:`.load.algorithm_traits`): what the node-aware ones have to beat."""
+    return bool(t["traits_known"]) and not (t["node_aware"] or t["peer_memory"] or t["library"])
+
+
+def library_node_aware(t: dict) -> bool:
+    """One of the library's node-aware entries (Open MPI's han)."""
+    return bool(t["node_aware"]) and bool(t["library"])
 
 
 NODE_AWARE_KEYS = ["op", "layout", "variant", "backend", "bytes"]
@@ -197,16 +200,19 @@ def node_aware_rows(ds: Dataset) -> pd.DataFrame:
     """Per multi-node (op, layout, variant, backend, size) where a node-aware algorithm was measured.
 
     Columns: the keys; ``hier`` ((algo, p50) of every node-aware algorithm, fastest first),
-    ``best_hier``, ``flat`` / ``flat_p50`` (the fastest flat algorithm), ``library``, ``han``
-    (p50s, NaN where not measured) and ``flat_ratio``, ``library_ratio``, ``han_ratio`` (each
-    p50 ÷ the best node-aware p50: > 1 means node-aware is faster). Points are compared within
-    one backend only (a library's NCCL time says nothing about MPI schedules).
+    ``best_hier``, ``flat`` / ``flat_p50`` (the fastest flat algorithm), ``library`` (p50),
+    ``lib_aware`` / ``lib_aware_p50`` (the fastest of the library's node-aware entries, han), NaN
+    where not measured, and ``flat_ratio``, ``library_ratio``, ``lib_aware_ratio`` (each p50 ÷ the
+    best node-aware p50: > 1 means node-aware is faster). Points are compared within one backend
+    only (a library's NCCL time says nothing about MPI schedules).
     """
     c = collectives(ds)
     multi = c[c["nodes"] > 1]
     p50 = multi.pivot_table(index=NODE_AWARE_KEYS, columns="algo", values="p50_us", aggfunc="last")
-    hier_cols = [a for a in p50.columns if is_node_aware(a)]
-    flat_cols = [a for a in p50.columns if is_flat(a)]
+    traits = algorithm_traits(multi)
+    hier_cols = [a for a in p50.columns if node_aware(traits[a])]
+    flat_cols = [a for a in p50.columns if flat(traits[a])]
+    lib_cols = [a for a in p50.columns if library_node_aware(traits[a])]
     p50 = p50[p50[hier_cols].notna().any(axis=1)] if hier_cols else p50.iloc[0:0]
     out = pd.DataFrame(index=p50.index)
     out["hier"] = [tuple(sorted(((a, t) for a, t in row.items() if pd.notna(t)), key=lambda at: (at[1], at[0])))
@@ -215,11 +221,13 @@ def node_aware_rows(ds: Dataset) -> pd.DataFrame:
     has_flat = p50[flat_cols].notna().any(axis=1) if flat_cols else pd.Series(False, index=p50.index)
     out["flat"] = p50[flat_cols].idxmin(axis=1).where(has_flat) if flat_cols and len(p50) else None
     out["flat_p50"] = p50[flat_cols].min(axis=1) if flat_cols else np.nan
-    for algo, col in ((LIBRARY_ALGO, "library"), (HAN_ALGO, "han")):
-        out[col] = p50[algo] if algo in p50.columns else np.nan
+    out["library"] = p50[LIBRARY_ALGO] if LIBRARY_ALGO in p50.columns else np.nan
+    has_lib = p50[lib_cols].notna().any(axis=1) if lib_cols else pd.Series(False, index=p50.index)
+    out["lib_aware"] = p50[lib_cols].idxmin(axis=1).where(has_lib) if lib_cols and len(p50) else None
+    out["lib_aware_p50"] = p50[lib_cols].min(axis=1) if lib_cols else np.nan
     best = out["best_hier"].where(out["best_hier"] > 0)
-    for col in ("flat", "library", "han"):
-        out[f"{col}_ratio"] = out["flat_p50" if col == "flat" else col] / best
+    for col, num in (("flat", "flat_p50"), ("library", "library"), ("lib_aware", "lib_aware_p50")):
+        out[f"{col}_ratio"] = out[num] / best
     return _order(out.reset_index())
 
 
@@ -227,27 +235,34 @@ def node_aware_table(ds: Dataset) -> Table:
     """Issue 19's question, one row per multi-node size: do the hier algorithms beat what a user has anyway?
 
     Empty (and left out of the report) without node-aware results on a multi-node layout. Columns
-    nobody measured (han, a second backend, a variant) are dropped to keep the table narrow.
+    nobody measured (the library's node-aware entry, a second backend, a variant) are dropped to keep
+    the table narrow. The library's node-aware columns are named after the entries measured (han).
     """
     r = node_aware_rows(ds)
     c = collectives(ds)
     compared = c.merge(r[NODE_AWARE_KEYS], on=NODE_AWARE_KEYS)
     links = frame_note(compared)
-    note = ("p50 times. node-aware: the hier* algorithms, fastest first; best flat: the fastest node-blind custom "
-            "algorithm (not library, library:ALGO, han, auto or the single-node shm); library: the backend's own call (MPI: "
-            "Open MPI's default choice); han: Open MPI's hierarchical coll/han. Ratios are p50 ÷ the best "
-            "node-aware p50: > 1 means node-aware is faster.")
+    names = sorted(set(r["lib_aware"].dropna()))
+    lib = "/".join(names) or "library node-aware"
+    lib_cells = ([f"{a} {fmt_num(v)}" if isinstance(a, str) else BLANK for a, v in zip(r["lib_aware"], r["lib_aware_p50"])]
+                 if len(names) > 1 else fmt_col(r["lib_aware_p50"]))
+    note = ("p50 times. node-aware: collbench's node-aware algorithms (their registry traits say so), fastest first; "
+            "best flat: the fastest node-blind custom algorithm (not the library's code, library:ALGO or han; not a "
+            "peer-memory one such as shm, which runs within one node; not auto, which has no traits of its own); "
+            "library: the backend's own call (MPI: Open MPI's default choice); "
+            f"{lib}: the library's own node-aware entry (Open MPI's hierarchical coll/han). Ratios are p50 ÷ the "
+            "best node-aware p50: > 1 means node-aware is faster.")
     frame = pd.DataFrame({
         "op": r["op"], "layout": r["layout"], "variant": r["variant"].replace("", BLANK),
         "backend": r["backend"] if r["backend"].nunique() > 1 else BLANK, "size": _sizes(r["bytes"]),
         "node-aware p50 (µs)": [", ".join(f"{a} {fmt_num(v)}" for a, v in h) for h in r["hier"]],
         "best flat": r["flat"].fillna(BLANK), "flat p50 (µs)": fmt_col(r["flat_p50"]),
-        "library p50 (µs)": fmt_col(r["library"]), "han p50 (µs)": fmt_col(r["han"]),
+        "library p50 (µs)": fmt_col(r["library"]), f"{lib} p50 (µs)": lib_cells,
         "flat ÷ hier": _times(r["flat_ratio"]), "library ÷ hier": _times(r["library_ratio"]),
-        "han ÷ hier": _times(r["han_ratio"])})
+        f"{lib} ÷ hier": _times(r["lib_aware_ratio"])})
     t = Table("Node-aware vs flat", frame, align="llllrllrrrrrr",
               note=note + (f" {links.rstrip('.')}." if links else ""))
-    for header in ("variant", "backend", "han p50 (µs)", "han ÷ hier"):
+    for header in ("variant", "backend", f"{lib} p50 (µs)", f"{lib} ÷ hier"):
         t.drop_blank_column(header)
     return t
 
@@ -499,14 +514,15 @@ def custom_vs_library(c: pd.DataFrame) -> pd.DataFrame:
     speed-up = library p50 ÷ the other's p50 at the sizes both were measured (> 1: the other is faster);
     ``wins`` counts the sizes where one is faster beyond the noise (the library's p50 above its p95).
     "library" is the plain ``library`` entry (the library's own choice); the library's internals
-    (``library:ALGO``, ``han``: :func:`.load.is_library_internal`) are the library's code, so they
-    are summarised apart (``internal_*``) and never count as a custom algorithm beating it.
+    (``library:ALGO``, ``han``: the ``library`` trait, :func:`.load.library_internal`) are the
+    library's code, so they are summarised apart (``internal_*``) and never count as a custom
+    algorithm beating it.
     """
     keys = [*GROUP, "backend"]
     lib = c[c["algo"] == LIBRARY_ALGO][[*keys, "bytes", "p50_us"]].drop_duplicates([*keys, "bytes"], keep="last")
     vs = c[c["algo"] != LIBRARY_ALGO].merge(lib, on=[*keys, "bytes"], suffixes=("", "_lib"))
     vs["speedup"] = vs["p50_us_lib"] / vs["p50_us"].where(vs["p50_us"] > 0)
-    vs["internal"] = vs["algo"].map(is_library_internal).astype(bool)
+    vs["internal"] = library_internal(vs)
     # Faster beyond the noise: the library's p50 above the other's p95 (within it, the two tie: tune.tied_with).
     vs["clear"] = vs["p50_us_lib"] > vs["hi_us"]
     rows = []

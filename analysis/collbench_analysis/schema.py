@@ -133,9 +133,15 @@ def first_error(record: Mapping[str, Any], strict: bool = False) -> str | None:
     kind = record.get("type")
     if kind not in RECORD_TYPES:
         return f"field 'type' must be one of {', '.join(RECORD_TYPES)}, got {kind!r}"
+    return definition_error(record, kind, strict)
+
+
+def definition_error(instance: Any, name: str, strict: bool = False) -> str | None:
+    """Why ``instance`` is not a valid ``$defs/<name>`` (``run``, ``algorithm``: an entry of
+    ``collbench --list --json``, …), or None; ``strict`` as in :func:`first_error`."""
     # Lax first: a field that fails counts as unevaluated too, and its own error says more.
     for check in (False, True) if strict else (False,):
-        err = jsonschema.exceptions.best_match(_validator(kind, check).iter_errors(record))
+        err = jsonschema.exceptions.best_match(_validator(name, check).iter_errors(instance))
         if err is not None:
             return _describe(err)
     return None

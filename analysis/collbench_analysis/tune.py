@@ -23,22 +23,21 @@ import pandas as pd
 import yaml
 
 from . import schema as _schema
-from .load import LIBRARY_ALGO, Dataset, format_bytes
+from .load import AUTO_ALGO, UNRANKED, Dataset, format_bytes
 from .tables import Table, fmt_num
 
 TUNING_SCHEMA = "collbench-tuning/1"
 TOOL = "colltune"
 STATISTIC = "p50"
-AUTO_ALGO = "auto"  # a result of the selector itself: never a candidate (it would choose itself)
+# AUTO_ALGO: a result of the selector itself is never a candidate (it would choose itself).
 
-# Tie-break among algorithms as fast as the best, simplest first (after the library): fewer
-# steps and less code are less likely to be slow at the sizes between the measured ones.
-# "han" is the library's own collective on a coll/han communicator: next to the library.
-# library:ALGO entries (one of the library's own algorithms forced) stay candidates, ordered by
-# name after these: a tuning file naming e.g. library:ring runs under collbench --algo auto (the
-# harness looks the name up in its registry like any other; checked with Open MPI 4.1).
-SIMPLICITY_ORDER: tuple[str, ...] = ("han", "naive", "ring", "tree", "butterfly", "recursive_doubling", "pairwise",
-                                     "rabenseifner", "shm", "hier", "hier_leader", "hier_ring")
+# Tie-break among algorithms as fast as the best, simplest first: fewer steps and less code are
+# less likely to be slow at the sizes between the measured ones. The order is each algorithm's
+# simplicity rank from collbench's registry (the results' traits, load.py "algorithm traits"): the
+# library's own choice 0, its other entries (han) next, collbench's flat schedules, the peer-memory
+# and node-aware ones last; library:ALGO entries (one of the library's algorithms forced) are
+# unranked, after these, by name, and stay candidates: a tuning file naming e.g. library:ring runs
+# under collbench --algo auto (the harness looks the name up in its registry like any other).
 
 # Fields that identify a measurement but not a tuning entry. When an entry's results hold several
 # values of one, the entry is tuned on the preferred value's results (else on its most common value;
@@ -123,15 +122,6 @@ def layout_of(p: Any) -> Layout:
 
 # --------------------------------------------------------------------------- choosing
 
-def simplicity_key(algo: str) -> tuple[int, int, str]:
-    """Sort key, simplest first: library, then SIMPLICITY_ORDER, then other names alphabetically."""
-    if algo == LIBRARY_ALGO:
-        return (0, 0, "")
-    if algo in SIMPLICITY_ORDER:
-        return (1, SIMPLICITY_ORDER.index(algo), "")
-    return (2, 0, algo)
-
-
 @dataclass(frozen=True)
 class Candidate:
     """One algorithm at one size: medians over its results there (runs, repetitions)."""
@@ -142,6 +132,7 @@ class Candidate:
     p95: float
     results: int = 1
     samples: int = 0  # timed iterations behind each result (median over results); 0: unknown
+    rank: int = UNRANKED  # its simplicity rank (traits); unknown traits: unranked
 
     @property
     def p50_se(self) -> float:
@@ -178,11 +169,11 @@ def pooled(results: pd.DataFrame, by: Sequence[str] = ()) -> pd.DataFrame:
     m = results[results["measured"]].assign(n=lambda d: pd.to_numeric(d["iters"]).where(lambda x: x > 0))
     return m.groupby([*by, "algo"], sort=False).agg(p50=("p50_us", "median"), p5=("lo_us", "median"),
                                                      p95=("hi_us", "median"), results=("p50_us", "size"),
-                                                     n=("n", "median")).reset_index()
+                                                     n=("n", "median"), rank=("simplicity_rank", "min")).reset_index()
 
 
 def _candidates(agg: pd.DataFrame) -> list[Candidate]:
-    return [Candidate(r.algo, r.p50, r.p5, r.p95, int(r.results), 0 if pd.isna(r.n) else int(r.n))
+    return [Candidate(r.algo, r.p50, r.p5, r.p95, int(r.results), 0 if pd.isna(r.n) else int(r.n), int(r.rank))
             for r in agg.itertuples(index=False)]
 
 
@@ -210,21 +201,25 @@ def tied_with(best: Candidate, c: Candidate, margin: float = 0.0, tie: str = "sp
     return c.p50 <= best.p95
 
 
+def simplicity_key(c: Candidate) -> tuple[int, str]:
+    """Sort key, simplest first: the simplicity rank of the algorithm's traits, equal ranks by name."""
+    return (c.rank, c.algo)
+
+
 def choose(nbytes: int, candidates: Sequence[Candidate], margin: float = 0.0, tie: str = "spread",
-           simplicity: Callable[[str], Any] = simplicity_key) -> SizeChoice:
+           simplicity: Callable[[Candidate], Any] = simplicity_key) -> SizeChoice:
     """Pick the simplest candidate tied with the fastest (see :func:`tie_rule`).
 
     This is the one tie rule: colltune's tuning files and collplot's answers (report.py) both
-    decide with it. ``simplicity`` orders candidate names (a report whose names carry a
-    backend, ``ring (nccl)``, orders by the algorithm part).
+    decide with it. ``simplicity`` orders candidates (default: :func:`simplicity_key`).
     """
     if not candidates:
         raise ValueError("no candidates")
     if tie not in TIE_RULES:
         raise ValueError(f"unknown tie rule {tie!r}")
-    ranked = sorted(candidates, key=lambda c: (c.p50, simplicity(c.algo)))
+    ranked = sorted(candidates, key=lambda c: (c.p50, simplicity(c)))
     best = ranked[0]
-    tied = sorted((c for c in candidates if tied_with(best, c, margin, tie)), key=lambda c: simplicity(c.algo))
+    tied = sorted((c for c in candidates if tied_with(best, c, margin, tie)), key=simplicity)
     return SizeChoice(nbytes, tied[0], best, ranked[1] if len(ranked) > 1 else None, tuple(c.algo for c in tied))
 
 
@@ -237,10 +232,10 @@ def tie_rule(margin: float = 0.0, tie: str = "spread") -> str:
             limit += f" or at most the best's p50 x {1 + margin:g}"
     else:
         limit = "at most the best's p95" if margin == 0 else f"at most max(the best's p95, its p50 x {1 + margin:g})"
-    order = ", ".join(SIMPLICITY_ORDER)
     return (f"per measured size the best is the algorithm with the lowest p50 (median over its results); every "
-            f"algorithm whose p50 is {limit} is tied with it, and the simplest tied one is chosen: "
-            f"library, then {order}, then other names alphabetically; a range boundary between consecutive "
+            f"algorithm whose p50 is {limit} is tied with it, and the simplest tied one is chosen: the lowest "
+            f"simplicity rank of the algorithms' traits (collbench --list --json; the library 0), equal ranks by "
+            f"name; a range boundary between consecutive "
             f"measured sizes s1 < s2 with different choices is floor(sqrt(s1*s2)), the next range starting one "
             f"byte above")
 
@@ -561,8 +556,17 @@ class _Checker:
         return value
 
 
-def _is_int(v: Any, lo: int = 0) -> bool:
-    return isinstance(v, int) and not isinstance(v, bool) and v >= lo
+MAX_RANKS = 1 << 20  # nodes, ranks: at most 2^20, as collbench --ranks (the schema's maximum)
+
+
+def _is_int(v: Any, lo: int = 0, hi: int = (1 << 63) - 1) -> bool:
+    """An integer as JSON Schema counts them (1024.0 too: the schema's "integer")."""
+    whole = (isinstance(v, int) and not isinstance(v, bool)) or (isinstance(v, float) and v.is_integer())
+    return whole and lo <= v <= hi
+
+
+def _is_count(v: Any) -> bool:
+    return _is_int(v, 1, MAX_RANKS)
 
 
 def _is_name(v: Any) -> bool:
@@ -572,12 +576,13 @@ def _is_name(v: Any) -> bool:
 def _parse_layout(c: _Checker, obj: Any, path: tuple[str | int, ...]) -> Layout:
     if not isinstance(obj, dict):
         raise c.fail(path, "must be a mapping {nodes, ranks_per_node, world_size}")
-    nodes = c.get(obj, path, "nodes", lambda v: _is_int(v, 1), "an integer >= 1")
-    world = c.get(obj, path, "world_size", lambda v: _is_int(v, 1), "an integer >= 1")
+    nodes = c.get(obj, path, "nodes", _is_count, f"an integer from 1 to {MAX_RANKS}")
+    world = c.get(obj, path, "world_size", _is_count, f"an integer from 1 to {MAX_RANKS}")
     rpn = c.get(obj, path, "ranks_per_node",
-                lambda v: _is_int(v, 1) or (isinstance(v, list) and bool(v) and all(_is_int(x, 1) for x in v)),
-                "an integer >= 1 or a list of each node's rank count")
-    per_node = tuple(rpn) if isinstance(rpn, list) else (rpn,) * nodes
+                lambda v: _is_count(v) or (isinstance(v, list) and 0 < len(v) <= MAX_RANKS and all(map(_is_count, v))),
+                f"an integer from 1 to {MAX_RANKS} or a list of each node's rank count")
+    nodes, world = int(nodes), int(world)
+    per_node = tuple(map(int, rpn)) if isinstance(rpn, list) else (int(rpn),) * nodes
     if len(per_node) != nodes or sum(per_node) != world:
         raise c.fail(path, f"ranks_per_node {rpn} does not fit nodes {nodes} and world_size {world}")
     return Layout(per_node)
@@ -593,6 +598,7 @@ def _parse_ranges(c: _Checker, obj: Any, path: tuple[str | int, ...]) -> list[Ra
             raise c.fail(where, "must be a mapping {min_bytes, max_bytes, algo}")
         lo = c.get(r, where, "min_bytes", _is_int, "an integer >= 0")
         hi = c.get(r, where, "max_bytes", lambda v: v is None or _is_int(v), "an integer >= 0 or null")
+        lo, hi = int(lo), None if hi is None else int(hi)
         algo = c.get(r, where, "algo", _is_name, "an algorithm name")
         prev_max = out[-1].max_bytes if out else None  # never None here: an unbounded range must be last
         expected = 0 if prev_max is None else prev_max + 1
@@ -644,13 +650,11 @@ def parse_tuning(text: str, where: str = "<tuning>") -> Tuning:
         raise c.fail((), f"field 'schema' is missing (a tuning file says schema: {TUNING_SCHEMA})")
     if data["schema"] != TUNING_SCHEMA:
         raise c.fail(("schema",), f"unsupported version {data['schema']!r} (this reader knows {TUNING_SCHEMA!r})")
-    generated = c.get(data, (), "generated", lambda v: isinstance(v, (str, datetime)), "a UTC time string")
-    tool = c.get(data, (), "tool", _is_name, "a string")
-    sources = c.get(data, (), "sources", lambda v: isinstance(v, list) and all(isinstance(s, str) for s in v),
-                    "a list of file names")
-    runs = c.get(data, (), "runs", lambda v: isinstance(v, list), "a list of run_ids")
-    statistic = c.get(data, (), "statistic", _is_name, "a string")
-    rule = c.get(data, (), "tie_rule", lambda v: isinstance(v, str), "a string")
+    # What wrote the file (generated, tool, sources, runs, statistic, tie_rule): kept as read, not checked
+    # (results/schema/collbench-tuning-1.json); colltune writes them all.
+    generated, tool, rule = data.get("generated", ""), data.get("tool", ""), data.get("tie_rule", "")
+    sources, runs = data.get("sources") or [], data.get("runs") or []
+    statistic = data.get("statistic", STATISTIC)
     raw = c.get(data, (), "entries", lambda v: isinstance(v, list) and bool(v), "a non-empty list")
     entries: list[Entry] = []
     for i, obj in enumerate(raw):
@@ -659,9 +663,10 @@ def parse_tuning(text: str, where: str = "<tuning>") -> Tuning:
         if twin is not None:
             raise c.fail(("entries", i), f"a second entry for {e.label} (the first is on line {twin.line})")
         entries.append(e)
-    when = generated if isinstance(generated, str) else generated.strftime("%Y-%m-%dT%H:%M:%SZ")
-    return Tuning(entries=entries, sources=list(sources), runs=[str(r) for r in runs], generated=when,
-                  tie_rule=rule, statistic=statistic, tool=tool)
+    when = generated.strftime("%Y-%m-%dT%H:%M:%SZ") if isinstance(generated, datetime) else str(generated)
+    return Tuning(entries=entries, sources=[str(x) for x in sources] if isinstance(sources, list) else [str(sources)],
+                  runs=[str(r) for r in runs] if isinstance(runs, list) else [str(runs)], generated=when,
+                  tie_rule=str(rule), statistic=str(statistic), tool=str(tool))
 
 
 def load_tuning(path: str | Path) -> Tuning:
@@ -671,6 +676,23 @@ def load_tuning(path: str | Path) -> Tuning:
     except (OSError, UnicodeDecodeError) as err:
         raise TuningFileError(f"{path}: cannot read ({err})") from None
     return parse_tuning(text, str(path))
+
+
+def run_command(path: str | Path, collbench: str = "collbench") -> list[str]:
+    """The command line that runs a tuning file's choices: ``mpirun`` on its largest layout (by world
+    size, then nodes; ``--map-by ppr:K:node`` for an even multi-node one), every op it has entries
+    for, ``--algo auto --tuning FILE`` (another layout uses the nearest entry), and the backend and
+    device when not mpi/cpu. ``colltune --command FILE`` prints it (slurm/sweep.sh --tune says it)."""
+    t = load_tuning(path)
+    ops = ",".join(dict.fromkeys(e.op for e in t.entries))
+    big = max(t.entries, key=lambda e: e.layout.sort_key())
+    cmd = ["mpirun", "-np", str(big.layout.world_size)]
+    if big.layout.nodes > 1 and not big.layout.uneven:
+        cmd += ["--map-by", f"ppr:{big.layout.per_node[0]}:node"]
+    cmd += [collbench, "--op", ops, "--algo", "auto", "--tuning", str(path)]
+    if (big.backend, big.device) != ("mpi", "cpu"):
+        cmd += ["--backend", big.backend, "--device", big.device]
+    return cmd
 
 
 # --------------------------------------------------------------------------- what colltune prints

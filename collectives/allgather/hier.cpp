@@ -70,7 +70,7 @@ COLLBENCH_REGISTER({Op::allgather, "hier", "any",
                     "node-aware: gather to each node's leader, ring of whole nodes among the leaders, broadcast in "
                     "each node",
                     "any layout (uneven, round-robin), any count; node broadcast zero-copy (shm) where possible",
-                    &run});
+                    &run}, {.node_aware = true, .simplicity_rank = 100});
 
 }  // namespace
 }  // namespace collbench

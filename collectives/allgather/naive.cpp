@@ -37,7 +37,7 @@ void run(Transport& t, const CollArgs& a) {
 
 COLLBENCH_REGISTER({Op::allgather, "naive", "any",
                     "every rank sends its block to every other rank (2(n-1) messages in flight)",
-                    "any world size, any count", &run});
+                    "any world size, any count", &run}, {.simplicity_rank = 20});
 
 }  // namespace
 }  // namespace collbench

@@ -48,7 +48,7 @@ void run(Transport& t, const CollArgs& a) {
 
 COLLBENCH_REGISTER({Op::allgather, "recursive_doubling", "any",
                     "recursive doubling: log2(n) exchanges of doubling block ranges (+2 fold steps if n is not 2^k)",
-                    "any world size (non-powers of two folded), any count", &run});
+                    "any world size (non-powers of two folded), any count", &run}, {.simplicity_rank = 60});
 
 }  // namespace
 }  // namespace collbench

@@ -29,7 +29,7 @@ void run(Transport& t, const CollArgs& a) {
 
 COLLBENCH_REGISTER({Op::allgather, "ring", "any",
                     "pipelined ring: n-1 steps forwarding the last received block, (n-1)/n of the data per rank",
-                    "any world size, any count", &run});
+                    "any world size, any count", &run}, {.simplicity_rank = 30});
 
 }  // namespace
 }  // namespace collbench

@@ -59,7 +59,7 @@ COLLBENCH_REGISTER({Op::allgather, "shm", "any",
                     "flag round",
                     "ranks on one node; host, or device memory over CUDA IPC (--backend mpi); registered buffers "
                     "(--buffers registered) skip the staging copy",
-                    &run, nullptr, &traffic});
+                    &run, nullptr, &traffic}, {.peer_memory = true, .simplicity_rank = 90});
 
 }  // namespace
 }  // namespace collbench

@@ -27,7 +27,8 @@ void run(Transport& t, const CollArgs& a) {
 
 COLLBENCH_REGISTER({Op::allreduce, "butterfly", "any",
                     "recursive doubling: log2(n) full-buffer exchanges (+2 folding steps if n is not a power of 2)",
-                    "any world size (non-powers of two folded), any count; scratch 1 x count", &run});
+                    "any world size (non-powers of two folded), any count; scratch 1 x count", &run},
+                    {.simplicity_rank = 50});
 
 }  // namespace
 }  // namespace collbench

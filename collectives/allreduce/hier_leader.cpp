@@ -25,7 +25,8 @@ void run(Transport& t, const CollArgs& a) {
 
 COLLBENCH_REGISTER({Op::allreduce, "hier_leader", "any",
                     "node-aware: reduce to each node's leader, allreduce among the leaders, broadcast in each node",
-                    "any layout (uneven too), any count; node phases zero-copy (shm) where possible", &run});
+                    "any layout (uneven too), any count; node phases zero-copy (shm) where possible", &run},
+                    {.node_aware = true, .simplicity_rank = 110});
 
 }  // namespace
 }  // namespace collbench

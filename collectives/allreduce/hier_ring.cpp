@@ -64,7 +64,7 @@ COLLBENCH_REGISTER({Op::allreduce, "hier_ring", "any",
                     "node-aware: reduce-scatter in each node, allreduce of each slice across nodes among the ranks "
                     "with the same local index, allgather in each node (NCCL's multi-node rings)",
                     "the same number of ranks on every node, any count; node phases zero-copy (shm) where possible",
-                    &run});
+                    &run}, {.node_aware = true, .simplicity_rank = 120});
 
 }  // namespace
 }  // namespace collbench

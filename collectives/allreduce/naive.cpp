@@ -25,7 +25,7 @@ void run(Transport& t, const CollArgs& a) {
 }
 
 COLLBENCH_REGISTER({Op::allreduce, "naive", "any", "reduce/naive to rank 0, then broadcast/naive from it",
-                    "any world size, any count", &run});
+                    "any world size, any count", &run}, {.simplicity_rank = 20});
 
 }  // namespace
 }  // namespace collbench

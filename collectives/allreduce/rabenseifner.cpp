@@ -52,7 +52,8 @@ void run(Transport& t, const CollArgs& a) {
 
 COLLBENCH_REGISTER({Op::allreduce, "rabenseifner", "any",
                     "recursive-halving reduce-scatter + recursive-doubling allgather: 2 log2(n) steps, ring volume",
-                    "any world size (non-powers of two folded, +2 steps), any count; scratch 1 x count", &run});
+                    "any world size (non-powers of two folded, +2 steps), any count; scratch 1 x count", &run},
+                    {.simplicity_rank = 80});
 
 }  // namespace
 }  // namespace collbench

@@ -21,7 +21,7 @@ void run(Transport& t, const CollArgs& a) {
 
 COLLBENCH_REGISTER({Op::allreduce, "ring", "any",
                     "ring reduce-scatter + allgather as one segment pipeline: 2(n-1) steps, 2(n-1)/n of the data",
-                    "any world size, any count", &run});
+                    "any world size, any count", &run}, {.simplicity_rank = 30});
 
 }  // namespace
 }  // namespace collbench

@@ -153,7 +153,7 @@ COLLBENCH_REGISTER({Op::allreduce, "shm", "any",
                     "messages",
                     "ranks on one node; host, or device memory over CUDA IPC (--backend mpi); registered buffers "
                     "(--buffers registered) skip the staging copy",
-                    &run, nullptr, &traffic});
+                    &run, nullptr, &traffic}, {.peer_memory = true, .simplicity_rank = 90});
 
 }  // namespace
 }  // namespace collbench

@@ -64,7 +64,7 @@ COLLBENCH_REGISTER({Op::alltoall, "pairwise", "any",
                     "n-1 steps; step s sends to rank+s and receives from rank-s (one sendrecv per step)",
                     "any world size, any count; in place swaps blocks through 2 segments (default 256 KiB) of "
                     "scratch",
-                    &run});
+                    &run}, {.simplicity_rank = 70});
 
 }  // namespace
 }  // namespace collbench

@@ -42,7 +42,8 @@ void run(Transport& t, const CollArgs& a) {
 
 COLLBENCH_REGISTER({Op::broadcast, "hier", "any",
                     "node-aware: across nodes among one rank per node (binomial tree; large messages a chain), then inside each node",
-                    "any layout (uneven too), any root, any count; node phases zero-copy (shm) where possible", &run});
+                    "any layout (uneven too), any root, any count; node phases zero-copy (shm) where possible", &run},
+                    {.node_aware = true, .simplicity_rank = 100});
 
 }  // namespace
 }  // namespace collbench

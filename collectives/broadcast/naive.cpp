@@ -20,7 +20,7 @@ void run(Transport& t, const CollArgs& a) {
 }
 
 COLLBENCH_REGISTER({Op::broadcast, "naive", "any", "root sends the whole buffer to every rank (n-1 concurrent sends)",
-                    "any world size, any root, any count", &run});
+                    "any world size, any root, any count", &run}, {.simplicity_rank = 20});
 
 }  // namespace
 }  // namespace collbench

@@ -25,7 +25,7 @@ void run(Transport& t, const CollArgs& a) {
 COLLBENCH_REGISTER({Op::broadcast, "ring", "any",
                     "pipelined chain from the root around the ring; segment k forwarded while k+1 arrives "
                     "(default 256 KiB segments)",
-                    "any world size, any root, any count", &run});
+                    "any world size, any root, any count", &run}, {.simplicity_rank = 30});
 
 }  // namespace
 }  // namespace collbench

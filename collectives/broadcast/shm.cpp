@@ -82,7 +82,7 @@ COLLBENCH_REGISTER({Op::broadcast, "shm", "any",
                     "(staged: segment by segment as the root stages them)",
                     "ranks on one node, any root; host, or device memory over CUDA IPC (--backend mpi); registered "
                     "buffers (--buffers registered) skip the staging copy",
-                    &run, nullptr, &traffic});
+                    &run, nullptr, &traffic}, {.peer_memory = true, .simplicity_rank = 90});
 
 }  // namespace
 }  // namespace collbench

@@ -29,7 +29,7 @@ void run(Transport& t, const CollArgs& a) {
 
 COLLBENCH_REGISTER({Op::broadcast, "tree", "any",
                     "binomial tree, ceil(log2 n) rounds; segments pipelined down the tree (default 256 KiB)",
-                    "any world size, any root, any count", &run});
+                    "any world size, any root, any count", &run}, {.simplicity_rank = 40});
 
 }  // namespace
 }  // namespace collbench

@@ -22,7 +22,7 @@ void run(Transport& t, const CollArgs& a) {
 }
 
 COLLBENCH_REGISTER({Op::gather, "naive", "any", "every rank sends its block to the root (n-1 concurrent receives)",
-                    "any world size, any root, any count", &run});
+                    "any world size, any root, any count", &run}, {.simplicity_rank = 20});
 
 }  // namespace
 }  // namespace collbench

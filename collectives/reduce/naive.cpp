@@ -65,7 +65,7 @@ void run(Transport& t, const CollArgs& a) {
 COLLBENCH_REGISTER({Op::reduce, "naive", "any",
                     "every rank sends to the root, which receives from all at once and folds them into recv",
                     "any world size, any root, any count; root scratch min(2(n-1), 32) segments (default 256 KiB)",
-                    &run});
+                    &run}, {.simplicity_rank = 20});
 
 }  // namespace
 }  // namespace collbench

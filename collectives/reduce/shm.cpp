@@ -104,7 +104,7 @@ COLLBENCH_REGISTER({Op::reduce, "shm", "any",
                     "collects the slices (small messages: the root reduces all)",
                     "ranks on one node, any root; host, or device memory over CUDA IPC (--backend mpi); registered "
                     "buffers (--buffers registered) skip the staging copy and write slices straight into the root's recv",
-                    &run, nullptr, &traffic});
+                    &run, nullptr, &traffic}, {.peer_memory = true, .simplicity_rank = 90});
 
 }  // namespace
 }  // namespace collbench

@@ -70,7 +70,8 @@ void run(Transport& t, const CollArgs& a) {
 COLLBENCH_REGISTER({Op::reduce, "tree", "any",
                     "binomial tree: children's partials folded on the way up, ceil(log2 n) rounds; "
                     "pipelined segments (default 256 KiB)",
-                    "any world size, any root, any count; scratch 2 x children x segment", &run});
+                    "any world size, any root, any count; scratch 2 x children x segment", &run},
+                    {.simplicity_rank = 40});
 
 }  // namespace
 }  // namespace collbench

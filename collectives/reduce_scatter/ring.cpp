@@ -18,7 +18,7 @@ void run(Transport& t, const CollArgs& a) {
 
 COLLBENCH_REGISTER({Op::reduce_scatter, "ring", "any",
                     "pipelined ring: n-1 steps, each rank sends (n-1)/n of the data and reduces it once",
-                    "any world size, any count", &run});
+                    "any world size, any count", &run}, {.simplicity_rank = 30});
 
 }  // namespace
 }  // namespace collbench

@@ -21,7 +21,7 @@ void run(Transport& t, const CollArgs& a) {
 }
 
 COLLBENCH_REGISTER({Op::scatter, "naive", "any", "the root sends every rank its block (n-1 concurrent sends)",
-                    "any world size, any root, any count", &run});
+                    "any world size, any root, any count", &run}, {.simplicity_rank = 20});
 
 }  // namespace
 }  // namespace collbench

@@ -63,7 +63,8 @@ void run(Transport& t, const CollArgs& a) {
 
 COLLBENCH_REGISTER({Op::scatter, "tree", "any",
                     "binomial tree: each child gets its whole subtree's blocks in one message, ceil(log2 n) rounds",
-                    "any world size, any root, any count; inner ranks stage their subtree in scratch", &run});
+                    "any world size, any root, any count; inner ranks stage their subtree in scratch", &run},
+                    {.simplicity_rank = 40});
 
 }  // namespace
 }  // namespace collbench

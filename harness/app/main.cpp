@@ -39,7 +39,8 @@ std::optional<int> prepare(int argc, char** argv, const LaunchEnv& launch, bool 
       return code(ExitStatus::ok);
     }
     if (cfg.list) {
-      if (speaker) print_algorithm_list(stdout, Registry::get());
+      if (speaker && cfg.list_json) std::fputs(algorithm_list_json(Registry::get()).c_str(), stdout);
+      else if (speaker) print_algorithm_list(stdout, Registry::get());
       return code(ExitStatus::ok);
     }
     const auto plan = make_plan(cfg, Registry::get());                    // unknown algos fail here, before any rank starts

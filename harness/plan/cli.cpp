@@ -95,7 +95,8 @@ void add_selection_options(CLI::App& app, RawOptions& o) {
                                 "may share one, nccl needs one per rank)")
                      ->type_name("cpu|cuda")
                      ->group("Selection");
-  app.add_flag("--list", o.list, "list every (op, algo, backend) with its description and requirements, then exit")
+  app.add_flag("--list", o.list,
+               "list every (op, algo, backend) with its description and requirements, then exit (--json: as JSON)")
       ->group("Selection");
   app.add_flag("--dry-run", o.dry_run,
                "check everything (options, sweep file, algorithms, world size, memory per rank at the largest size), "
@@ -111,8 +112,11 @@ void add_selection_options(CLI::App& app, RawOptions& o) {
 }
 
 void add_output_options(CLI::App& app, RawOptions& o) {
-  o.json_opt = app.add_option("--json", o.json, "append one JSON Lines record per point to FILE")
+  o.json_opt = app.add_option("--json", o.json,
+                              "append one JSON Lines record per point to FILE; --list --json (no FILE): the list as "
+                              "JSON, with each algorithm's traits")
                    ->type_name("FILE")
+                   ->expected(0, 1)  // a FILE, except after --list
                    ->group("Output");
   app.add_flag("--overwrite", o.overwrite, "truncate the --json file instead of appending")->group("Output");
   app.add_flag("--resume", o.resume,
@@ -274,6 +278,13 @@ CommandLine parse_command_line(int argc, const char* const* argv) {
     return {{}, app.help()};
   } catch (const CLI::ParseError& e) {
     throw UsageError(std::string(e.what()) + "; accepted: the options listed by collbench --help");
+  }
+  if (o.list && given(o.json_opt)) {  // --list --json: the registry as JSON on stdout (app/main.cpp)
+    if (!o.json.empty())
+      throw UsageError("--list --json prints the list on stdout, not to '" + o.json + "'; accepted: --list --json");
+    CommandLine cl;
+    cl.config.list = cl.config.list_json = true;
+    return cl;
   }
   return {resolve(o, std::vector<std::string>(argv, argv + argc)), std::nullopt};
 }

@@ -10,7 +10,7 @@ namespace collbench {
 
 struct CommandLine {
   RunConfig config;
-  std::optional<std::string> help;  // --help: print this and exit 0
+  std::optional<std::string> help;  // --help, --list --json: print this and exit 0
 };
 
 // Throws UsageError ("<what is wrong>; accepted: <values>") for anything invalid.

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstring>
 #include <fstream>
+#include <regex>
 #include <set>
 #include <sstream>
 
@@ -16,6 +17,7 @@
 #include "harness/plan/p2p_method.hpp"
 #include "harness/plan/settings.hpp"
 #include "harness/plan/sizes.hpp"
+#include "harness/plan/yaml_types.hpp"
 
 namespace collbench {
 namespace {
@@ -30,38 +32,64 @@ constexpr const char* kAccepted =
   throw UsageError("expectation file " + path + (line ? ":" + std::to_string(line) : "") + ": " + what + kAccepted);
 }
 
+// Values are typed as the schema (results/schema/collbench-expect-1.json) sees the file once
+// loaded (yaml_types.hpp): a quoted "5" is a string, a bare 1.5 a number, True a boolean.
 std::string scalar(const std::string& path, const YAML::Node& n, const std::string& key) {
   if (!n.IsScalar()) bad(path, n, key + " is not a single value");
   return n.Scalar();
 }
 
-double number(const std::string& path, const YAML::Node& n, const std::string& key) {
+// A name: op, algo, dtype, schema, a layout's text.
+std::string name_of(const std::string& path, const YAML::Node& n, const std::string& key) {
   const std::string s = scalar(path, n, key);
-  double v = 0;
-  const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-  if (ec != std::errc{} || end != s.data() + s.size() || !std::isfinite(v))
-    bad(path, n, key + " '" + s + "' is not a number");
-  if (v < 0) bad(path, n, key + " " + s + " is negative");
-  return v;
+  if (const YamlType t = yaml_type(n); t != YamlType::string)
+    bad(path, n, key + " '" + s + "' is " + yaml_type_words(t) + ", not a name");
+  return s;
 }
 
-// 0.1, or "10%"; below 1 (a busbw floor of 0 checks nothing).
+double number(const std::string& path, const YAML::Node& n, const std::string& key) {
+  const std::string s = scalar(path, n, key);
+  const std::optional<double> v = yaml_number(n);
+  if (!v || !std::isfinite(*v)) bad(path, n, key + " '" + s + "' is not a number");
+  if (*v < 0) bad(path, n, key + " " + s + " is negative");
+  return *v;
+}
+
+// 0.1, or "10%" (digits, an optional decimal part, %); below 1 (a busbw floor of 0 checks nothing).
 double fraction(const std::string& path, const YAML::Node& n) {
   std::string s = scalar(path, n, "tolerance");
-  const bool percent = !s.empty() && s.back() == '%';
-  if (percent) s.pop_back();
+  const bool percent = yaml_type(n) == YamlType::string && !s.empty() && s.back() == '%';
   double x = 0;
-  const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), x);
-  if (s.empty() || ec != std::errc{} || end != s.data() + s.size() || !std::isfinite(x))
+  if (percent) {
+    s.pop_back();
+    const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), x);
+    if (s.empty() || ec != std::errc{} || end != s.data() + s.size() || !std::isfinite(x))
+      bad(path, n, "tolerance '" + n.Scalar() + "' is not a fraction or a percentage (0.1 or 10%)");
+    x /= 100;
+  } else if (const auto v = yaml_number(n); v && std::isfinite(*v)) {
+    x = *v;
+  } else {
     bad(path, n, "tolerance '" + n.Scalar() + "' is not a fraction or a percentage (0.1 or 10%)");
+  }
   if (x < 0) bad(path, n, "tolerance " + n.Scalar() + " is negative");
-  if (percent) x /= 100;
   if (x >= 1) bad(path, n, "tolerance " + n.Scalar() + " is not below 100%");
+  static const std::regex kPercent("([0-9]|[1-9][0-9])(\\.[0-9]+)?%");  // the schema's pattern
+  if (percent && !std::regex_match(n.Scalar(), kPercent))
+    bad(path, n, "tolerance '" + n.Scalar() + "' is not a fraction or a percentage (0.1 or 10%)");
   return x;
 }
 
+// An integer number of bytes, or a size text ("16M", as on the command line).
 std::uint64_t size(const std::string& path, const YAML::Node& n, const std::string& key) {
   const std::string s = scalar(path, n, key);
+  const YamlType t = yaml_type(n);
+  if (t == YamlType::integer || t == YamlType::number) {  // 1024.0 is an integer to the schema too
+    const std::optional<std::int64_t> v = yaml_integer(n);
+    if (!v || *v < 0)
+      bad(path, n, key + " '" + s + "': " + (v ? "negative" : "not a whole number of bytes in 64 bits"));
+    return static_cast<std::uint64_t>(*v);
+  }
+  if (t != YamlType::string) bad(path, n, key + " '" + s + "' is " + yaml_type_words(t) + ", not a size");
   try {
     return parse_size(s);
   } catch (const UsageError& e) {
@@ -71,18 +99,23 @@ std::uint64_t size(const std::string& path, const YAML::Node& n, const std::stri
 
 bool boolean(const std::string& path, const YAML::Node& n, const std::string& key) {
   const std::string s = scalar(path, n, key);
-  if (s == "true") return true;
-  if (s == "false") return false;
-  bad(path, n, key + " '" + s + "' is not true or false");
+  const std::optional<bool> b = yaml_bool(n);
+  if (!b) bad(path, n, key + " '" + s + "' is not true or false");
+  return *b;
 }
 
 // "2x4" (nodes x ranks per node), [3, 1] (ranks of each node), or "any" (none).
 std::optional<TunedLayout> layout(const std::string& path, const YAML::Node& n) {
   TunedLayout l;
   if (n.IsSequence()) {
-    for (const auto& k : n) l.ranks_per_node.push_back(static_cast<int>(number(path, k, "layout's rank count")));
+    for (const auto& k : n) {
+      const std::optional<std::int64_t> v = yaml_integer(k);
+      if (!v) bad(path, k, "layout's rank count '" + scalar(path, k, "layout's rank count") + "' is not an integer");
+      if (*v < 1 || *v > (1 << 20)) bad(path, k, "layout has a node with no ranks, or more than 2^20");
+      l.ranks_per_node.push_back(static_cast<int>(*v));
+    }
   } else {
-    const std::string s = scalar(path, n, "layout");
+    const std::string s = name_of(path, n, "layout");
     if (s == "any") return std::nullopt;
     const std::size_t x = s.find('x');
     int nodes = 0, per = 0;
@@ -91,6 +124,7 @@ std::optional<TunedLayout> layout(const std::string& path, const YAML::Node& n) 
     if (x == std::string::npos || a.ec != std::errc{} || a.ptr != s.data() + x || b.ec != std::errc{} ||
         b.ptr != s.data() + s.size())
       bad(path, n, "layout '" + s + "' is not NODESxRANKS_PER_NODE (e.g. 1x4), a list of ranks per node, or any");
+    if (nodes > (1 << 20) || per > (1 << 20)) bad(path, n, "layout '" + s + "' is larger than 2^20 ranks");
     l.ranks_per_node.assign(static_cast<std::size_t>(std::max(nodes, 0)), per);
   }
   if (l.ranks_per_node.empty()) bad(path, n, "layout has no node");
@@ -137,10 +171,10 @@ ExpectEntry entry(const std::string& path, const YAML::Node& e, double default_t
   ExpectEntry x;
   x.line = e.Mark().line + 1;
   if (!e["op"]) bad(path, e, "entry without 'op'");
-  x.op = scalar(path, e["op"], "op");
+  x.op = name_of(path, e["op"], "op");
   if (x.op != kPingpongOp && !parse_op(x.op)) bad(path, e["op"], "unknown op '" + x.op + "' (" + op_names() + ")");
   if (!e["algo"]) bad(path, e, "entry without 'algo' (an algorithm, or any)");
-  x.algo = scalar(path, e["algo"], "algo");
+  x.algo = name_of(path, e["algo"], "algo");
   if (!algo_known(x.op, x.algo))
     bad(path, e["algo"], "unknown algo '" + x.algo + "' for " + x.op + " (" + known_algos(x.op) + ")");
   if (e["layout"]) x.layout = layout(path, e["layout"]);
@@ -151,7 +185,7 @@ ExpectEntry entry(const std::string& path, const YAML::Node& e, double default_t
   if (e["max_bytes"]) x.max_bytes = size(path, e["max_bytes"], "max_bytes");
   if (x.max_bytes && *x.max_bytes < x.min_bytes) bad(path, e["max_bytes"], "max_bytes is below min_bytes");
   if (e["dtype"]) {
-    x.dtype = scalar(path, e["dtype"], "dtype");
+    x.dtype = name_of(path, e["dtype"], "dtype");
     if (!parse_dtype(*x.dtype)) bad(path, e["dtype"], "unknown dtype '" + *x.dtype + "'");
   }
   if (e["in_place"]) x.in_place = boolean(path, e["in_place"], "in_place");
@@ -180,7 +214,7 @@ Expectations Expectations::parse(const std::string& text, const std::string& pat
     if (!kTop.count(key))
       bad(path, kv.first, "unknown key '" + key + "' (schema, tolerance, entries; generated, tool, sources, runs)");
   }
-  if (root["schema"] && scalar(path, root["schema"], "schema") != kSchema)
+  if (root["schema"] && name_of(path, root["schema"], "schema") != kSchema)
     bad(path, root["schema"], "schema '" + root["schema"].Scalar() + "' is not " + kSchema);
   const double tolerance = root["tolerance"] ? fraction(path, root["tolerance"]) : 0.0;
   const YAML::Node entries = root["entries"];

@@ -110,6 +110,23 @@ std::uint64_t DdpBlock::grad_bytes() const {
   return b;
 }
 
+std::vector<const AlgoEntry*> planned_algorithms(const RunConfig& cfg, const Registry& registry) {
+  std::vector<const AlgoEntry*> out;
+  const auto add = [&](Op op, const CaseSpec& c) {
+    for (const AlgoEntry* e : resolve_algos(op, c.algos, cfg.backend, registry))
+      if (e != &auto_entry(op) && std::find(out.begin(), out.end(), e) == out.end()) out.push_back(e);
+  };
+  for (const auto& c : cfg.cases) {
+    if (c.settings.workload == "ddp") {
+      add(Op::allreduce, c);
+      continue;
+    }
+    for (const OpChoice& choice : c.ops)
+      if (const Op* op = std::get_if<Op>(&choice)) add(*op, c);
+  }
+  return out;
+}
+
 std::vector<Block> make_plan(const RunConfig& cfg, const Registry& registry) {
   std::vector<Block> plan;
   for (const auto& c : cfg.cases) {

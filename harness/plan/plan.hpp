@@ -61,6 +61,11 @@ inline const Settings& settings_of(const Block& b) {
 // valid ones), or an op with no algorithm at all.
 std::vector<Block> make_plan(const RunConfig& cfg, const Registry& registry);
 
+// Every registry entry the plan of `cfg` can measure (each once, in plan order): what the run
+// record's `algorithms` lists with its traits. Not `auto` (not an entry: it runs what the tuning
+// file names) nor pingpong's methods. Throws UsageError as make_plan does for an unknown algo.
+std::vector<const AlgoEntry*> planned_algorithms(const RunConfig& cfg, const Registry& registry);
+
 // The sizes a block measures on `world_size` ranks (a pingpong message is raw bytes).
 std::vector<SizePoint> block_sizes(const Block& b, int world_size);
 

@@ -102,6 +102,7 @@ struct RunConfig {
   // many samples; 0 never.
   long keep_samples = 1000;
   bool list = false;
+  bool list_json = false;  // --list --json: the registry as JSON, with each entry's traits
   bool print_layouts = false;
   bool dry_run = false;              // --dry-run: parse, plan, check memory, print the plan; no MPI
   std::optional<int> ranks;  // --ranks: the thread backend's ranks, the world size a dry run plans for; else the launcher's

@@ -3,6 +3,8 @@
 #include <yaml-cpp/yaml.h>
 
 #include <cerrno>
+#include <cstdint>
+#include <limits>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -12,6 +14,7 @@
 
 #include "collectives/collective.hpp"
 #include "collectives/core/error.hpp"
+#include "harness/plan/yaml_types.hpp"
 
 namespace collbench {
 
@@ -39,26 +42,45 @@ YAML::Node need(const std::string& path, const YAML::Node& map, const char* key)
   return map[key];
 }
 
-template <class T>
-T as(const std::string& path, const YAML::Node& n, const char* what) {
-  try {
-    return n.as<T>();
-  } catch (const YAML::Exception&) {
-    bad(path, n, std::string(what) + " is not a valid value");
-  }
+// Types as the schema (results/schema/collbench-tuning-1.json) sees the file once loaded (yaml_types.hpp).
+std::string name(const std::string& path, const YAML::Node& n, const std::string& what) {
+  const YamlType t = yaml_type(n);
+  if (t != YamlType::string) bad(path, n, what + " is " + yaml_type_words(t) + ", not a name");
+  if (n.Scalar().find_first_not_of(" \t") == std::string::npos) bad(path, n, what + " is blank");
+  return n.Scalar();
+}
+
+// Ranks, nodes: at most kMaxRanks (as --ranks), so a layout is never larger than a run can be.
+constexpr std::int64_t kMaxRanks = 1 << 20;
+
+std::int64_t integer(const std::string& path, const YAML::Node& n, const std::string& what, std::int64_t min,
+                     std::int64_t max = std::numeric_limits<std::int64_t>::max()) {
+  const std::optional<std::int64_t> v = yaml_integer(n);
+  if (!v) bad(path, n, what + " is " + yaml_type_words(yaml_type(n)) + ", not an integer");
+  if (*v < min || *v > max)
+    bad(path, n, what + " " + std::to_string(*v) + " is out of range (" + std::to_string(min) + " to " +
+                     std::to_string(max) + ")");
+  return *v;
 }
 
 TunedLayout layout_of(const std::string& path, const YAML::Node& n) {
+  if (!n.IsMap()) bad(path, n, "layout is not a mapping {nodes, ranks_per_node, world_size}");
   const YAML::Node rpn = need(path, n, "ranks_per_node");
-  const int nodes = as<int>(path, need(path, n, "nodes"), "layout.nodes");
+  const auto nodes = static_cast<int>(integer(path, need(path, n, "nodes"), "layout.nodes", 1, kMaxRanks));
+  const auto world = integer(path, need(path, n, "world_size"), "layout.world_size", 1, kMaxRanks);
   TunedLayout l;
-  if (rpn.IsSequence())
-    for (const auto& k : rpn) l.ranks_per_node.push_back(as<int>(path, k, "layout.ranks_per_node"));
-  else
-    l.ranks_per_node.assign(static_cast<std::size_t>(std::max(nodes, 0)), as<int>(path, rpn, "layout.ranks_per_node"));
-  if (nodes < 1 || l.nodes() != nodes) bad(path, n, "layout.nodes does not match ranks_per_node");
-  for (int k : l.ranks_per_node)
-    if (k < 1) bad(path, n, "a node with no ranks");
+  if (rpn.IsSequence()) {
+    if (rpn.size() == 0 || rpn.size() > static_cast<std::size_t>(kMaxRanks))
+      bad(path, rpn, "layout.ranks_per_node is an empty list, or longer than " + std::to_string(kMaxRanks));
+    for (const auto& k : rpn)
+      l.ranks_per_node.push_back(static_cast<int>(integer(path, k, "layout.ranks_per_node", 1, kMaxRanks)));
+  } else {
+    const auto k = static_cast<int>(integer(path, rpn, "layout.ranks_per_node", 1, kMaxRanks));
+    l.ranks_per_node.assign(static_cast<std::size_t>(nodes), k);
+  }
+  if (l.nodes() != nodes || l.world_size() != world)
+    bad(path, n, "layout.ranks_per_node does not fit nodes " + std::to_string(nodes) + " and world_size " +
+                     std::to_string(world));
   return l;
 }
 
@@ -82,32 +104,36 @@ Tuning Tuning::parse(const std::string& text, const std::string& path) {
     throw UsageError("tuning file " + path + ":" + std::to_string(e.mark.line + 1) + ": not YAML (" + e.msg + ")");
   }
   if (!root.IsMap()) bad(path, root, "not a mapping");
-  if (as<std::string>(path, need(path, root, "schema"), "schema") != "collbench-tuning/1")
-    bad(path, root["schema"], "schema is not collbench-tuning/1");
+  const YAML::Node schema = need(path, root, "schema");
+  if (yaml_type(schema) != YamlType::string || schema.Scalar() != "collbench-tuning/1")
+    bad(path, schema, "schema is not collbench-tuning/1");
   Tuning t;
   t.path_ = path;
   const YAML::Node entries = need(path, root, "entries");
-  if (!entries.IsSequence()) bad(path, entries, "entries is not a list");
+  if (!entries.IsSequence() || entries.size() == 0) bad(path, entries, "entries is not a non-empty list");
   for (const auto& e : entries) {
-    const std::string op_text = as<std::string>(path, need(path, e, "op"), "op");
+    if (!e.IsMap()) bad(path, e, "an entry is not a mapping {op, backend, device, layout, ranges}");
+    const std::string op_text = name(path, need(path, e, "op"), "op");
     const auto op = parse_op(op_text);
     if (!op) bad(path, e["op"], "unknown op '" + op_text + "'");
-    Entry entry{*op,
-                as<std::string>(path, need(path, e, "backend"), "backend"),
-                as<std::string>(path, need(path, e, "device"), "device"),
-                layout_of(path, need(path, e, "layout")),
-                {}};
+    Entry entry{*op, name(path, need(path, e, "backend"), "backend"), name(path, need(path, e, "device"), "device"),
+                layout_of(path, need(path, e, "layout")), {}, e.Mark().line + 1};
+    for (const Entry& x : t.entries_)
+      if (x.op == entry.op && x.backend == entry.backend && x.device == entry.device && x.layout == entry.layout)
+        bad(path, e, "a second entry for " + op_text + " " + entry.backend + "/" + entry.device + " " +
+                         entry.layout.label() + " (the first is on line " + std::to_string(x.line) + ")");
     const YAML::Node ranges = need(path, e, "ranges");
     if (!ranges.IsSequence() || ranges.size() == 0) bad(path, ranges, "ranges is not a non-empty list");
     std::uint64_t next = 0;  // ranges tile [0, inf) in order
     bool open = false;
     for (const auto& r : ranges) {
+      if (!r.IsMap()) bad(path, r, "a range is not a mapping {min_bytes, max_bytes, algo}");
       Range range;
       range.line = r.Mark().line + 1;
-      range.min_bytes = as<std::uint64_t>(path, need(path, r, "min_bytes"), "min_bytes");
+      range.min_bytes = static_cast<std::uint64_t>(integer(path, need(path, r, "min_bytes"), "min_bytes", 0));
       const YAML::Node max = need(path, r, "max_bytes");
-      if (!max.IsNull()) range.max_bytes = as<std::uint64_t>(path, max, "max_bytes");
-      range.algo = as<std::string>(path, need(path, r, "algo"), "algo");
+      if (!max.IsNull()) range.max_bytes = static_cast<std::uint64_t>(integer(path, max, "max_bytes", 0));
+      range.algo = name(path, need(path, r, "algo"), "algo");
       if (open || range.min_bytes != next)
         bad(path, r, "ranges must tile [0, inf) in order (expected min_bytes " + std::to_string(next) + ")");
       if (range.max_bytes && *range.max_bytes < range.min_bytes) bad(path, r, "max_bytes below min_bytes");

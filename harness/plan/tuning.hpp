@@ -51,6 +51,7 @@ class Tuning {
     std::string backend, device;
     TunedLayout layout;
     std::vector<Range> ranges;
+    int line = 0;
   };
   std::string path_;
   std::vector<Entry> entries_;

@@ -15,6 +15,8 @@
 
 #include "collectives/core/error.hpp"
 #include "harness/plan/p2p_method.hpp"
+#include "harness/plan/plan.hpp"
+#include "harness/report/listing.hpp"
 
 namespace collbench {
 namespace {
@@ -239,6 +241,9 @@ json run_json(const RunRecord& r) {
           {"calibration", r.calibration ? calibration_json(*r.calibration) : json(nullptr)},
           {"inter_node_link", opt(r.inter_node_link)}};
   add_provenance(j, r);
+  // The traits of everything the plan can measure, from the registry: what the analysis reads
+  // instead of guessing from names (results/README.md "Algorithm traits").
+  if (r.config) j["algorithms"] = algorithms_json(planned_algorithms(*r.config, Registry::get()));
   j["loadavg"] = opt(r.loadavg);
   j["online_cpus"] = r.online_cpus > 0 ? json(r.online_cpus) : json(nullptr);
   return j;

@@ -25,7 +25,8 @@ analyze() {
 }
 
 # make_tuning: with --tune (COLLBENCH_TUNE=1), analysis/colltune on the job's results.jsonl ->
-# <jobdir>/tuning.yaml (its output in tune.log), then the collbench command that uses the file.
+# <jobdir>/tuning.yaml (its output in tune.log), then the collbench command that uses the file
+# (colltune --command: the file read back, mpirun on its largest layout).
 # Needs PyYAML, not matplotlib, so it runs with --no-analysis too. Ties by the medians' standard
 # errors (colltune --tie median): the p95 rule let auto miss its targets on wide spreads
 # (bench/README.md, "--algo auto").
@@ -41,7 +42,7 @@ make_tuning() {
   else
     say "tuning: $colltune --tie median $OUT/results.jsonl -o $file"
     if "$py" "$colltune" --tie median "$OUT/results.jsonl" -o "$file" >"$OUT/tune.log" 2>&1 &&
-      use=$(tuning_command "$py" "$file" 2>>"$OUT/tune.log"); then
+      use=$("$py" "$colltune" --command "$file" --collbench "$BIN" 2>>"$OUT/tune.log"); then
       grep '^colltune: ' "$OUT/tune.log" | sed "s/^/$PROG: /" || true
       say "tuning file: $file (choices per size: $OUT/tune.log)"
       say "use it: $use"
@@ -50,26 +51,4 @@ make_tuning() {
       tail -n 5 "$OUT/tune.log" | sed "s/^/$PROG:   | /" >&2
     fi
   fi
-}
-
-# tuning_command PYTHON FILE: the file read back (load_tuning) -> the collbench command line that
-# runs its choices: its ops, on its largest layout (another layout uses the nearest entry).
-tuning_command() {
-  "$1" - "$REPO/analysis" "$2" "$BIN" <<'PY'
-import shlex, sys
-sys.path.insert(0, sys.argv[1])
-from collbench_analysis.tune import load_tuning
-t = load_tuning(sys.argv[2])
-if not t.entries:
-    sys.exit(f"{sys.argv[2]}: no entries")
-ops = ",".join(dict.fromkeys(e.op for e in t.entries))
-big = max(t.entries, key=lambda e: e.layout.sort_key())
-cmd = ["mpirun", "-np", str(big.layout.world_size)]
-if big.layout.nodes > 1 and not big.layout.uneven:
-    cmd += ["--map-by", f"ppr:{big.layout.per_node[0]}:node"]
-cmd += [sys.argv[3], "--op", ops, "--algo", "auto", "--tuning", sys.argv[2]]
-if (big.backend, big.device) != ("mpi", "cpu"):
-    cmd += ["--backend", big.backend, "--device", big.device]
-print(" ".join(shlex.quote(c) for c in cmd))
-PY
 }

@@ -19,9 +19,26 @@ from typing import Any, Iterable, Sequence
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "analysis"))
 from collbench_analysis import schema  # noqa: E402  (op facts and dtype sizes: the schema's)
+from collbench_analysis.load import REGISTRY_SNAPSHOT, UNRANKED  # noqa: E402
 
 SCHEMA = schema.schema_id()
 DTYPE_SIZE = schema.dtype_sizes()
+
+
+def traits(node_aware: bool = False, peer_memory: bool = False, library: bool = False,
+           simplicity_rank: int = UNRANKED) -> dict[str, Any]:
+    """An algorithm's traits as collbench writes them (results/README.md "Algorithm traits")."""
+    return {"node_aware": node_aware, "peer_memory": peer_memory, "library": library,
+            "simplicity_rank": simplicity_rank}
+
+
+def registry_algorithms(backend: str) -> list[dict[str, Any]]:
+    """Every registry entry usable on ``backend``, as a run record's ``algorithms`` lists them: the
+    registry snapshot (collbench --list --json, which tests/harness/list_json.py checks against the
+    registry), without the texts."""
+    doc = json.loads(REGISTRY_SNAPSHOT.read_text(encoding="utf-8"))
+    return [{k: e[k] for k in ("op", "algo", "backend", "traits")} for e in doc["algorithms"]
+            if e["backend"] in ("any", backend)]
 
 
 @dataclass
@@ -34,6 +51,12 @@ class RunCtx:
     backend: str = "mpi"
     device: str = "cpu"
     extra: dict[str, Any] = field(default_factory=dict)
+    # The run record's `algorithms`, as collbench writes it: every registry entry usable on the
+    # backend (collbench --op all --algo all,library:all), plus or replaced by `algorithms`'
+    # entries ((op, algo) -> traits(...), backend "any": an algorithm the registry does not have).
+    # legacy: a record from before the key existed (the analysis reads the registry snapshot).
+    algorithms: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)
+    legacy: bool = False
 
     def __post_init__(self) -> None:
         if not re.fullmatch(r"[0-9a-f]{16}", self.run_id):
@@ -63,6 +86,10 @@ class RunCtx:
             "slurm": {"job_id": "12", "nodelist": f"n[1-{self.nodes}]", "partition": "debug"},
             "config": None,
         }
+        if not self.legacy:
+            listed = [e for e in registry_algorithms(self.backend) if (e["op"], e["algo"]) not in self.algorithms]
+            listed += [{"op": op, "algo": algo, "backend": "any", "traits": t} for (op, algo), t in self.algorithms.items()]
+            rec["algorithms"] = listed
         rec.update(self.extra)
         return rec
 

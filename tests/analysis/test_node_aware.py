@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from cb_synth import RunCtx, alpha_beta_sweep, pingpong_sweep, result, write_jsonl
+from cb_synth import RunCtx, alpha_beta_sweep, pingpong_sweep, result, traits, write_jsonl
 from collbench_analysis import plots, report
 from collbench_analysis.cli import collcompare_main, collplot_main
 from collbench_analysis.load import describe_links, inter_node_links, link_note, load
@@ -191,19 +191,19 @@ def test_node_aware_rows_have_the_known_times_and_ratios(tmp_path: Path) -> None
     small = got[("allreduce", "2x2", 1024)]
     assert small.hier == (("hier_ring", 10.0), ("hier_leader", 12.0))
     assert (small.flat, small.flat_p50) == ("rabenseifner", 15.0)  # auto (1 µs) is not a flat candidate
-    assert (small.library, small.han) == (30.0, 11.0)
+    assert (small.library, small.lib_aware, small.lib_aware_p50) == (30.0, "han", 11.0)
     assert small.flat_ratio == pytest.approx(1.5) and small.library_ratio == pytest.approx(3.0)
-    assert small.han_ratio == pytest.approx(1.1)
+    assert small.lib_aware_ratio == pytest.approx(1.1)
 
     large = got[("allreduce", "2x2", 1 << 20)]  # hier_leader is the best node-aware one here; hier loses
     assert large.hier == (("hier_leader", 500.0), ("hier_ring", 800.0)) and (large.flat, large.flat_p50) == ("ring", 600.0)
     assert large.flat_ratio == pytest.approx(1.2) and large.library_ratio == pytest.approx(0.8)
-    assert large.han_ratio == pytest.approx(2.0)
+    assert large.lib_aware_ratio == pytest.approx(2.0)
 
     bcast = got[("broadcast", "2x2", 1 << 20)]
     assert bcast.hier == (("hier", 100.0),) and (bcast.flat, bcast.flat_p50) == ("naive", 250.0)
     assert bcast.flat_ratio == pytest.approx(2.5) and bcast.library_ratio == pytest.approx(2.0)
-    assert math.isnan(bcast.han) and math.isnan(bcast.han_ratio)  # han not measured for broadcast
+    assert math.isnan(bcast.lib_aware_p50) and math.isnan(bcast.lib_aware_ratio)  # han not measured for broadcast
 
 
 def test_node_aware_table_in_both_reports(tmp_path: Path) -> None:
@@ -243,3 +243,31 @@ def test_node_aware_table_drops_han_and_is_skipped_without_hier(tmp_path: Path) 
     assert collplot_main([str(flat_only), "-o", str(out), "-q"]) == 0
     assert "Node-aware vs flat" not in (out / "summary.md").read_text()
     assert "Node-aware vs flat" not in (out / "report.html").read_text()
+
+
+def test_the_traits_not_the_names_decide_what_is_node_aware(tmp_path: Path) -> None:
+    """A node-aware algorithm not named hier*, a hier-named one that is flat, a peer-memory one and one
+    without traits: the run record's traits (the registry's) place them, the names do not."""
+    ctx = RunCtx("traits", 2, 2, algorithms={
+        ("allreduce", "topo_tree"): traits(node_aware=True, simplicity_rank=130),
+        ("allreduce", "hier_flat"): traits(simplicity_rank=140),
+        ("allreduce", "zz_peer"): traits(peer_memory=True, simplicity_rank=95),
+        ("allreduce", "lib_aware"): traits(node_aware=True, library=True, simplicity_rank=10)})
+    times = {"topo_tree": 10.0, "hier_flat": 12.0, "zz_peer": 1.0, "ring": 20.0, "library": 30.0, "lib_aware": 15.0,
+             "mystery": 2.0}  # mystery: in no run record nor the snapshot
+    recs = [ctx.record(), *(result(ctx, "allreduce", a, 1024, t, spread=0.0) for a, t in times.items())]
+    warned: list[str] = []
+    ds = load([write_jsonl(tmp_path / "t.jsonl", recs)], warn=warned.append)
+    (row,) = report.node_aware_rows(ds).itertuples(index=False)
+    assert row.hier == (("topo_tree", 10.0),)
+    assert (row.flat, row.flat_p50) == ("hier_flat", 12.0)  # not zz_peer (peer memory), not mystery (no traits)
+    assert (row.lib_aware, row.lib_aware_p50, row.library) == ("lib_aware", 15.0, 30.0)
+    assert len(warned) == 1 and "allreduce/mystery (mpi)" in warned[0]
+    t = report.node_aware_table(ds)
+    assert "lib_aware p50 (µs)" in t.headers and "lib_aware ÷ hier" in t.headers
+    assert t.rows[0][3:6] == ["topo_tree 10", "hier_flat", "12"]
+    # The same names in a record written before run records carried traits: the registry snapshot knows
+    # none of them, so nothing is node-aware and there is no table.
+    old = RunCtx("traits", 2, 2, legacy=True)
+    ds_old = load([write_jsonl(tmp_path / "old.jsonl", [old.record(), *recs[1:]])], warn=lambda _: None)
+    assert report.node_aware_rows(ds_old).empty

@@ -161,7 +161,7 @@ def test_library_internals_are_not_custom_wins(tmp_path: Path) -> None:
     # Node-aware vs flat: the best flat algorithm is our ring, never library:ring.
     write_jsonl(root / "r.jsonl", recs + [ctx.end(len(recs) - 1)])
     rows = report.node_aware_rows(load([root]))
-    assert list(rows["flat"]) == ["ring", "ring"] and list(rows["han"]) == [8.0, 120.0]
+    assert list(rows["flat"]) == ["ring", "ring"] and list(rows["lib_aware_p50"]) == [8.0, 120.0]
     out = tmp_path / "out"
     assert collplot_main([str(root), "-o", str(out), "-q"]) == 0
     page = html.unescape((out / "report.html").read_text())

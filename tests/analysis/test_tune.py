@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 import yaml
 
-from cb_synth import RunCtx, pingpong_sweep, result, write_jsonl
+from cb_synth import RunCtx, pingpong_sweep, result, traits, write_jsonl
 from collbench_analysis import tune
 from collbench_analysis.cli import colltune_main
 from collbench_analysis.load import load
@@ -41,12 +41,42 @@ def ranges_of(t: tune.Tuning, op: str = "allreduce",
 
 # --------------------------------------------------------------------------- the tie rule
 
-def test_simplicity_order_library_first_then_listed_then_alphabetical() -> None:
+def test_simplicity_order_comes_from_the_registry_traits(tmp_path: Path) -> None:
+    # The ranks are the results' traits (the run record's algorithms: here the registry snapshot's, as
+    # collbench writes them), equal ranks by name; algorithms without traits come last.
     names = ["zeta", "hier_ring", "ring", "alpha", "library", "rabenseifner", "naive", "shm", "tree", "pairwise",
-             "butterfly", "recursive_doubling", "hier_leader"]
-    assert sorted(names, key=tune.simplicity_key) == [
-        "library", "naive", "ring", "tree", "butterfly", "recursive_doubling", "pairwise", "rabenseifner", "shm",
-        "hier_leader", "hier_ring", "alpha", "zeta"]
+             "butterfly", "recursive_doubling", "hier_leader", "library:ring", "han"]
+    ctx = RunCtx("order", 2, 2, algorithms={("allreduce", "zeta"): traits(simplicity_rank=1000),
+                                            ("allreduce", "alpha"): traits(simplicity_rank=1000)})
+    op = {"tree": "broadcast", "pairwise": "alltoall", "recursive_doubling": "allgather"}
+    ds = load([write_jsonl(tmp_path / "r.jsonl", [ctx.record()] + [result(ctx, op.get(a, "allreduce"), a, 64, 1.0)
+                                                                     for a in names])])
+    rank = dict(zip(ds.results["algo"], ds.results["simplicity_rank"]))
+    cands = [tune.Candidate(a, 1.0, 1.0, 1.0, rank=int(rank[a])) for a in names]
+    assert [c.algo for c in sorted(cands, key=tune.simplicity_key)] == [
+        "library", "han", "naive", "ring", "tree", "butterfly", "recursive_doubling", "pairwise", "rabenseifner", "shm",
+        "hier_leader", "hier_ring", "alpha", "library:ring", "zeta"]
+
+
+def test_the_traits_not_the_names_break_ties(tmp_path: Path) -> None:
+    # Two algorithms the registry snapshot does not know, tied with ring: the run record ranks "zz_simple"
+    # below ring (it is chosen, although its name sorts last) and "aa_complex" above it (never chosen).
+    ctx = RunCtx("traits", 1, 2, algorithms={("allreduce", "zz_simple"): traits(simplicity_rank=25),
+                                             ("allreduce", "aa_complex"): traits(simplicity_rank=500)})
+    recs = [ctx.record()] + [result(ctx, "allreduce", a, 64, t) for a, t in
+                             (("ring", 10.0), ("zz_simple", 10.2), ("aa_complex", 10.1))]
+    status, t, _ = run_colltune(tmp_path, recs)
+    assert status == 0 and t is not None
+    assert [r.algo for r in t.entry("allreduce", "mpi", "cpu", EVEN_1X2).ranges] == ["zz_simple"]
+    # The same names without their traits (a record written before they existed, not in the snapshot):
+    # unknown, ranked last, so ring wins the tie, and the load warns once naming them.
+    old = RunCtx("traits", 1, 2, legacy=True)
+    warned: list[str] = []
+    ds = load([write_jsonl(tmp_path / "old.jsonl", [old.record()] + recs[1:])], warn=warned.append)
+    assert [r.algo for r in tune.tune(ds).entries[0].ranges] == ["ring"]
+    assert len(warned) == 1 and "allreduce/zz_simple (mpi)" in warned[0] and "allreduce/aa_complex (mpi)" in warned[0]
+    known = dict(zip(ds.results["algo"], ds.results["traits_known"]))
+    assert known == {"ring": True, "zz_simple": False, "aa_complex": False}  # ring: the snapshot's traits
 
 
 def test_ties_go_to_library_then_to_the_simpler(tmp_path: Path) -> None:
@@ -75,8 +105,8 @@ def test_a_library_variant_can_be_chosen_and_is_quoted(tmp_path: Path) -> None:
 
 
 def test_choice_records_best_runner_up_and_ratio() -> None:
-    cands = [tune.Candidate("rabenseifner", 10.0, 9.5, 10.5), tune.Candidate("ring", 10.4, 9.9, 10.9),
-             tune.Candidate("library", 10.6, 10.0, 11.1), tune.Candidate("zeta", 10.1, 9.6, 10.6),
+    cands = [tune.Candidate("rabenseifner", 10.0, 9.5, 10.5, rank=80), tune.Candidate("ring", 10.4, 9.9, 10.9, rank=30),
+             tune.Candidate("library", 10.6, 10.0, 11.1, rank=0), tune.Candidate("zeta", 10.1, 9.6, 10.6),
              tune.Candidate("alpha", 10.3, 9.8, 10.8)]
     ch = tune.choose(1024, cands)
     assert ch.runner_up is not None
@@ -88,7 +118,7 @@ def test_choice_records_best_runner_up_and_ratio() -> None:
 
 
 def test_margin_widens_the_tie() -> None:
-    cands = [tune.Candidate("ring", 10.0, 9.5, 10.5), tune.Candidate("library", 10.8, 10.3, 11.3)]
+    cands = [tune.Candidate("ring", 10.0, 9.5, 10.5, rank=30), tune.Candidate("library", 10.8, 10.3, 11.3, rank=0)]
     assert tune.choose(64, cands).choice.algo == "ring"  # 10.8 > p95 10.5
     assert tune.choose(64, cands, margin=0.10).choice.algo == "library"  # 10.8 <= 10.0 x 1.10
     assert tune.choose(64, cands, margin=0.05).choice.algo == "ring"  # max(10.5, 10.5) < 10.8
@@ -97,17 +127,18 @@ def test_margin_widens_the_tie() -> None:
 
 def test_median_tie_rule_uses_the_medians_standard_errors() -> None:
     # Wide spreads, as across an emulated link: p95 = 2 x p50. han is 1.6x faster at p50.
-    han = tune.Candidate("han", 100.0, 60.0, 200.0, samples=50)
-    lib = tune.Candidate("library", 160.0, 100.0, 320.0, samples=50)
+    han = tune.Candidate("han", 100.0, 60.0, 200.0, samples=50, rank=10)
+    lib = tune.Candidate("library", 160.0, 100.0, 320.0, samples=50, rank=0)
     assert tune.choose(8, [han, lib]).choice.algo == "library"  # spread: 160 <= han's p95 200
     # median: se = 1.2533 x spread / 3.29 / sqrt(50): han 7.54, library 11.85; 1.96 x hypot = 27.5 < 60
     assert han.p50_se == pytest.approx(1.2533 * 140 / 3.29 / 50 ** 0.5)
     assert tune.choose(8, [han, lib], tie="median").choice.algo == "han"
     # A difference inside the medians' noise is still a tie, and goes to the library.
-    close = tune.Candidate("library", 120.0, 100.0, 320.0, samples=50)  # 20 < 1.96 x hypot(7.54, 11.85) = 27.5
+    close = tune.Candidate("library", 120.0, 100.0, 320.0, samples=50, rank=0)  # 20 < 1.96 x hypot(7.54, 11.85) = 27.5
     assert tune.choose(8, [han, close], tie="median").choice.algo == "library"
     # Fewer samples, wider standard errors: with 5 samples each the 1.6x is a tie again.
-    few = [tune.Candidate("han", 100.0, 60.0, 200.0, samples=5), tune.Candidate("library", 160.0, 100.0, 320.0, samples=5)]
+    few = [tune.Candidate("han", 100.0, 60.0, 200.0, samples=5, rank=10),
+           tune.Candidate("library", 160.0, 100.0, 320.0, samples=5, rank=0)]
     assert tune.choose(8, few, tie="median").choice.algo == "library"
     assert "standard errors" in tune.tie_rule(0.0, "median")
 
@@ -326,6 +357,15 @@ entries:
 """
 
 
+def test_load_tuning_reads_a_file_without_what_wrote_it(tmp_path: Path) -> None:
+    # generated, tool, sources, runs, statistic, tie_rule: colltune writes them, readers do not need them
+    # (results/schema/collbench-tuning-1.json), as collbench's reader does not.
+    path = tmp_path / "t.yaml"
+    path.write_text("schema: collbench-tuning/1\n" + GOOD[GOOD.index("entries:"):])
+    t = tune.load_tuning(path)
+    assert [r.algo for r in t.entries[0].ranges] == ["library", "rabenseifner", "ring"] and t.runs == []
+
+
 @pytest.mark.parametrize("old,new,expect", [
     ("min_bytes: 2048,", "min_bytes: 2049,", "t.yaml:15: entries[0].ranges[1]: min_bytes is 2049, must start at 2048"),
     ("min_bytes: 2048,", "min_bytes: 2000,", "t.yaml:15: entries[0].ranges[1]: min_bytes is 2000"),
@@ -338,7 +378,8 @@ entries:
     ("op: allreduce", "op: pingpong", "t.yaml:9: entries[0].op: must be a collective op"),
     (", algo: ring}", "}", "t.yaml:16: entries[0].ranges[2]: field 'algo' is missing"),
     ("entries:", "entries: []\nx:", "t.yaml:8: entries: must be a non-empty list"),
-    ("tool: colltune\n", "", "t.yaml:1: field 'tool' is missing"),
+    ("    device: cpu\n", "", "t.yaml:9: entries[0]: field 'device' is missing"),
+    ("min_bytes: 0,", "min_bytes: '0',", "t.yaml:14: entries[0].ranges[0].min_bytes: must be an integer >= 0, got '0'"),
     ("runs: [", "runs: [[", "t.yaml:6: not valid YAML"),  # where the parser notices
 ])
 def test_load_tuning_refuses_bad_files_naming_line_and_field(tmp_path: Path, old: str, new: str, expect: str) -> None:
@@ -407,8 +448,8 @@ def test_example_choices_follow_the_rule(example: tuple[tune.Tuning, str, str]) 
     checked = 0
     for (op, layout, nbytes), pts in by_point.items():
         best = min(pts, key=lambda p: p.p50_us)
-        tied = [p.algo for p in pts if p.p50_us <= best.p95_us]
-        want = min(tied, key=tune.simplicity_key)
+        tied = [p for p in pts if p.p50_us <= best.p95_us]
+        want = min(tied, key=lambda p: (p.simplicity_rank, p.algo)).algo  # the traits' ranks (registry snapshot)
         assert t.lookup(op, "mpi", "cpu", layout, nbytes).algo == want, (op, layout, nbytes)
         checked += 1
     assert checked == 12 * 11  # 4 ops x 3 layouts x 11 sizes (16 B - 16 MiB, x4)
@@ -428,7 +469,7 @@ def test_example_table_on_stdout(example: tuple[tune.Tuning, str, str]) -> None:
     ties = 0
     for (op, nodes, rpn, nbytes), pts in coll.groupby(["op", "nodes", "ranks_per_node", "bytes"]):
         best = pts.loc[pts["p50_us"].idxmin()]
-        want = min(pts[pts["p50_us"] <= best["p95_us"]]["algo"], key=tune.simplicity_key)
+        want = pts[pts["p50_us"] <= best["p95_us"]].sort_values(["simplicity_rank", "algo"])["algo"].iloc[0]
         if want == best["algo"]:
             continue
         block = stdout[stdout.index(f"{op} mpi/cpu {nodes}x{rpn} "):]
@@ -492,3 +533,47 @@ def test_the_documented_example_is_a_valid_tuning_file(tmp_path: Path) -> None:
     t = tune.load_tuning(path)
     assert [e.layout.ranks_per_node for e in t.entries] == [2, [3, 1]]
     assert t.lookup("allreduce", "mpi", "cpu", tune.Layout((3, 1)), 1 << 20).algo == "ring"
+
+
+# --------------------------------------------------------------------------- the command that uses a file
+
+def test_command_runs_the_files_choices_on_its_largest_layout(tmp_path: Path) -> None:
+    head = "schema: collbench-tuning/1\nentries:\n"
+    ring = "    ranges:\n      - {min_bytes: 0, max_bytes: null, algo: ring}\n"
+
+    def entry(op: str, nodes: int, rpn: int, backend: str = "mpi", device: str = "cpu") -> str:
+        return (f"  - op: {op}\n    backend: {backend}\n    device: {device}\n"
+                f"    layout: {{nodes: {nodes}, ranks_per_node: {rpn}, world_size: {nodes * rpn}}}\n" + ring)
+
+    path = tmp_path / "t.yaml"
+    path.write_text(head + entry("broadcast", 1, 4) + entry("allreduce", 2, 2) + entry("allreduce", 1, 2))
+    assert tune.run_command(path, "/opt/cb") == ["mpirun", "-np", "4", "--map-by", "ppr:2:node", "/opt/cb", "--op",
+                                                 "broadcast,allreduce", "--algo", "auto", "--tuning", str(path)]
+    path.write_text(head + entry("allreduce", 1, 2, "nccl", "cuda"))
+    assert tune.run_command(path)[3:] == ["collbench", "--op", "allreduce", "--algo", "auto", "--tuning", str(path),
+                                          "--backend", "nccl", "--device", "cuda"]
+    p = run_script("--command", str(path), "--collbench", "/opt/my collbench")
+    assert p.returncode == 0 and p.stdout == f"mpirun -np 2 '/opt/my collbench' --op allreduce --algo auto --tuning {path} " \
+                                             "--backend nccl --device cuda\n"
+    path.write_text(head)  # entries: null
+    p = run_script("--command", str(path))
+    assert p.returncode == 2 and p.stdout == "" and p.stderr.startswith(f"colltune: error: {path}:")
+    assert run_script("--command", str(path), "r.jsonl").returncode == 2  # one thing at a time
+
+
+def test_the_sweeps_tune_step_says_the_command_through_colltune(tmp_path: Path) -> None:
+    """slurm/lib/analysis.sh's make_tuning (sbatch slurm/sweep.sh --tune) on a job's results: the tuning file,
+    then its "use it:" line from colltune --command (no inline Python of its own)."""
+    script = ROOT / "slurm" / "lib" / "analysis.sh"
+    assert "<<" not in script.read_text()
+    out = tmp_path / "job"
+    write_jsonl(out / "results.jsonl", [R.record(), result(R, "allreduce", "ring", 64, 10.0),
+                                       result(R, "allreduce", "library", 64, 20.0)])
+    shell = ('say() { echo "$PROG: $*"; }; warn() { echo "$PROG: warning: $*" >&2; }; '
+             f'source "{script}"; make_tuning')
+    env = dict(os.environ, REPO=str(ROOT), OUT=str(out), BIN="/opt/cb", TUNE="1", PROG="sweep",
+               COLLBENCH_PYTHON=sys.executable)
+    p = subprocess.run(["bash", "-c", shell], capture_output=True, text=True, timeout=120, env=env)
+    assert p.returncode == 0 and p.stderr == "", p.stderr
+    assert f"sweep: use it: mpirun -np 2 /opt/cb --op allreduce --algo auto --tuning {out}/tuning.yaml\n" in p.stdout
+    assert tune.load_tuning(out / "tuning.yaml").entries[0].ranges[0].algo == "ring"

@@ -148,6 +148,17 @@ TEST(RunJson, EveryContractField) {
   EXPECT_EQ(j["config"]["cases"][0]["ops"][0], "allreduce");
   EXPECT_EQ(j["config"]["cases"][0]["algos"], "all");
   EXPECT_EQ(j["config"]["cases"][0]["settings"]["max_bytes"], 16 << 20);
+  // The traits of every entry the plan can measure (allreduce, every algorithm on mpi), from the registry.
+  std::map<std::string, ordered_json> algos;
+  for (const auto& a : j["algorithms"]) algos[a["algo"].get<std::string>()] = a;
+  ASSERT_TRUE(algos.count("hier_ring") && algos.count("library") && algos.count("shm"));
+  EXPECT_EQ(algos["hier_ring"], ordered_json::parse(R"({"op":"allreduce","algo":"hier_ring","backend":"any","traits":)"
+                                                    R"({"node_aware":true,"peer_memory":false,"library":false,"simplicity_rank":120}})"));
+  EXPECT_TRUE(algos["shm"]["traits"]["peer_memory"]);
+  EXPECT_TRUE(algos["library"]["traits"]["library"]);
+  EXPECT_EQ(algos["library"]["backend"], "mpi");
+  EXPECT_FALSE(algos.count("library:ring")) << "--algo all leaves the library's variants out";
+  for (const auto& a : j["algorithms"]) EXPECT_EQ(a["op"], "allreduce");
   run.slurm = std::map<std::string, std::string>{{"job_id", "42"}};
   EXPECT_EQ(run_json(run)["slurm"]["job_id"], "42");
   // Provenance and link rates: absent until gathered (as in older records).

@@ -101,8 +101,23 @@ TEST(Tuning, RefusesBadFilesNamingFileAndLine) {
                  "bad.yaml:9: ranges must tile");
   expect_refused(head + "    layout: {nodes: 3, ranks_per_node: [2, 2], world_size: 4}\n" +
                      "    ranges:\n      - {min_bytes: 0, max_bytes: null, algo: ring}\n",
-                 "layout.nodes");
+                 "does not fit nodes 3 and world_size 4");
   expect_refused("schema: collbench-tuning/1\nentries:\n  - op: allreduc\n", "unknown op");
+  // Types as the schema sees them once the YAML is loaded (results/schema/collbench-tuning-1.json).
+  const std::string ring = "    ranges:\n      - {min_bytes: 0, max_bytes: null, algo: ring}\n";
+  expect_refused("schema: collbench-tuning/1\nentries: []\n", "entries is not a non-empty list");
+  expect_refused(head + layout + "    ranges:\n      - {min_bytes: '0', max_bytes: null, algo: ring}\n",
+                 "bad.yaml:8: min_bytes is a string, not an integer");
+  expect_refused(head + layout + "    ranges:\n      - {min_bytes: 0.5, max_bytes: null, algo: ring}\n",
+                 "min_bytes is a number, not an integer");
+  expect_refused("schema: collbench-tuning/1\nentries:\n  - op: allreduce\n    backend: 5\n",
+                 "backend is an integer, not a name");
+  expect_refused(head + "    layout: {nodes: 1, ranks_per_node: 2}\n" + ring, "missing 'world_size'");
+  expect_refused(head + layout + ring + "  - op: allreduce\n    backend: mpi\n    device: cpu\n" + layout + ring,
+                 "bad.yaml:9: a second entry for allreduce mpi/cpu 1x2 (the first is on line 3)");
+  // PyYAML's integers: 1_024 and 0x400 are 1024, so they tile like it.
+  EXPECT_NO_THROW(Tuning::parse(head + layout + "    ranges:\n      - {min_bytes: 0, max_bytes: 1_023, algo: ring}\n"
+                                "      - {min_bytes: 0x400, max_bytes: null, algo: tree}\n", "ok.yaml"));
 }
 
 TEST(AutoAlgos, EachSizeRunsTheChosenEntryUnderTheNameAuto) {

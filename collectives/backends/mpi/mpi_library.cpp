@@ -273,6 +273,7 @@ COLLBENCH_REGISTER({Op::reduce_scatter, "library", "mpi", "MPI_Reduce_scatter_bl
 COLLBENCH_REGISTER({Op::alltoall, "library", "mpi", "MPI_Alltoall", kAny, &alltoall, nullptr, nullptr, false, &default_config, false, &prepare<bind_alltoall>});
 
 // ---- Open MPI's hierarchical component, coll/han, as a library variant ("han") -------------
+// Node-aware, and ranked next to the library's own choice (registry.hpp AlgoTraits).
 // Open MPI 4.1 ships coll/han at priority 0, below coll/tuned, so MPI_Allreduce never uses it
 // unless the whole job says --mca coll_han_priority 100. A communicator picks its components
 // when it is made, so "han" runs the same MPI calls on a communicator of its own, made once
@@ -312,10 +313,10 @@ LibraryConfig han_config(const AlgoEntry&, const CollArgs&) {
 }
 
 constexpr const char* kHan = "Open MPI only, at least 2 nodes; any root, any count below 2^31 elements";
-COLLBENCH_REGISTER({Op::broadcast, "han", "mpi", "MPI_Bcast served by Open MPI's coll/han (node-aware)", kHan, &on_han<bcast>, nullptr, nullptr, false, &han_config});
-COLLBENCH_REGISTER({Op::reduce, "han", "mpi", "MPI_Reduce served by Open MPI's coll/han (node-aware)", kHan, &on_han<reduce>, nullptr, nullptr, false, &han_config});
-COLLBENCH_REGISTER({Op::allreduce, "han", "mpi", "MPI_Allreduce served by Open MPI's coll/han (node-aware)", kHan, &on_han<allreduce>, nullptr, nullptr, false, &han_config});
-COLLBENCH_REGISTER({Op::allgather, "han", "mpi", "MPI_Allgather served by Open MPI's coll/han (node-aware)", kHan, &on_han<allgather>, nullptr, nullptr, false, &han_config});
+COLLBENCH_REGISTER({Op::broadcast, "han", "mpi", "MPI_Bcast served by Open MPI's coll/han (node-aware)", kHan, &on_han<bcast>, nullptr, nullptr, false, &han_config}, AlgoTraits{.node_aware = true, .simplicity_rank = 10});
+COLLBENCH_REGISTER({Op::reduce, "han", "mpi", "MPI_Reduce served by Open MPI's coll/han (node-aware)", kHan, &on_han<reduce>, nullptr, nullptr, false, &han_config}, AlgoTraits{.node_aware = true, .simplicity_rank = 10});
+COLLBENCH_REGISTER({Op::allreduce, "han", "mpi", "MPI_Allreduce served by Open MPI's coll/han (node-aware)", kHan, &on_han<allreduce>, nullptr, nullptr, false, &han_config}, AlgoTraits{.node_aware = true, .simplicity_rank = 10});
+COLLBENCH_REGISTER({Op::allgather, "han", "mpi", "MPI_Allgather served by Open MPI's coll/han (node-aware)", kHan, &on_han<allgather>, nullptr, nullptr, false, &han_config}, AlgoTraits{.node_aware = true, .simplicity_rank = 10});
 
 }  // namespace
 }  // namespace collbench
