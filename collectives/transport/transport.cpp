@@ -85,6 +85,16 @@ void Transport::wait_all(std::span<Request> rs) {
   for (Request& r : rs) wait(r);
 }
 
+void Transport::isend_burst(const void* buf, std::size_t bytes, int peer, int tag, std::span<Request> out) {
+  for (Request& r : out) r = isend(buf, bytes, peer, tag);
+}
+
+void Transport::irecv_burst(void* first, std::size_t bytes, std::size_t stride, std::size_t slots, int peer, int tag,
+                            std::span<Request> out) {
+  auto* base = static_cast<unsigned char*>(first);
+  for (std::size_t i = 0; i < out.size(); ++i) out[i] = irecv(base + (i % slots) * stride, bytes, peer, tag);
+}
+
 void Transport::send(const void* buf, std::size_t bytes, int peer, int tag) {
   Request r = isend(buf, bytes, peer, tag);
   wait(r);

@@ -80,6 +80,13 @@ class Transport {
   // (MPI_Send/MPI_Recv while watched).
   virtual void send(const void* buf, std::size_t bytes, int peer, int tag);
   virtual void recv(void* buf, std::size_t bytes, int peer, int tag);
+  // A burst to or from one peer, as osu_bw's window: out.size() isends of one buffer, or
+  // out.size() irecvs, the i-th into first + (i % slots) * stride. One call per burst, so a
+  // transport whose messages post inline (MPI) posts them without a virtual call each; a
+  // wrapper (faults, staging) inherits the loop over its own isend/irecv, and sees each message.
+  virtual void isend_burst(const void* buf, std::size_t bytes, int peer, int tag, std::span<Request> out);
+  virtual void irecv_burst(void* first, std::size_t bytes, std::size_t stride, std::size_t slots, int peer, int tag,
+                           std::span<Request> out);
   // Send to `to` and receive from `from` at once (both directions in flight).
   void sendrecv(const void* sbuf, std::size_t sbytes, int to, void* rbuf, std::size_t rbytes, int from, int tag);
 

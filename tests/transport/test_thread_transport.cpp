@@ -33,6 +33,35 @@ TEST(ThreadTransport, MessagesMatchBySourceAndTagInOrder) {
   });
 }
 
+// A burst (osu_bw's window): every send of one buffer, every receive into slot i % slots, in order.
+TEST(ThreadTransport, BurstsPostEveryMessageIntoItsSlot) {
+  ThreadWorld world(2);
+  world.run([](ThreadTransport& t) {
+    constexpr std::size_t kMessages = 6, kSlots = 4, kBytes = 3, kStride = 8;
+    std::array<Request, kMessages> reqs;
+    if (t.rank() == 0) {
+      for (std::size_t i = 0; i < kMessages; ++i) {
+        const std::array<unsigned char, kBytes> msg{static_cast<unsigned char>(i), 7, 9};
+        t.send(msg.data(), kBytes, 1, 5);  // distinct payloads, so the slot order shows
+      }
+      std::array<unsigned char, kBytes> same{1, 2, 3};
+      t.isend_burst(same.data(), kBytes, 1, 6, reqs);
+      t.wait_all(reqs);
+    } else {
+      std::array<unsigned char, kStride * kSlots> slots{};
+      t.irecv_burst(slots.data(), kBytes, kStride, kSlots, 0, 5, reqs);
+      t.wait_all(reqs);
+      for (std::size_t s = 0; s < kSlots; ++s)  // slots 0, 1 were written twice: messages 4, 5 last
+        EXPECT_EQ(slots[s * kStride], s + (s < kMessages - kSlots ? kSlots : 0)) << "slot " << s;
+      EXPECT_EQ(slots[kStride + 1], 7);
+      EXPECT_EQ(slots[3], 0) << "nothing past a message's bytes";
+      t.irecv_burst(slots.data(), kBytes, kStride, kSlots, 0, 6, reqs);
+      t.wait_all(reqs);
+      EXPECT_EQ(slots[kStride * 3 + 2], 3);
+    }
+  });
+}
+
 TEST(ThreadTransport, SendCompletesOnlyWhenReceived) {
   // Both ranks block in send before receiving: a rendezvous transport must time out, and
   // the error names the peer.

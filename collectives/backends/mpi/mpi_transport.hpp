@@ -51,6 +51,15 @@ class MpiTransport final : public Transport {
       post_failed(rc, bytes, peer, tag, false);
     return Request{handle_of(mr), peer, tag, bytes, false, true};
   }
+  // Bursts (osu_bw's window) post through the inline isend/irecv above: no virtual call per message.
+  void isend_burst(const void* buf, std::size_t bytes, int peer, int tag, std::span<Request> out) override {
+    for (Request& r : out) r = isend(buf, bytes, peer, tag);
+  }
+  void irecv_burst(void* first, std::size_t bytes, std::size_t stride, std::size_t slots, int peer, int tag,
+                   std::span<Request> out) override {
+    auto* base = static_cast<unsigned char*>(first);
+    for (std::size_t i = 0; i < out.size(); ++i) out[i] = irecv(base + (i % slots) * stride, bytes, peer, tag);
+  }
   // Watched: MPI_Send / MPI_Recv under a BlockingCall, as a plain MPI ping-pong (the eager
   // send needs no request); unwatched: isend/irecv + the polled wait.
   void send(const void* buf, std::size_t bytes, int peer, int tag) override;
