@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "collectives/backends/backend.hpp"
 #include "harness/plan/p2p_method.hpp"
 
 namespace collbench {
@@ -23,6 +24,9 @@ std::vector<const AlgoEntry*> listed(const Registry& registry) {
   return es;
 }
 
+// Why `b` cannot run here on its first device ("" when it can).
+std::string unavailable_here(const BackendInfo& b) { return b.unavailable ? b.unavailable(b.devices.front()) : ""; }
+
 }  // namespace
 
 void print_algorithm_list(std::FILE* out, const Registry& registry) {
@@ -40,6 +44,12 @@ void print_algorithm_list(std::FILE* out, const Registry& registry) {
                "(%zu algorithms and %zu pingpong methods; backend 'any' runs on every backend; "
                "algo 'library' is the backend's own)\n",
                es.size(), std::size(kP2pMethods));
+  for (const BackendInfo& b : Backends::get().all()) {
+    std::string devices;
+    for (const auto& d : b.devices) devices += (devices.empty() ? "" : ", ") + d;
+    std::fprintf(out, "(backend %s: %s; ranks: %s bootstrap; devices: %s%s)\n", b.name.c_str(), b.summary.c_str(),
+                 b.bootstrap.c_str(), devices.c_str(), unavailable_here(b).empty() ? "" : "; not available here");
+  }
 }
 
 nlohmann::ordered_json algorithm_json(const AlgoEntry& e, bool with_text) {
@@ -64,7 +74,19 @@ nlohmann::ordered_json algorithms_json(const std::vector<const AlgoEntry*>& entr
 std::string algorithm_list_json(const Registry& registry) {
   nlohmann::ordered_json methods = nlohmann::ordered_json::array();
   for (const auto& m : kP2pMethods) methods.push_back({{"algo", m.name}, {"description", m.description}});
-  const nlohmann::ordered_json j = {{"algorithms", algorithms_json(listed(registry), true)}, {"pingpong", methods}};
+  nlohmann::ordered_json backends = nlohmann::ordered_json::array();
+  for (const BackendInfo& b : Backends::get().all()) {
+    const std::string why = unavailable_here(b);
+    backends.push_back({{"name", b.name},
+                        {"summary", b.summary},
+                        {"bootstrap", b.bootstrap},
+                        {"devices", b.devices},
+                        {"version_keys", b.version_keys},
+                        {"ranks_share_process", b.ranks_share_process},
+                        {"unavailable", why.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(why)}});
+  }
+  const nlohmann::ordered_json j = {
+      {"algorithms", algorithms_json(listed(registry), true)}, {"pingpong", methods}, {"backends", backends}};
   return j.dump(2) + "\n";
 }
 
