@@ -13,12 +13,6 @@ std::string version_string(int v) {  // CUDA encodes 13.0 as 13000
   return v > 0 ? std::to_string(v / 1000) + "." + std::to_string(v % 1000 / 10) : std::string();
 }
 
-CudaMemory& as_cuda(MemorySpace& m, const char* who) {
-  auto* c = dynamic_cast<CudaMemory*>(&m);
-  if (!c) throw Error(std::string(who) + " needs memory from gpu::make_cuda_memory");
-  return *c;
-}
-
 }  // namespace
 
 bool built_with_cuda() { return true; }

@@ -283,7 +283,9 @@ int run_sweep(const RunConfig& cfg, const LaunchEnv& launch, World& world, Proce
   LastWords& last_words = process.last_words;  // rank 0's end record, said by a helper thread that ends the process
   const Watchdog watchdog(scope, control.rank(), &last_words);
   // Checks first, the same on every rank, so a bad run stops before any output exists.
-  check_world_size(launch, control.size());
+  // The launcher's count is the world's only where the launcher started the ranks (not threads
+  // of one process started by one task, e.g. srun -n1 collbench --backend thread).
+  if (!Backends::get().check(cfg.backend, cfg.device).ranks_share_process) check_world_size(launch, control.size());
   check_ranks(cfg, control.size());
   check_plan_for_world(plan, control.size());
   const Topology topo = discover_topology(control);

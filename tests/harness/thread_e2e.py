@@ -80,6 +80,12 @@ def main(collbench, work):
     else:
         assert clock, ([(r["bytes"], r["sync_fallback"]) for r in two_results], busy)
 
+    # One task of a launcher (srun -n1) may start thread ranks: the launcher's count is not the world's.
+    p = run([collbench, "--backend", "thread", "--ranks", "2", "--op", "allreduce", "-b", "8", "-e", "8", "--quiet"],
+            {"SLURM_STEP_ID": "0", "SLURM_PROCID": "0", "SLURM_STEP_NUM_TASKS": "1"})
+    assert p.returncode == 0, p.stderr
+    print("thread: one task of a Slurm step runs 2 thread ranks")
+
     # Refusals: one line, exit 2, nothing written.
     for argv, env, line in [
         (["--algo", "library"], None, "library"),
