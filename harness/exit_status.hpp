@@ -45,7 +45,7 @@ inline constexpr std::array kExitStatuses{
                    true},
 };
 
-// SIGTERM and SIGINT stop the sweep at a point boundary (run/signals.hpp); the process then
+// SIGTERM and SIGINT stop the sweep at a point boundary (runtime/signals.hpp); the process then
 // exits 128 + signal, as a shell reports a process killed by it (143 SIGTERM, 130 SIGINT),
 // and the `end` record says the same.
 inline constexpr std::array kStopSignals{SIGTERM, SIGINT};

@@ -33,7 +33,7 @@ struct PointEnv {
   double barrier_us = 0;             // the run's calibrated empty barrier (0: unknown; see timing_spec)
   const LinkRates* links = nullptr;  // the run's calibrated link rates (efficiency); null: not measured
   // --cache cold: the last-level cache its pools exceed (the largest over ranks) and where the
-  // number came from (run/cache_pool.hpp).
+  // number came from (runtime/cache_pool.hpp).
   std::uint64_t llc_bytes = 0;
   std::string llc_source = "";
 };

@@ -36,7 +36,7 @@ struct RunRecord {
   // What the launcher says of the link between nodes (COLLBENCH_INTER_NODE_LINK), e.g. that it
   // is emulated: plots and reports carry it beside multi-node results.
   std::optional<std::string> inter_node_link;
-  // Provenance: each node's hardware (hwloc) and each rank's core binding (run/provenance.hpp).
+  // Provenance: each node's hardware (hwloc) and each rank's core binding (runtime/provenance.hpp).
   std::optional<Provenance> provenance;
   // The link rates every point's efficiency is judged against (measure/p2p_point.hpp
   // calibrate_links); absent when the run measures no collective.

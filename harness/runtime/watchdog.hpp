@@ -11,7 +11,7 @@
 //   collbench: error: rank 0: timed out after 2000 ms waiting for peer to receive from rank 1
 //     (op=broadcast algo=naive size=1048576 phase=timed iteration=1 rank=0 peer=1 tag=1 bytes=1048576)
 // — flushes, says its last words (rank 0: the `end` record), and _exits, both with ExitStatus::rank_failed (3): only the main thread calls
-// MPI (main.cpp initialises it MPI_THREAD_SINGLE, which Open MPI runs without locks), so this thread may not call MPI
+// MPI (the mpi bootstrap initialises it MPI_THREAD_SINGLE, which Open MPI runs without locks), so this thread may not call MPI
 // (no MPI_Abort); the launcher (mpirun, srun) sees a rank exit without finalising and ends the job. Time to exit:
 // timeout + at most two ticks + the launcher's teardown.
 //
@@ -37,7 +37,7 @@ namespace collbench {
 class Watchdog {
  public:
   // Watches `scope` (shared by the measured transport, its wrappers and splits). `world_rank`
-  // is the rank printed after "rank " (MPI_COMM_WORLD's, as main prints for thrown errors).
+  // is the rank printed after "rank " (the World's, as main prints for thrown errors).
   // `last_words` (may be null) are said before the _exit: rank 0 writes the `end` record.
   Watchdog(std::shared_ptr<CallScope> scope, int world_rank, LastWords* last_words = nullptr);
   ~Watchdog();  // stops watching (unwatched again) and joins the thread
