@@ -48,13 +48,16 @@ CallScope::Waiting CallScope::waiting() const noexcept {
 // and ending a call costs a few plain stores. The deadline is stored before the BlockingCall
 // base's release store would have published it, so it is written first, then restored after.
 Deadline::Deadline(CallScope& scope, unsigned clock_every, const Transport* who, const char* what) noexcept
-    : BlockingCall(scope, who, what, true, scope.timeout()),
+    : Deadline(scope, clock_every, who, what, Clock::now() + scope.timeout(),
+               scope.deadline_.load(std::memory_order_relaxed)) {}
+
+Deadline::Deadline(CallScope& scope, unsigned clock_every, const Transport* who, const char* what, Clock::time_point at,
+                   Clock::rep outer) noexcept
+    : BlockingCall(scope, who, what, true, scope.timeout(), at.time_since_epoch().count()),
       timeout_(scope.timeout()),
-      at_(Clock::now() + timeout_),
-      outer_(scope.deadline_.load(std::memory_order_relaxed)),
-      clock_every_(clock_every ? clock_every : 1) {
-  scope_.deadline_.store(at_.time_since_epoch().count(), std::memory_order_release);
-}
+      at_(at),
+      outer_(outer),
+      clock_every_(clock_every ? clock_every : 1) {}
 
 Deadline::~Deadline() { scope_.deadline_.store(outer_, std::memory_order_relaxed); }
 

@@ -132,17 +132,20 @@ class BlockingCall {
   }
 
  protected:
+  // `deadline` (self-timed calls: Clock ticks; 0 for none) is published before the call is:
+  // whoever sees it blocking sees its deadline.
   BlockingCall(CallScope& scope, const Transport* who, const char* what, bool self_timed,
-               std::chrono::milliseconds timeout) noexcept
+               std::chrono::milliseconds timeout, CallScope::Clock::rep deadline = 0) noexcept
       : scope_(scope) {
     scope_.w_transport_.store(who, std::memory_order_relaxed);
     scope_.w_what_.store(what, std::memory_order_relaxed);
     scope_.w_peer_.store(-1, std::memory_order_relaxed);
     scope_.w_self_timed_.store(self_timed, std::memory_order_relaxed);
     scope_.w_timeout_ms_.store(timeout.count(), std::memory_order_relaxed);
-    scope_.depth_.store(scope_.depth_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
-    // Release: everything above (and the CallInfo written before) is visible to a watchdog
-    // that acquires this count.
+    if (self_timed) scope_.deadline_.store(deadline, std::memory_order_relaxed);
+    // Release (both): everything above (and the CallInfo written before) is visible to a
+    // watchdog that acquires either count (blocking() reads depth, blocking_calls() begun).
+    scope_.depth_.store(scope_.depth_.load(std::memory_order_relaxed) + 1, std::memory_order_release);
     scope_.begun_.store(scope_.begun_.load(std::memory_order_relaxed) + 1, std::memory_order_release);
   }
   CallScope& scope_;
@@ -185,6 +188,8 @@ class Deadline : public BlockingCall {
   std::chrono::milliseconds timeout() const noexcept { return timeout_; }
 
  private:
+  Deadline(CallScope& scope, unsigned clock_every, const Transport* who, const char* what, Clock::time_point at,
+           Clock::rep outer) noexcept;
   std::chrono::milliseconds timeout_;
   Clock::time_point at_;
   Clock::rep outer_;  // the enclosing call's deadline, restored at the end
