@@ -2,9 +2,9 @@
 // A backend is one folder under collectives/backends/ that registers itself here: its name,
 // how its ranks start (a bootstrap), the devices it moves, the run-record facts it fills, and
 // the factory of its measured transport. The harness, --help, --list and the results schema
-// learn backends from this registry (tests/backends/test_backend_registry.cpp checks the
-// schema against it), so adding a backend is its folder plus one line in
-// collectives/backends/CMakeLists.txt.
+// learn backends from this registry (tests/harness/test_facts.cpp checks the schema against
+// it), so adding a backend is its folder, one line in collectives/backends/CMakeLists.txt and
+// its name in the schema's backend enum (docs/backends.md).
 //
 //   bootstrap  how a process learns who it is and meets the others (MPI_Init; N threads of
 //              this process; the next ones: a launcher's environment, torchrun/srun/spawn)
