@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 
 from .load import views
+from .ranking import decide_sizes
 
 _MIN_T = 1e-3  # µs; floor for weights so a zero time cannot blow up the fit
 
@@ -126,36 +127,29 @@ def _crossovers(rows: list[dict]) -> pd.DataFrame:
 
 
 def measured_crossovers(results: pd.DataFrame) -> pd.DataFrame:
-    """Where the measured winner changes between consecutive sizes (collectives only).
+    """Where the measured answer changes between consecutive sizes (collectives only).
 
-    Hysteresis against noise: the reigning winner is only dethroned by a series
-    faster by more than the larger of the two points' half p5–p95 spreads, so two
-    statistically tied algorithms do not produce a crossover at every size.
+    The answer at a size is the shared rule's choice (:func:`.ranking.choose`, colltune's): the
+    fastest, or the simplest algorithm tied with it within its p5–p95 spread. So two statistically
+    tied algorithms do not produce a crossover at every size, and the crossovers are where
+    colltune's ranges change algorithm. Sizes where fewer than two series were measured say
+    nothing about who wins and are passed over.
     """
     v = views(results[~results["is_p2p"]])
     v["series"] = series_of(v)
-    v["half"] = (v["hi_us"] - v["lo_us"]) / 2
     rows: list[dict] = []
     for (op, layout, var), g in v.groupby(["op", "layout", "variant"], sort=False):
         if g["series"].nunique() < 2:
             continue
-        g = g.drop_duplicates(["bytes", "series"], keep="last")
-        p50 = g.pivot(index="bytes", columns="series", values="p50_us").sort_index()
-        half = g.pivot(index="bytes", columns="series", values="half")
+        decided = decide_sizes(g, ["bytes"], name="series")
         prev: tuple[int, str] | None = None
-        for size, row in p50.iterrows():
-            cands = row.dropna()
-            if len(cands) < 2:
+        for (size,), ch in sorted(decided.items()):
+            if ch.runner_up is None:
                 continue  # a lone series at this size says nothing about who wins
-            best = cands.idxmin()
-            if prev is not None and best != prev[1] and prev[1] in cands:
-                noise = max(half.at[size, best], half.at[size, prev[1]])
-                if cands[prev[1]] - cands[best] <= noise:
-                    best = prev[1]
-            if prev is not None and best != prev[1]:
-                rows.append(dict(op=op, layout=layout, variant=var, kind="measured", before=prev[1], after=best,
-                                 lo_bytes=prev[0], hi_bytes=int(size)))
-            prev = (int(size), best)
+            if prev is not None and ch.choice.algo != prev[1]:
+                rows.append(dict(op=op, layout=layout, variant=var, kind="measured", before=prev[1],
+                                 after=ch.choice.algo, lo_bytes=prev[0], hi_bytes=int(size)))
+            prev = (int(size), ch.choice.algo)
     return _crossovers(rows)
 
 

@@ -29,6 +29,7 @@ from .load import (  # noqa: E402
     Dataset, format_bytes, frame_note, layout_sort_key, library_internal, sort_layouts, views,
 )
 from .palette import color_of, marker_of, text_color_on  # noqa: E402
+from .ranking import decide_sizes  # noqa: E402
 
 SMALL_MSG_LIMIT = 64 * 1024
 DPI = 110
@@ -74,7 +75,7 @@ class FigureInfo:
 class Style:
     """Stable visual identity per algorithm (:mod:`.palette`: the same in every figure) and per backend.
 
-    ``kw(..., lead=True)`` draws one of a figure's fastest algorithms bold and on top, ``lead=False``
+    ``kw(..., lead=True)`` draws one of a figure's best algorithms bold and on top, ``lead=False``
     the others thinner and lighter, so the lines that matter are the ones the eye finds first.
     """
 
@@ -104,25 +105,26 @@ class Style:
         return out
 
 
-def fastest_counts(g: pd.DataFrame, value: str = "p50_us") -> dict[tuple[str, str], int]:
-    """Per (algo, backend) line: at how many of the figure's sizes it is the fastest (lowest ``value``)."""
-    pts = g.drop_duplicates(["algo", "backend", "bytes"], keep="last")
-    idx = pts.groupby("bytes")[value].idxmin().dropna()
-    won = pts.loc[idx]
+def best_counts(g: pd.DataFrame) -> dict[tuple[str, str], int]:
+    """Per (algo, backend) line: at how many of the figure's sizes it is the answer by the shared rule
+    (:mod:`.ranking`, colltune's): the fastest, or the simplest algorithm tied with it within its spread."""
+    pts = g[g["measured"]] if "measured" in g else g
+    line = pts["algo"] + " (" + pts["backend"] + ")"
+    of = dict(zip(line, zip(pts["algo"], pts["backend"])))
     counts: dict[tuple[str, str], int] = {}
-    for a, b in zip(won["algo"], won["backend"]):
-        counts[(a, b)] = counts.get((a, b), 0) + 1
+    for ch in decide_sizes(pts.assign(_line=line), ["bytes"], name="_line").values():
+        counts[of[ch.choice.algo]] = counts.get(of[ch.choice.algo], 0) + 1
     return counts
 
 
 def _lead_order(series: list, counts: dict[tuple[str, str], int]) -> list:
-    """Lines in legend order: the most often fastest first, then the library, then by name."""
+    """Lines in legend order: the most often best first, then the library, then by name."""
     return sorted(series, key=lambda t: (-counts.get((t[0], t[1]), 0), t[0] != "library", t[0], t[1]))
 
 
 def _lead_label(label: str, algo: str, backend: str, counts: dict[tuple[str, str], int], sizes: int) -> str:
     k = counts.get((algo, backend), 0)
-    return f"{label}: fastest at {k} of {sizes} sizes" if k else label
+    return f"{label}: best at {k} of {sizes} sizes" if k else label
 
 
 @dataclass(frozen=True)
@@ -250,7 +252,7 @@ def collective_groups(results: pd.DataFrame) -> list[tuple[FigKey, pd.DataFrame]
 
 def plot_busbw(key: FigKey, g: pd.DataFrame, style: Style, outdir: Path, note: str = "") -> FigureInfo:
     fig, (ax,) = _new_figure()
-    counts = fastest_counts(g)
+    counts = best_counts(g)
     series = _lead_order(_series(g), counts)
     sizes = g["bytes"].nunique()
     for algo, backend, label, s in series:
@@ -268,8 +270,8 @@ def plot_busbw(key: FigKey, g: pd.DataFrame, style: Style, outdir: Path, note: s
     add_footnote(fig, note)
     name = _save(fig, outdir, f"busbw_{key.slug}.png")
     return FigureInfo("Bus bandwidth vs message size", name,
-                      f"{key.op}, {key.subtitle}: busbw at p50, shaded {band}; bold: the algorithms fastest at some "
-                      "size (the legend says at how many). Read: the highest line at a size is the fastest algorithm "
+                      f"{key.op}, {key.subtitle}: busbw at p50, shaded {band}; bold: the algorithms that are the best at "
+                      "some size (the fastest, or the simplest tied with it; the legend says at how many). Read: the highest line at a size is the fastest algorithm "
                       "there; where lines flatten is the bandwidth the layout can reach.", note)
 
 
@@ -285,7 +287,7 @@ def plot_latency(key: FigKey, g: pd.DataFrame, style: Style, outdir: Path, note:
     if g.empty:
         return None
     fig, (ax,) = _new_figure()
-    counts = fastest_counts(g)
+    counts = best_counts(g)
     series = _lead_order(_series(g), counts)
     for algo, backend, label, s in series:
         lead = counts.get((algo, backend), 0) > 0
@@ -315,7 +317,7 @@ def plot_ratio(key: FigKey, g: pd.DataFrame, style: Style, outdir: Path, note: s
     internal = g[library_internal(g)]  # the library's own code, by the traits
     lib_code = set(zip(internal["algo"], internal["backend"]))
     internals = any((algo, backend) in lib_code for algo, backend, _ in customs)
-    counts = fastest_counts(g)
+    counts = best_counts(g)
     customs.sort(key=lambda t: (-counts.get((t[0], t[1]), 0), t[0], t[1]))
     fig, (ax,) = _new_figure()
     all_x: list[int] = []

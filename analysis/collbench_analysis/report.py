@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import base64
 import html
+import math
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -26,7 +27,7 @@ from .load import (
 from .model import fit_models, measured_crossovers, predicted_crossovers, series_of
 from .plots import ANSWERS_SECTION, FigureInfo
 from .tables import BLANK, NUM_CSS, Table, fmt_col, fmt_num
-from .tune import Candidate, choose
+from .ranking import choose, decide_sizes, pool
 
 _DETAILS_ROWS = 40  # longer tables fold into <details> in the HTML report
 GROUP = ["op", "layout", "variant"]
@@ -61,35 +62,34 @@ def _algo_of(series: str) -> str:
 def decide(g: pd.DataFrame) -> tuple[str, tuple[str, ...]]:
     """The answer at one (op, layout, variant, size): (the chosen series, every series tied with the fastest).
 
-    colltune's rule (:func:`.tune.choose`, the default ``spread`` tie): the fastest is the lowest
+    colltune's rule (:mod:`.ranking`, the default ``spread`` tie): the fastest is the lowest
     p50; an algorithm whose p50 is within the fastest's spread (at most its p95) is tied with it,
     and a tie goes to the simplest tied algorithm, the library first.
     """
-    cands = [Candidate(name, p50, lo, hi, rank=int(rank)) for name, p50, lo, hi, rank
-             in zip(g["series"], g["p50_us"], g["lo_us"], g["hi_us"], g["simplicity_rank"])]
-    ch = choose(int(g["bytes"].iloc[0]), cands)  # ranks from the traits; equal ranks by series name
+    ch = choose(int(g["bytes"].iloc[0]), pool(g, name="series"))  # ranks from the traits; equal ranks by name
     return ch.choice.algo, ch.tied
 
 
 def ranked(c: pd.DataFrame) -> pd.DataFrame:
-    """Per (op, layout, variant, size): the best (lowest p50) point, its runner-up, the library's busbw and p50,
-    and the answer: ``choice`` (the fastest, or the simplest algorithm tied with it) and ``tied`` (every
-    series within the fastest's spread, simplest first; one name when nothing ties)."""
+    """Per (op, layout, variant, size), decided by the shared rule (:mod:`.ranking`, colltune's): the best
+    (lowest p50) point, its runner-up, ``margin`` (runner-up p50 ÷ best p50 − 1) and ``within_noise`` (the
+    runner-up tied with the best), the library's busbw and p50, and the answer: ``choice`` (the fastest, or
+    the simplest algorithm tied with it) and ``tied`` (every series within the fastest's spread, simplest
+    first; one name when nothing ties)."""
     keys = [*GROUP, "bytes"]
-    r = c.sort_values("p50_us", kind="stable")
-    r["rank"] = r.groupby(keys, sort=False).cumcount()
-    best = r[r["rank"] == 0]
-    second = r[r["rank"] == 1][[*keys, "series", "p50_us"]].rename(columns={"series": "second", "p50_us": "second_p50"})
+    decided = decide_sizes(c, keys, name="series")
+    if not decided:
+        return c.iloc[0:0].assign(second=None, second_p50=np.nan, margin=np.nan, within_noise=False, choice=None,
+                                  tied=None, choice_p50=np.nan, lib_busbw=np.nan, lib_p50=np.nan)
+    dec = pd.DataFrame([(*k, ch.best.algo, ch.runner_up.algo if ch.runner_up else None,
+                         ch.runner_up.p50 if ch.runner_up else np.nan, ch.margin, ch.within_noise, ch.choice.algo,
+                         ch.tied, ch.choice.p50) for k, ch in decided.items()],
+                       columns=[*keys, "series", "second", "second_p50", "margin", "within_noise", "choice", "tied",
+                                "choice_p50"])
+    best = c.drop_duplicates([*keys, "series"], keep="last")
     lib = c[c["algo"] == LIBRARY_ALGO][[*keys, "backend", "busbw_GBps", "p50_us"]].drop_duplicates(
         [*keys, "backend"], keep="last").rename(columns={"busbw_GBps": "lib_busbw", "p50_us": "lib_p50"})
-    out = best.merge(second, on=keys, how="left").merge(lib, on=[*keys, "backend"], how="left")
-    decided = {key: decide(g) for key, g in c.groupby(keys, sort=False)}
-    out["choice"] = [decided[k][0] for k in out[keys].itertuples(index=False, name=None)]
-    out["tied"] = [decided[k][1] for k in out[keys].itertuples(index=False, name=None)]
-    last = c.drop_duplicates([*keys, "series"], keep="last")
-    p50 = dict(zip(last[[*keys, "series"]].itertuples(index=False, name=None), last["p50_us"]))
-    out["choice_p50"] = [p50.get((*k, ch), np.nan) for k, ch in zip(out[keys].itertuples(index=False, name=None),
-                                                                    out["choice"])]
+    out = dec.merge(best, on=[*keys, "series"], how="left").merge(lib, on=[*keys, "backend"], how="left")
     return _order(out)
 
 
@@ -106,6 +106,14 @@ def answer_text(choice: str, tied: Sequence[str], short: bool = False) -> str:
     return f"{choice} ≈ {' ≈ '.join(shown)}{more} (within noise)"
 
 
+def margin_text(margin: float, within_noise: bool) -> str:
+    """``+4.0%`` for a clear winner, ``≈ (+4.0%)`` when the margin is inside the best's spread, ``—`` alone."""
+    if pd.isna(margin):
+        return BLANK
+    text = "+∞" if math.isinf(margin) else f"+{margin * 100:.1f}%"
+    return f"≈ ({text})" if within_noise else text
+
+
 TIE_NOTE = ("A tie: algorithms whose p50 is within the fastest one's spread (at most its p95) are tied with it; the "
             "tie goes to the simplest of them, the library first (colltune's rule, docs/tuning.md \"How the algorithm is chosen\").")
 
@@ -114,19 +122,19 @@ def best_algorithm_table(c: pd.DataFrame) -> Table:
     r = ranked(c)
     multi = r["backend"].nunique() > 1
     name = (lambda s: s) if multi else _algo_of
-    margin = (r["second_p50"] / r["p50_us"].where(r["p50_us"] > 0) - 1) * 100
     frame = pd.DataFrame({
         "op": r["op"], "layout": r["layout"], "variant": r["variant"].replace("", BLANK), "size": _sizes(r["bytes"]),
         "answer": [answer_text(name(ch), [name(t) for t in tied]) for ch, tied in zip(r["choice"], r["tied"])],
         "fastest": r["series"], "p50 (µs)": fmt_col(r["p50_us"]), "p95 (µs)": fmt_col(r["hi_us"]),
         "busbw (GB/s)": fmt_col(r["busbw_GBps"]),
         "runner-up": r["second"].fillna(BLANK),
-        "margin": [BLANK if pd.isna(m) else f"{m:.1f}%" for m in margin],
+        "margin": [margin_text(m, tie) for m, tie in zip(r["margin"], r["within_noise"])],
         "vs library": _times(r["busbw_GBps"] / r["lib_busbw"].where(r["lib_busbw"] > 0))})
     return Table("Best algorithm per (op, layout, size)", frame.reset_index(drop=True), align="lllrllrrrlrr",
-                 note="fastest: the lowest p50 time; margin = how much slower the runner-up is; vs library = the "
-                      "fastest's busbw ÷ the library's (same backend). answer: the fastest, or the tie when the "
-                      "margin is inside the spread. " + TIE_NOTE)
+                 note="fastest: the lowest p50 time; margin = how much slower the runner-up is (its p50 ÷ the "
+                      "fastest's − 1), '≈' when that is inside the fastest's spread (the runner-up's p50 at most "
+                      "the fastest's p95); vs library = the fastest's busbw ÷ the library's (same backend). answer: "
+                      "the fastest, or the tie when the margin is inside the spread. " + TIE_NOTE)
 
 
 def answer_cells(c: pd.DataFrame) -> pd.DataFrame:
@@ -523,7 +531,7 @@ def custom_vs_library(c: pd.DataFrame) -> pd.DataFrame:
     vs = c[c["algo"] != LIBRARY_ALGO].merge(lib, on=[*keys, "bytes"], suffixes=("", "_lib"))
     vs["speedup"] = vs["p50_us_lib"] / vs["p50_us"].where(vs["p50_us"] > 0)
     vs["internal"] = library_internal(vs)
-    # Faster beyond the noise: the library's p50 above the other's p95 (within it, the two tie: tune.tied_with).
+    # Faster beyond the noise: the library's p50 above the other's p95 (within it, the two tie: ranking.tied_with).
     vs["clear"] = vs["p50_us_lib"] > vs["hi_us"]
     rows = []
     for key, g in vs.groupby(keys, sort=False):

@@ -23,7 +23,11 @@ import pandas as pd
 import yaml
 
 from . import schema as _schema
-from .load import AUTO_ALGO, UNRANKED, Dataset, format_bytes
+from .load import AUTO_ALGO, Dataset, format_bytes
+# The rule itself (best, margin, tie, choice) lives in ranking.py, shared with collplot's report.
+from .ranking import (  # noqa: F401  (re-exported: tune.choose, tune.Candidate, ... as before)
+    TIE_RULES, Z_95, Candidate, SizeChoice, candidates as _candidates, choose, pool, pooled, simplicity_key, tied_with,
+)
 from .tables import Table, fmt_num
 
 TUNING_SCHEMA = "collbench-tuning/1"
@@ -121,107 +125,6 @@ def layout_of(p: Any) -> Layout:
 
 
 # --------------------------------------------------------------------------- choosing
-
-@dataclass(frozen=True)
-class Candidate:
-    """One algorithm at one size: medians over its results there (runs, repetitions)."""
-
-    algo: str
-    p50: float
-    p5: float
-    p95: float
-    results: int = 1
-    samples: int = 0  # timed iterations behind each result (median over results); 0: unknown
-    rank: int = UNRANKED  # its simplicity rank (traits); unknown traits: unranked
-
-    @property
-    def p50_se(self) -> float:
-        """Standard error of the p50 from the p5-p95 spread: a normal's sigma is (p95 - p5) / 3.29,
-        a median's standard error 1.2533 sigma / sqrt(n) (unknown n counts as 1)."""
-        return 1.2533 * (self.p95 - self.p5) / 3.29 / math.sqrt(max(self.samples, 1))
-
-
-@dataclass(frozen=True)
-class SizeChoice:
-    """The decision at one measured size, with what it was weighed against."""
-
-    bytes: int
-    choice: Candidate
-    best: Candidate  # lowest p50
-    runner_up: Candidate | None  # second-lowest p50
-    tied: tuple[str, ...]  # every algorithm tied with the best (itself included), simplest first
-
-    @property
-    def ratio(self) -> float:
-        """choice p50 / best p50: what the simpler choice costs (1.0 when it is the best)."""
-        if self.best.p50 <= 0:
-            return 1.0 if self.choice.p50 <= 0 else math.inf
-        return self.choice.p50 / self.best.p50
-
-
-def pooled(results: pd.DataFrame, by: Sequence[str] = ()) -> pd.DataFrame:
-    """Per ``by`` + algorithm, the medians of the measured results' p50, p5 (lo) and p95 (hi), their count, and
-    the median sample count ``n`` (NaN: unknown).
-
-    Several results of one algorithm and size (runs, repetitions) are combined by medians of
-    each statistic, so one disturbed run moves the choice no more than the others do.
-    """
-    m = results[results["measured"]].assign(n=lambda d: pd.to_numeric(d["iters"]).where(lambda x: x > 0))
-    return m.groupby([*by, "algo"], sort=False).agg(p50=("p50_us", "median"), p5=("lo_us", "median"),
-                                                     p95=("hi_us", "median"), results=("p50_us", "size"),
-                                                     n=("n", "median"), rank=("simplicity_rank", "min")).reset_index()
-
-
-def _candidates(agg: pd.DataFrame) -> list[Candidate]:
-    return [Candidate(r.algo, r.p50, r.p5, r.p95, int(r.results), 0 if pd.isna(r.n) else int(r.n), int(r.rank))
-            for r in agg.itertuples(index=False)]
-
-
-def pool(results: pd.DataFrame) -> list[Candidate]:
-    """One candidate per algorithm from the results of one size (see :func:`pooled`)."""
-    return _candidates(pooled(results))
-
-
-# Tie rules. "spread": a p50 within the best's own p5-p95 spread (its p95) is a tie: the widest
-# reading of "within the noise", which on a machine whose spreads are wide (an emulated link:
-# p95 up to 2x the p50) ties algorithms whose medians differ 1.6x. "median": a p50 within the
-# uncertainty of the two medians (1.96 standard errors of their difference, each estimated from
-# its p5-p95 spread and sample count) is a tie: it respects the noise of the estimate, not of
-# single samples.
-TIE_RULES = ("spread", "median")
-Z_95 = 1.96
-
-
-def tied_with(best: Candidate, c: Candidate, margin: float = 0.0, tie: str = "spread") -> bool:
-    """Whether ``c`` is tied with the fastest candidate ``best`` under rule ``tie`` (or ``margin``)."""
-    if c.p50 <= best.p50 * (1.0 + margin):
-        return True
-    if tie == "median":
-        return c.p50 - best.p50 <= Z_95 * math.hypot(best.p50_se, c.p50_se)
-    return c.p50 <= best.p95
-
-
-def simplicity_key(c: Candidate) -> tuple[int, str]:
-    """Sort key, simplest first: the simplicity rank of the algorithm's traits, equal ranks by name."""
-    return (c.rank, c.algo)
-
-
-def choose(nbytes: int, candidates: Sequence[Candidate], margin: float = 0.0, tie: str = "spread",
-           simplicity: Callable[[Candidate], Any] = simplicity_key) -> SizeChoice:
-    """Pick the simplest candidate tied with the fastest (see :func:`tie_rule`).
-
-    This is the one tie rule: colltune's tuning files and collplot's answers (report.py) both
-    decide with it. ``simplicity`` orders candidates (default: :func:`simplicity_key`).
-    """
-    if not candidates:
-        raise ValueError("no candidates")
-    if tie not in TIE_RULES:
-        raise ValueError(f"unknown tie rule {tie!r}")
-    ranked = sorted(candidates, key=lambda c: (c.p50, simplicity(c)))
-    best = ranked[0]
-    tied = sorted((c for c in candidates if tied_with(best, c, margin, tie)), key=simplicity)
-    return SizeChoice(nbytes, tied[0], best, ranked[1] if len(ranked) > 1 else None, tuple(c.algo for c in tied))
-
 
 def tie_rule(margin: float = 0.0, tie: str = "spread") -> str:
     """The rule as one sentence (the file's ``tie_rule``)."""

@@ -319,7 +319,7 @@ def test_figures_keep_one_colour_per_algorithm_and_the_fastest_lines_bold(tmp_pa
     assert all(c == palette.color_of(n) for n, c in colours_b if n in palette.ALGO_COLORS)  # efficiency's too
     # The fastest line (shm, at both sizes) is listed first, labelled, the boldest and on top; the others faded.
     lab, kw = busbw_a[0]
-    assert lab == "shm: fastest at 2 of 2 sizes"
+    assert lab == "shm: best at 2 of 2 sizes"
     assert kw["linewidth"] == max(k["linewidth"] for _, k in busbw_a) and kw["zorder"] == 5 and "alpha" not in kw
     assert dict(busbw_a)["ring"]["alpha"] < 1 and palette.color_of("shm") not in ("#7f7f7f", "#c7c7c7")
 
