@@ -88,7 +88,9 @@ def collplot_main(argv: Sequence[str] | None = None) -> int:
     html_path = report.write_html(outdir / "report.html", args.title, ds, tables, figures)
     md_path = report.write_markdown(outdir / "summary.md", args.title, ds, tables, figures)
     if args.model:
-        for t in (tables.model, tables.crossovers):
+        if tables.model_note:
+            print(f"\n{tables.model_note}")
+        for t in tables.model_tables:
             print(f"\n{t.title}\n{t.text()}")
     if not args.quiet:
         bad = int((ds.results["wrong"] > 0).sum())

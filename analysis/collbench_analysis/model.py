@@ -19,6 +19,24 @@ from .ranking import decide_sizes
 
 _MIN_T = 1e-3  # µs; floor for weights so a zero time cannot blow up the fit
 
+# What a fit needs to mean something (docs/analysis.md "Model"). α is set by the latency-bound
+# sizes and β by the bandwidth-bound ones, so the sizes must reach both regimes: they span at
+# least two decades (largest / smallest >= 100). Two parameters through two or three points fit
+# anything, so R² and the largest residual say nothing: at least 5 distinct sizes leave three
+# degrees of freedom for them (a 2x sweep over two decades has 8).
+MIN_FIT_SIZES = 5
+MIN_FIT_SPAN = 100.0
+# A predicted crossover is where two fitted lines meet; a line that misses some measured point by
+# more than half its time (max rel err > 50 %) is off by more than the gap between most algorithms'
+# times, so where it meets another line says nothing: such a fit predicts no crossover.
+MAX_PREDICT_REL_ERR = 0.5
+
+
+def fits_enough(sizes: Sequence[float]) -> bool:
+    """Whether these message sizes support an α–β fit: ≥ MIN_FIT_SIZES distinct sizes spanning ≥ MIN_FIT_SPAN×."""
+    distinct = sorted({float(n) for n in sizes})
+    return len(distinct) >= MIN_FIT_SIZES and distinct[0] > 0 and distinct[-1] / distinct[0] >= MIN_FIT_SPAN
+
 
 @dataclass(frozen=True)
 class Fit:
@@ -91,7 +109,8 @@ def series_of(df: pd.DataFrame) -> pd.Series:
 
 
 def fit_models(results: pd.DataFrame) -> pd.DataFrame:
-    """One fit per (op, layout, varying dims, algo, backend), plus the link for pingpong.
+    """One fit per (op, layout, varying dims, algo, backend), plus the link for pingpong, where its
+    sizes support one (:func:`fits_enough`; a smaller series gets no row).
 
     A row per model: the key columns, ``series``, the :class:`Fit` fields and ``gbps``.
     """
@@ -100,6 +119,8 @@ def fit_models(results: pd.DataFrame) -> pd.DataFrame:
     v.loc[p2p, "variant"] = (v.loc[p2p, "variant"] + ", ").where(v.loc[p2p, "variant"] != "", "") + v.loc[p2p, "link"]
     rows = []
     for key, g in v.groupby(MODEL_KEYS, sort=False):
+        if not fits_enough(g["bytes"]):
+            continue
         fit = fit_alpha_beta(g["bytes"].to_numpy(), g["p50_us"].to_numpy())
         if fit is not None:
             rows.append({**dict(zip(MODEL_KEYS, key)), **asdict(fit)})
@@ -171,7 +192,8 @@ def _envelope_crossovers(fits: pd.DataFrame, lo: float, hi: float) -> list[tuple
 
 
 def predicted_crossovers(models: pd.DataFrame) -> pd.DataFrame:
-    """Where the fitted models' lower envelope changes winner, within the measured range."""
+    """Where the fitted models' lower envelope changes winner, within the measured range; only between
+    two fits that describe their points (max rel err ≤ :data:`MAX_PREDICT_REL_ERR`)."""
     rows: list[dict] = []
     coll = models[models["op"] != "pingpong"]
     for (op, layout, var), g in coll.groupby(["op", "layout", "variant"], sort=False):
@@ -179,6 +201,8 @@ def predicted_crossovers(models: pd.DataFrame) -> pd.DataFrame:
             continue
         fits = g.set_index("series")
         for x, a, b in _envelope_crossovers(fits, g["min_bytes"].min(), g["max_bytes"].max()):
+            if max(fits.at[a, "max_rel_err"], fits.at[b, "max_rel_err"]) > MAX_PREDICT_REL_ERR:
+                continue  # a line that misses its points cannot place where it meets another
             rows.append(dict(op=op, layout=layout, variant=var, kind="predicted", before=a, after=b,
                              lo_bytes=x, hi_bytes=x))
     return _crossovers(rows)

@@ -32,6 +32,15 @@ from .palette import color_of, marker_of, text_color_on  # noqa: E402
 from .ranking import decide_sizes  # noqa: E402
 
 SMALL_MSG_LIMIT = 64 * 1024
+# Figures sized to the data (docs/analysis.md "collplot"). The bandwidth figure is drawn for every
+# (op, layout, variant); the ones that look at the same points again from another side only where
+# they add something. Latency: at least MIN_CURVE_SIZES sizes up to SMALL_MSG_LIMIT (through two
+# points a line shows no shape). The ratio to the library with a single custom line, and the
+# answers chart of a single layout: from MIN_FIGURE_SIZES sizes on; below that the report's tables
+# (the best algorithm with its ratio to the library, the answers per size) hold every number such a
+# figure would draw.
+MIN_CURVE_SIZES = 3
+MIN_FIGURE_SIZES = 5
 DPI = 110
 STYLE: dict[str, Any] = {
     "font.size": 10,
@@ -276,9 +285,10 @@ def plot_busbw(key: FigKey, g: pd.DataFrame, style: Style, outdir: Path, note: s
 
 
 def _small_sizes(g: pd.DataFrame) -> list[int]:
-    sizes = sorted(g["bytes"].unique())
-    small = [x for x in sizes if x <= SMALL_MSG_LIMIT]
-    return small if len(small) >= 2 else sizes
+    """The sizes of the latency figure: up to SMALL_MSG_LIMIT, at least MIN_CURVE_SIZES of them, else none
+    (drawing the large sizes instead repeated the bandwidth figure's points in other units)."""
+    small = [x for x in sorted(g["bytes"].unique()) if x <= SMALL_MSG_LIMIT]
+    return small if len(small) >= MIN_CURVE_SIZES else []
 
 
 def plot_latency(key: FigKey, g: pd.DataFrame, style: Style, outdir: Path, note: str = "") -> FigureInfo | None:
@@ -314,6 +324,8 @@ def plot_ratio(key: FigKey, g: pd.DataFrame, style: Style, outdir: Path, note: s
     customs = [(algo, backend, label) for algo, backend, label, _ in _series(g) if algo != "library"]
     if not libs or not customs:
         return None
+    if len(customs) < 2 and g["bytes"].nunique() < MIN_FIGURE_SIZES:
+        return None  # one line over the library at a few sizes: the best table's "vs library" column
     internal = g[library_internal(g)]  # the library's own code, by the traits
     lib_code = set(zip(internal["algo"], internal["backend"]))
     internals = any((algo, backend) in lib_code for algo, backend, _ in customs)
@@ -370,6 +382,8 @@ def plot_answer_chart(op: str, cells: pd.DataFrame, outdir: Path, note: str = ""
         return None
     rows = list(dict.fromkeys(cells["row"]))
     sizes = sorted(cells["bytes"].unique())
+    if len(rows) < 2 and len(sizes) < MIN_FIGURE_SIZES:
+        return None  # one short row: the answers table right below says it as fast
     col = {b: j for j, b in enumerate(sizes)}
     width = min(16.0, max(6.5, 0.5 * len(sizes) + 2.2))
     winners = sorted(set(cells["algo"]), key=lambda a: (a != "library", a))

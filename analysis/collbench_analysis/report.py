@@ -24,7 +24,7 @@ from .load import (
     LIBRARY_ALGO, Dataset, algorithm_traits, describe_links, format_bytes, frame_note, inter_node_links,
     latest, layout_sort_key, library_internal, sort_layouts, views,
 )
-from .model import fit_models, measured_crossovers, predicted_crossovers, series_of
+from .model import MIN_FIT_SIZES, MIN_FIT_SPAN, fit_models, measured_crossovers, predicted_crossovers, series_of
 from .plots import ANSWERS_SECTION, FigureInfo
 from .tables import BLANK, NUM_CSS, Table, fmt_col, fmt_num
 from .ranking import choose, decide_sizes, pool
@@ -356,9 +356,10 @@ def crossover_table(measured: pd.DataFrame, predicted: pd.DataFrame) -> Table:
           for kind, lo, hi in zip(both["kind"], both["lo_bytes"], both["hi_bytes"])]
     frame = pd.DataFrame({"op": both["op"], "layout": both["layout"], "variant": both["variant"].replace("", BLANK),
                           "kind": both["kind"], "from": both["before"], "to": both["after"], "at": at})
-    return Table("Crossovers: where the fastest algorithm changes", frame, align="lllllll",
-                 note="measured: between two consecutive measured sizes; predicted: intersection of the fitted "
-                      "α–β lines.")
+    return Table("Crossovers: where the best algorithm changes", frame, align="lllllll",
+                 note="measured: between two consecutive measured sizes where the answer changes (the fastest, or "
+                      "the simplest tied with it: colltune's choice); predicted: intersection of the fitted α–β "
+                      "lines, only where both fits are within 50% of every measured point.")
 
 
 PROBLEMS_TITLE = "Skipped points and verification failures"
@@ -619,9 +620,15 @@ class Tables:
     problems: Table
     runs: Table
     models: pd.DataFrame
+    model_note: str = ""  # why there is no α–β table (too few sizes), shown in its place
     ddp: list[Table] = field(default_factory=list)  # one per model; empty without workload records
     # Figure section -> tables shown under it: hot vs cold (cache_state), stragglers (per rank).
     extra: dict[str, list[Table]] = field(default_factory=dict)
+
+    @property
+    def model_tables(self) -> list[Table]:
+        """The α–β section's tables that say something (none: the section is left out, or says why)."""
+        return [t for t in (self.model, self.crossovers) if not t.empty]
 
     def all(self) -> list[Table]:
         return [self.problems, *self.answers, *self.summary, self.model, self.crossovers, *self.ddp,
@@ -637,6 +644,18 @@ def extra_tables(ds: Dataset) -> dict[str, list[Table]]:
     return {s: ts for s, ts in out.items() if ts}
 
 
+def model_note(ds: Dataset, models: pd.DataFrame) -> str:
+    """One line where no series had the sizes for an α–β fit (""), naming the rule and what the run has."""
+    if len(models):
+        return ""
+    sizes = ds.results.loc[ds.results["measured"], "bytes"]
+    have = f"{sizes.nunique()} size(s), {format_bytes(sizes.min())}–{format_bytes(sizes.max())}" if len(sizes) \
+        else "no measured sizes"
+    return (f"No α–β fit: a fit needs at least {MIN_FIT_SIZES} distinct sizes spanning at least "
+            f"{MIN_FIT_SPAN:g}× per algorithm (to reach both the latency- and the bandwidth-bound regime, with "
+            f"points left over to judge the fit); this run has {have}.")
+
+
 def build_tables(ds: Dataset, workloads: Sequence[Workload] = ()) -> Tables:
     c = collectives(ds)
     models = fit_models(ds.results)
@@ -649,13 +668,15 @@ def build_tables(ds: Dataset, workloads: Sequence[Workload] = ()) -> Tables:
         answers=[t for t in answers if t.rows],
         summary=[t.drop_blank_column("variant") for t in
                  (best_algorithm_table(c), *([node_aware] if node_aware.rows else []), peak_busbw_table(c),
-                  small_latency_table(c), pingpong_table(ds), *([hardware] if hardware else []))],
+                  small_latency_table(c), pingpong_table(ds), *([hardware] if hardware else []))
+                 if not t.empty],  # a table of nothing but '—' is left out
         model=model_table(models).drop_blank_column("variant"),
         crossovers=crossover_table(measured_crossovers(ds.results), predicted_crossovers(models)).drop_blank_column(
             "variant"),
         problems=problems_table(ds),
         runs=runs_table(ds),
         models=models,
+        model_note=model_note(ds, models),
         ddp=ddp_tables(workloads),
         extra=extra_tables(ds),
     )
@@ -748,7 +769,9 @@ def write_html(path: Path, title: str, ds: Dataset, tables: Tables, figures: Seq
     parts = [f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>{html.escape(title)}</title>"
              f"<style>{_CSS}</style></head><body><h1>{html.escape(title)}</h1>"]
     parts += [f"<p class='meta'>{html.escape(line)}</p>" for line in _overview(ds)]
-    nav = ["<a href='#answers'>Answers</a>", "<a href='#tables'>Summary tables</a>", "<a href='#model'>α–β model</a>"]
+    model = tables.model_tables
+    nav = ["<a href='#answers'>Answers</a>", "<a href='#tables'>Summary tables</a>"]
+    nav += ["<a href='#model'>α–β model</a>"] if model else []
     nav += [f"<a href='#{anchors[s]}'>{html.escape(s)}</a>" for s in sections]
     nav += ["<a href='#problems'>Skipped points</a>"] if tables.problems.rows else []
     parts.append("<nav>" + "".join(nav + ["<a href='#runs'>Runs</a>"]) + "</nav>")
@@ -765,9 +788,10 @@ def write_html(path: Path, title: str, ds: Dataset, tables: Tables, figures: Seq
     elif tables.problems.rows:
         parts.append(f"<p class='meta'>{html.escape(problems_line(ds))}: <a href='#{PROBLEMS_ID}'>which and why</a></p>")
     parts.append(f"<section class='answers'><h2 id='answers'>{ANSWERS}</h2><p class='note'>{html.escape(ANSWERS_LEAD)}</p>")
-    parts += [_figure_html(path, f) for f in figures if f.section == ANSWERS_SECTION]
+    charts = [f for f in figures if f.section == ANSWERS_SECTION]
+    parts += [_figure_html(path, f) for f in charts]
     for t in tables.answers:
-        if t.title == BEST_GRID:  # the charts above say it; the rows one click below
+        if t.title == BEST_GRID and charts:  # the charts above say it; the rows one click below
             parts.append(f"<details><summary>{html.escape(t.title)}: the table ({len(t.rows)} rows)</summary>"
                          f"{t.html()}</details>")
         else:
@@ -776,8 +800,10 @@ def write_html(path: Path, title: str, ds: Dataset, tables: Tables, figures: Seq
         parts.append("<p>No collective, point-to-point or DDP results to answer from.</p>")
     parts.append("</section><h2 id='tables'>Summary tables</h2>")
     parts += [_html_table(t) for t in tables.summary]
-    parts.append("<h2 id='model'>α–β model and crossovers</h2>")
-    parts += [_html_table(tables.model), _html_table(tables.crossovers)]
+    if model:
+        parts.append("<h2 id='model'>α–β model and crossovers</h2>")
+        parts += [f"<p class='note'>{html.escape(tables.model_note)}</p>"] if tables.model_note else []
+        parts += [_html_table(t) for t in model]
     for s in sections:
         parts.append(f"<h2 id='{anchors[s]}'>{html.escape(s)}</h2>")
         parts += [_html_table(t) for t in tables.ddp] if s == DDP_SECTION else []
@@ -822,7 +848,9 @@ def write_markdown(path: Path, title: str, ds: Dataset, tables: Tables, figures:
     lines += [_md_table(t) for t in tables.answers] or ["No collective, point-to-point or DDP results to answer from.", ""]
     lines += ["## Summary tables", ""]
     lines += [_md_table(t) for t in tables.summary]
-    lines += ["## α–β model and crossovers", "", _md_table(tables.model), _md_table(tables.crossovers)]
+    if tables.model_tables:
+        lines += ["## α–β model and crossovers", ""] + ([tables.model_note, ""] if tables.model_note else [])
+        lines += [_md_table(t) for t in tables.model_tables]
     for s in _sections(tables, figures):
         lines += [f"## {s}", ""]
         lines += [_md_table(t) for t in tables.ddp] if s == DDP_SECTION else []

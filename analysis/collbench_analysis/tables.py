@@ -58,6 +58,11 @@ class Table:
     def rows(self) -> list[list[str]]:
         return self.frame.values.tolist()
 
+    @property
+    def empty(self) -> bool:
+        """No rows, or every cell ``—``: a table that says nothing (the report leaves it out)."""
+        return self.frame.empty or bool((self.frame.astype(str) == BLANK).all(axis=None))
+
     def drop_blank_column(self, header: str) -> "Table":
         """Remove ``header`` when no row has a value there (e.g. 'variant' in a plain sweep)."""
         if header in self.frame.columns and (self.frame[header] == BLANK).all():

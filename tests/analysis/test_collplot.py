@@ -55,7 +55,8 @@ def test_no_library_means_no_ratio_plot(tmp_path: Path) -> None:
     from collbench_analysis.cli import collplot_main
 
     ctx = RunCtx("r", 1, 2)
-    write_jsonl(tmp_path / "a.jsonl", [ctx.record(), *alpha_beta_sweep(ctx, "allgather", {"ring": (5, 1e-3)}, [8, 64, 512])])
+    write_jsonl(tmp_path / "a.jsonl", [ctx.record(), *alpha_beta_sweep(ctx, "allgather", {"ring": (5, 1e-3)},
+                                                                      [8, 64, 512, 4096, 32768])])
     out = tmp_path / "out"
     assert collplot_main([str(tmp_path / "a.jsonl"), "-o", str(out), "-q"]) == 0
     names = {p.name for p in out.glob("*.png")}
