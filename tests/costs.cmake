@@ -19,6 +19,7 @@ set(COLLBENCH_TEST_SECONDS
   analysis.schema                         9 -
   analysis.stragglers                     3 -
   analysis.targets                        1 -
+  analysis.tiny_report                    4 -
   analysis.tune                          12 -
   docs.checkers                           1 -
   docs.links                              1 -
