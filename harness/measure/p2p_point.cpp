@@ -286,7 +286,9 @@ LinkRates calibrate_links(PointEnv& env, double timeout_s) {
     const PointResult r = measure_pair(env, b, s, p, buffers ? &*buffers : nullptr);
     // The fastest sample: what the link can do (another job's load only ever adds time).
     const double best = r.time_us ? algbw_GBps(kLinkBytes, r.time_us->min) : 0;
-    (p.intra ? rates.intra : rates.inter) = LinkRate{best, p.ranks.src, p.ranks.dst, kLinkBytes};
+    const double spread = r.time_us && r.time_us->min > 0 ? r.time_us->p50 / r.time_us->min - 1 : 0;
+    (p.intra ? rates.intra : rates.inter) =
+        LinkRate{best, p.ranks.src, p.ranks.dst, kLinkBytes, static_cast<int>(r.time_us ? r.time_us->samples : 0), spread};
   }
   scope.set_timeout(before);
   return rates;

@@ -31,10 +31,12 @@ std::size_t p2p_recv_slots(P2pMethod m, std::uint64_t bytes);
 // The run's link calibration (run record "links"), before the first point: osu_bw (the `bw`
 // method) at kLinkBytes between the --pairs auto pairs (the first two ranks sharing a node, and
 // rank 0 with the first rank on another node), the fastest of kLinkIters samples after one
-// warm-up, unverified, received into kLinkSlots buffers round-robin. Collective; every rank returns the
-// same rates. Nothing on a world of one rank.
+// warm-up, with the samples' spread (LinkRate::spread), unverified, received into kLinkSlots
+// buffers round-robin. Collective; every rank returns the same rates. Nothing on a world of
+// one rank. 30 samples, not 10: the fastest of 10 moved 12.4-23.6 GB/s between runs minutes apart
+// (2 ranks, one VM), and the spread needs enough samples to have a median.
 inline constexpr std::uint64_t kLinkBytes = 1 << 20;
-inline constexpr int kLinkIters = 10;
+inline constexpr int kLinkIters = 30;
 inline constexpr std::size_t kLinkSlots = 4;
 inline constexpr double kLinkMinTimeoutS = 30;  // the calibration's bound: the plan's --timeout, at least this
 LinkRates calibrate_links(PointEnv& env, double timeout_s);

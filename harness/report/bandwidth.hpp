@@ -21,7 +21,12 @@ struct LinkRate {
   double GBps = 0;            // osu_bw bandwidth of the pair: bytes / the fastest sample's time per message
   int src = 0, dst = 0;       // the pair measured
   std::uint64_t bytes = 0;    // message size
+  int samples = 0;            // samples taken (0: unknown, an older record)
+  double spread = 0;          // the samples' p50 time over the fastest, minus 1: how steady the link was
 };
+// A calibration whose p50 sample is at most this much slower than its fastest is a steady
+// yardstick: the table prints efficiency only then (docs/measurement.md "Efficiency").
+inline constexpr double kTightLinkSpread = 0.10;
 struct LinkRates {
   std::optional<LinkRate> intra;  // two ranks of one node (absent: no node holds two ranks)
   std::optional<LinkRate> inter;  // ranks on two nodes (absent: one node)

@@ -119,7 +119,12 @@ json hardware_json(const NodeHardware& h) {
 
 json link_json(const std::optional<LinkRate>& l) {
   if (!l) return nullptr;
-  return {{"GBps", l->GBps}, {"src", l->src}, {"dst", l->dst}, {"bytes", l->bytes}, {"method", "bw"}};
+  json j{{"GBps", l->GBps}, {"src", l->src}, {"dst", l->dst}, {"bytes", l->bytes}, {"method", "bw"}};
+  if (l->samples > 0) {  // a calibration's own; unknown for a rate built without one
+    j["samples"] = l->samples;
+    j["spread"] = l->spread;
+  }
+  return j;
 }
 
 // The run record's provenance and link fields (absent when not gathered, as in older records).

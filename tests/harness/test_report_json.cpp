@@ -181,7 +181,7 @@ TEST(RunJson, EveryContractField) {
   b.host = "b";
   b.cpu_model.clear();
   run.provenance = Provenance{{{"0-1", "0"}, {"0-1", "0"}, {"2", ""}, {"3", "1"}}, {hw, b}};
-  run.links = LinkRates{LinkRate{5.5, 0, 1, 1 << 20}, std::nullopt};
+  run.links = LinkRates{LinkRate{5.5, 0, 1, 1 << 20, 30, 0.04}, std::nullopt};
   const ordered_json p = run_json(run);
   EXPECT_EQ(p["cpu_model"], "Test CPU");
   EXPECT_EQ(p["hardware"].size(), 2u);
@@ -190,7 +190,7 @@ TEST(RunJson, EveryContractField) {
   EXPECT_FALSE(p["hardware"][0].contains("error"));
   EXPECT_EQ(p["binding"][0], (ordered_json{{"cpus", "0-1"}, {"numa", "0"}}));
   EXPECT_TRUE(p["binding"][2]["numa"].is_null());
-  EXPECT_EQ(p["links"]["intra"], (ordered_json{{"GBps", 5.5}, {"src", 0}, {"dst", 1}, {"bytes", 1 << 20}, {"method", "bw"}}));
+  EXPECT_EQ(p["links"]["intra"], (ordered_json{{"GBps", 5.5}, {"src", 0}, {"dst", 1}, {"bytes", 1 << 20}, {"method", "bw"}, {"samples", 30}, {"spread", 0.04}}));
   EXPECT_TRUE(p["links"]["inter"].is_null());
 }
 
