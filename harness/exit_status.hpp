@@ -45,13 +45,13 @@ inline constexpr std::array kExitStatuses{
                    true},
 };
 
-// SIGTERM and SIGINT stop the sweep at a point boundary (runtime/signals.hpp); the process then
+// SIGTERM and SIGINT stop the sweep at once, the point in progress dropped (runtime/signals.hpp); the process then
 // exits 128 + signal, as a shell reports a process killed by it (143 SIGTERM, 130 SIGINT),
 // and the `end` record says the same.
 inline constexpr std::array kStopSignals{SIGTERM, SIGINT};
 inline constexpr std::string_view kSignalStatusName = "signal";
 inline constexpr std::string_view kSignalStatusMeaning =
-    "stopped by SIGTERM / SIGINT at a point boundary: finished points kept with an end record; --resume completes it";
+    "stopped by SIGTERM / SIGINT: finished points kept with an end record; --resume completes it";
 constexpr int signal_exit_status(int signo) { return 128 + signo; }
 
 // "143 / 130": the statuses of kStopSignals, as the docs' table and --help write them.

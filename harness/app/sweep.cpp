@@ -8,6 +8,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <span>
 
 #include "collectives/core/error.hpp"
 #include "harness/exit_status.hpp"
@@ -61,6 +62,11 @@ void warn_dropped_tail(const std::string& path, std::uint64_t removed) {
 
 // Everything rank 0 writes: the JSON Lines file and the table. Other ranks hold none.
 //
+// A helper thread may end the run first (a signal: at once; the watchdog: before its _exit),
+// through the last words: they write the `end` record and the table's footer and close both,
+// under the same mutex as every write, so a point finished after them is dropped, never
+// written after the `end` record.
+//
 // A failed write of the results file (disk full, I/O error) leaves no partial record
 // (JsonlWriter) and is remembered, not thrown: the sweep stops at the next point boundary,
 // agreed by all ranks, and exits ExitStatus::write_failed, so every rank ends cleanly and the file
@@ -106,41 +112,43 @@ class Reports {
       for (int node : run.topology.node_of_rank) ++layout.ranks_per_node.at(static_cast<std::size_t>(node));
       gate_.emplace(*expect_, std::move(layout));
     }
+    std::lock_guard lock(mutex_);
     write(run_json(run));
-    // From here on, a rank 0 that a helper thread ends (watchdog, signal grace) still writes
-    // the end record: the points so far, and how the run ended.
-    if (json_)
+    // From here on, a rank 0 that a helper thread ends (a signal, the watchdog) still writes the
+    // end record and the footer: the points so far, and how the run ended.
+    if (json_ || table_)
       last_words_.set([this](int status) {
-        {
-          std::lock_guard lock(end_mutex_);  // the others' peaks need MPI: rank 0's own
-          end_.peak_rss_bytes = peak_resident_bytes();
-        }
+        std::lock_guard lock(mutex_);
+        end_.peak_rss_bytes = peak_resident_bytes();  // the others' peaks need MPI: rank 0's own
         write_end(status);
+        if (table_) table_->footer(status);
+        closed_ = true;
       });
     if (table_) table_->header(run);
   }
-  void begin_block(const Block& b) {
-    if (table_) table_->begin_block(b);
+  void begin_table(std::span<const Block> blocks) {
+    std::lock_guard lock(mutex_);
+    if (table_ && !closed_) table_->begin_table(blocks);
   }
   void add(const std::vector<PointResult>& row) {
+    std::lock_guard lock(mutex_);
+    if (closed_) return;  // finished after the last words: not among the points the end record counts
     for (const auto& r : row) {
       if (r.resumed) continue;  // recorded by an earlier run
-      {
-        std::lock_guard lock(end_mutex_);
-        ++end_.points;
-        if (r.skipped) ++end_.skipped_points;
-        if (r.wrong > 0) ++end_.wrong_points;
-        if (gate_) {
-          gate_->add(r);
-          end_.expect = EndRecord::Expect{gate_->path(), gate_->checked(), gate_->failed()};
-        }
+      ++end_.points;
+      if (r.skipped) ++end_.skipped_points;
+      if (r.wrong > 0) ++end_.wrong_points;
+      if (gate_) {
+        gate_->add(r);
+        end_.expect = EndRecord::Expect{gate_->path(), gate_->checked(), gate_->failed()};
       }
       write(result_json(r, run_id_, keep_samples_));
     }
     if (table_) table_->add_row(row);
   }
-  void end_block() {
-    if (table_) table_->end_block();
+  void end_table() {
+    std::lock_guard lock(mutex_);
+    if (table_ && !closed_) table_->end_table();
   }
   // The results file could not be written (rank 0 only; the sweep agrees on it).
   bool lost() const { return lost_; }
@@ -148,19 +156,18 @@ class Reports {
   // largest peak resident memory of any rank.
   int finish(std::uint64_t peak_rss, int signal = 0) {
     if (rank0_) last_words_.clear();
-    int status = 0;
-    {
-      std::lock_guard lock(end_mutex_);
-      end_.peak_rss_bytes = peak_rss;
-      status = signal ? signal_exit_status(signal)
-               : code(end_.wrong_points > 0 ? ExitStatus::wrong_results : ExitStatus::ok);
-      if (gate_) {
-        end_.expect = EndRecord::Expect{gate_->path(), gate_->checked(), gate_->failed()};
-        if (status == code(ExitStatus::ok) && gate_->failed() > 0) status = code(ExitStatus::below_expectation);
-      }
+    std::lock_guard lock(mutex_);
+    end_.peak_rss_bytes = peak_rss;
+    int status = signal ? signal_exit_status(signal)
+                        : code(end_.wrong_points > 0 ? ExitStatus::wrong_results : ExitStatus::ok);
+    if (gate_) {
+      end_.expect = EndRecord::Expect{gate_->path(), gate_->checked(), gate_->failed()};
+      if (status == code(ExitStatus::ok) && gate_->failed() > 0) status = code(ExitStatus::below_expectation);
     }
+    if (closed_) return lost_ ? code(ExitStatus::write_failed) : status;  // the last words ended the file and the table
     if (!lost_) write_end(status);
-    if (table_) table_->footer();
+    if (table_) table_->footer(signal ? status : 0);
+    closed_ = true;
     if (gate_) {
       if (!quiet_) gate_->print(stdout);
       if (gate_->failed() > 0) {
@@ -183,12 +190,8 @@ class Reports {
       std::fflush(stderr);
     }
   }
-  void write_end(int status) {
-    EndRecord e;
-    {
-      std::lock_guard lock(end_mutex_);
-      e = end_;
-    }
+  void write_end(int status) {  // under mutex_
+    EndRecord e = end_;
     e.run_id = run_id_;
     e.end_time = utc_now_iso8601();
     e.loadavg = local_loadavg();  // rank 0's node, as the run record's
@@ -200,7 +203,8 @@ class Reports {
   std::optional<JsonlWriter> json_;
   std::optional<TableReport> table_;
   std::string run_id_;
-  std::mutex end_mutex_;  // end_ is read by a helper thread's last words
+  std::mutex mutex_;  // every write and end_: a helper thread's last words write too
+  bool closed_ = false;  // the end record and footer are written: nothing more
   long keep_samples_ = 0;
   bool quiet_ = false;
   bool rank0_ = false;
@@ -339,20 +343,23 @@ int run_sweep(const RunConfig& cfg, const LaunchEnv& launch, World& world, Proce
   long points = 0;
   bool stopped = false;  // a rank got SIGTERM/SIGINT, or rank 0 could not write: the rest is abandoned
   try {
-    for (const Block& b : plan) {
-      reports.begin_block(b);
-      std::visit(
-          [&](const auto& block) {
-            for (const SizePoint& s : block_sizes(b, topo.world_size)) {
-              // Agreed: every rank stops at the same point. A rank stalled here is named "between points".
-              env.transport.scope().set_phase("between points");
-              if ((stopped = control.any(process.stop.requested() || reports.lost()))) break;
-              reports.add(measure_size_resuming(env, block, s, done));  // the block kind's own point runner
-              fault.after_point(control, ++points);
-            }
-          },
-          b);
-      reports.end_block();
+    // Table by table (a collective's placements side by side), size by size, so each size's
+    // row is printed as soon as it is done.
+    for (const TableRange& t : table_ranges(plan)) {
+      const std::span<const Block> blocks(plan.data() + t.first, t.last - t.first);
+      reports.begin_table(blocks);
+      for (const SizePoint& s : block_sizes(blocks.front(), topo.world_size)) {  // a table's blocks share sizes
+        for (const Block& b : blocks) {
+          // Agreed: every rank stops at the same point. A rank stalled here is named "between points".
+          env.transport.scope().set_phase("between points");
+          if ((stopped = control.any(process.stop.requested() || reports.lost()))) break;
+          // The block kind's own point runner.
+          std::visit([&](const auto& block) { reports.add(measure_size_resuming(env, block, s, done)); }, b);
+          fault.after_point(control, ++points);
+        }
+        if (stopped) break;
+      }
+      reports.end_table();
       if (stopped) break;
     }
   } catch (const UsageError&) {

@@ -129,6 +129,7 @@ std::vector<const AlgoEntry*> planned_algorithms(const RunConfig& cfg, const Reg
 
 std::vector<Block> make_plan(const RunConfig& cfg, const Registry& registry) {
   std::vector<Block> plan;
+  std::size_t table = 0;
   for (const auto& c : cfg.cases) {
     if (c.settings.cache_cold && cfg.device == "cuda")
       throw UsageError("--cache cold sizes its pool by the CPU's last-level cache, not a GPU's L2; accepted: --cache hot "
@@ -148,12 +149,14 @@ std::vector<Block> make_plan(const RunConfig& cfg, const Registry& registry) {
           op_reduces(op) ? std::vector<std::optional<RedOp>>(c.settings.redops.begin(), c.settings.redops.end())
                          : std::vector<std::optional<RedOp>>{std::nullopt};
       for (DType dt : c.settings.dtypes)
-        for (const auto& rop : redops)
+        for (const auto& rop : redops) {
+          ++table;
           for (bool ip : c.settings.placements) {
-            CollectiveBlock b{op, algos, dt, rop, std::nullopt, ip, c.settings};
+            CollectiveBlock b{op, algos, dt, rop, std::nullopt, ip, c.settings, table};
             if (op_has_root(op)) b.root = c.settings.root;
             plan.push_back(std::move(b));
           }
+        }
     }
   }
   if (has_auto(plan) && !cfg.tuning_path)
@@ -171,6 +174,21 @@ void check_plan_for_world(const std::vector<Block>& plan, int world_size) {
     if (const auto* b = std::get_if<CollectiveBlock>(&block); b && b->root && *b->root >= world_size)
       throw UsageError("--root " + std::to_string(*b->root) + " is out of range for " + std::string(op_name(b->op)) +
                        " on " + std::to_string(world_size) + " ranks; accepted: 0.." + std::to_string(world_size - 1));
+}
+
+std::vector<TableRange> table_ranges(const std::vector<Block>& plan) {
+  std::vector<TableRange> out;
+  const auto table_of = [&](std::size_t i) -> std::optional<std::size_t> {
+    if (const auto* c = std::get_if<CollectiveBlock>(&plan[i])) return c->table;
+    return std::nullopt;
+  };
+  for (std::size_t i = 0; i < plan.size();) {
+    std::size_t j = i + 1;
+    while (j < plan.size() && table_of(i) && table_of(j) == table_of(i)) ++j;
+    out.push_back({i, j});
+    i = j;
+  }
+  return out;
 }
 
 std::vector<SizePoint> block_sizes(const Block& b, int world_size) {

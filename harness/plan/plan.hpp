@@ -26,6 +26,9 @@ struct CollectiveBlock {
   std::optional<int> root;     // rooted ops only
   bool in_place = false;
   Settings settings;
+  // Blocks with the same table are one op/dtype/redop/root of one case at its placements
+  // (--inplace both): measured size by size together and shown side by side, as nccl-tests does.
+  std::size_t table = 0;
 };
 
 // One point-to-point method (`--op pingpong`, the method chosen by --algo) over the selected
@@ -65,6 +68,13 @@ std::vector<Block> make_plan(const RunConfig& cfg, const Registry& registry);
 // record's `algorithms` lists with its traits. Not `auto` (not an entry: it runs what the tuning
 // file names) nor pingpong's methods. Throws UsageError as make_plan does for an unknown algo.
 std::vector<const AlgoEntry*> planned_algorithms(const RunConfig& cfg, const Registry& registry);
+
+// The plan cut into tables, in order: [first, last) of consecutive blocks shown as one table
+// (a collective block's placements; every other block alone).
+struct TableRange {
+  std::size_t first = 0, last = 0;
+};
+std::vector<TableRange> table_ranges(const std::vector<Block>& plan);
 
 // The sizes a block measures on `world_size` ranks (a pingpong message is raw bytes).
 std::vector<SizePoint> block_sizes(const Block& b, int world_size);

@@ -2,19 +2,77 @@
 
 #include <algorithm>
 #include <cstdlib>
-#include <map>
+#include <cstring>
 
+#include "harness/exit_status.hpp"
+#include "harness/report/ranking.hpp"
 #include "harness/runtime/provenance.hpp"
 
 namespace collbench {
 namespace {
 
-constexpr int kPrefixWidth = 47;  // size, count, type, redop, root
-constexpr int kAlgoWidth = 41;    // time, algbw, busbw, eff, #wrong
+// Column widths: nccl-tests' (size 12, count 12, type 8, redop 6, root 6; time 10, algbw and
+// busbw 7, #wrong 6), eff 5, and two marker characters after the time.
+constexpr int kPrefixFull = 12 + 1 + 12 + 1 + 8 + 1 + 6 + 1 + 5;
+constexpr int kPrefixSmall = 12;  // compact forms: the size only (the block header names the rest)
+constexpr int kTime = 10, kMarks = 2, kBw = 7, kEff = 5, kWrong = 6;
+constexpr const char* kTie = "\u2248";  // ≈, one column wide
 
-std::string centered(const std::string& text, int width) {
-  const int pad = std::max(0, width - static_cast<int>(text.size()));
+int group_width(TableReport::Form f, bool eff) {
+  const int time = 1 + kTime + kMarks;
+  if (f == TableReport::Form::narrow) return time;
+  if (f == TableReport::Form::compact) return time + 1 + kBw;
+  return time + 2 * (1 + kBw) + (eff ? 1 + kEff : 0) + 1 + kWrong;
+}
+
+int prefix_width(TableReport::Form f) { return f == TableReport::Form::full ? kPrefixFull : kPrefixSmall; }
+
+// Columns a string takes on a terminal (UTF-8: continuation bytes take none).
+int display_width(const std::string& s) {
+  int n = 0;
+  for (unsigned char c : s) n += (c & 0xC0) != 0x80;
+  return n;
+}
+
+std::string pad_right(const std::string& s, int width) {
+  return s + std::string(static_cast<std::size_t>(std::max(0, width - display_width(s))), ' ');
+}
+
+std::string centered(std::string text, int width) {
+  if (display_width(text) > width) text = text.substr(0, static_cast<std::size_t>(std::max(0, width)));
+  const int pad = std::max(0, width - display_width(text));
   return std::string(static_cast<std::size_t>(pad - pad / 2), ' ') + text + std::string(static_cast<std::size_t>(pad / 2), ' ');
+}
+
+std::string format(const char* fmt, auto... args) {
+  char buf[128];
+  std::snprintf(buf, sizeof buf, fmt, args...);
+  return buf;
+}
+
+// The best column's cell: the winner, the runner-up's margin, ≈ first when that is a tie.
+std::string best_cell(const std::vector<PointResult>& row, std::span<const AlgoEntry* const> algos) {
+  std::vector<Candidate> c;
+  for (std::size_t i = 0; i < row.size(); ++i)
+    c.push_back({row[i].time_us ? &*row[i].time_us : nullptr, i < algos.size() ? algos[i]->traits.simplicity_rank : 0,
+                 row[i].algo});
+  const auto rank = rank_times(c);
+  if (!rank) return "-";
+  std::string s = row[rank->best].algo;
+  if (!rank->runner_up) return s;
+  const double pct = rank->margin * 100;
+  s += pct < 999.5 ? format(" +%.0f%%", pct) : format(" x%.0f", rank->margin + 1);
+  return rank->tied ? std::string(kTie) + " " + s : s;
+}
+
+// How a run that ended early ended, for the footer.
+std::string ended_early(int status) {
+  for (int sig : kStopSignals)
+    if (status == signal_exit_status(sig))
+      return std::string("stopped by ") + (sig == SIGINT ? "SIGINT" : "SIGTERM") +
+             "; the rest not measured, the point in progress dropped (exit status " +
+             std::to_string(status) + "; --resume completes it)";
+  return "ended early with exit status " + std::to_string(status) + " (stderr says why); the rest was not measured";
 }
 
 }  // namespace
@@ -27,7 +85,11 @@ int terminal_width() {
   return 132;
 }
 
-int TableReport::algos_per_table(int width) { return std::max(1, (width - kPrefixWidth) / kAlgoWidth); }
+TableReport::Form TableReport::form_for(int width, std::size_t groups, bool eff_column) {
+  for (Form f : {Form::full, Form::compact})
+    if (prefix_width(f) + static_cast<int>(groups) * group_width(f, eff_column) <= width) return f;
+  return Form::narrow;
+}
 
 TableReport::TableReport(std::FILE* out, int width) : out_(out), width_(width) {}
 
@@ -65,46 +127,226 @@ void TableReport::header(const RunRecord& run) {
   }
   if (const auto& l = run.links) {  // what the eff column is judged against (docs/measurement.md "Efficiency")
     std::string text;
+    double worst_spread = 0;
     for (const auto& [name, rate] : {std::pair{"intra", &l->intra}, std::pair{"inter", &l->inter}}) {
       if (!*rate) continue;
-      char buf[96];
-      std::snprintf(buf, sizeof buf, "%s %.2f GB/s (ranks %d-%d), ", name, (*rate)->GBps, (*rate)->src, (*rate)->dst);
-      text += buf;
+      text += format("%s %.2f GB/s (ranks %d-%d", name, (*rate)->GBps, (*rate)->src, (*rate)->dst);
+      if ((*rate)->samples > 0) text += format("; p50 %.0f %% slower", (*rate)->spread * 100);
+      text += "), ";
+      worst_spread = std::max(worst_spread, (*rate)->spread);
     }
-    if (!text.empty())
-      std::fprintf(out_, "# links: %sosu_bw %llu KiB\n", text.c_str(),
-                   static_cast<unsigned long long>((l->intra ? l->intra->bytes : l->inter->bytes) >> 10));
+    if (!text.empty()) {
+      std::fprintf(out_, "# links: %sosu_bw %llu KiB, fastest of %d\n", text.c_str(),
+                   static_cast<unsigned long long>((l->intra ? l->intra->bytes : l->inter->bytes) >> 10),
+                   (l->intra ? l->intra->samples : l->inter->samples));
+      eff_ = worst_spread <= kTightLinkSpread;
+      if (!eff_)
+        std::fprintf(out_, "# eff: not shown (JSON efficiency still written): the link samples' p50 is %.0f %% slower "
+                           "than the fastest, over the %.0f %% that makes them a steady yardstick\n",
+                     worst_spread * 100, kTightLinkSpread * 100);
+    }
   }
   if (run.slurm && run.slurm->count("job_id"))
     std::fprintf(out_, "# slurm job %s\n", run.slurm->at("job_id").c_str());
   std::fflush(out_);
 }
 
-void TableReport::begin_block(const Block& block) {
-  block_ = nullptr;
-  rows_.clear();
+void TableReport::begin_table(std::span<const Block> blocks) {
+  blocks_.clear();
+  pending_.clear();
+  table_rows_.clear();
   p2p_.reset();
   ddp_ = nullptr;
-  if (const auto* p = std::get_if<P2pBlock>(&block)) {
+  const Block& first = blocks.front();
+  if (const auto* p = std::get_if<P2pBlock>(&first)) {
     p2p_.emplace(out_, *p, host_of_rank_);
     return p2p_->begin();
   }
-  if (const auto* d = std::get_if<DdpBlock>(&block)) return begin_ddp(*d);
-  const CollectiveBlock& b = std::get<CollectiveBlock>(block);
-  block_ = &b;
+  if (const auto* d = std::get_if<DdpBlock>(&first)) return begin_ddp(*d);
+  std::vector<const CollectiveBlock*> cbs;
+  for (const Block& b : blocks) cbs.push_back(&std::get<CollectiveBlock>(b));
+  begin_collective(cbs);
+}
+
+void TableReport::begin_collective(std::span<const CollectiveBlock* const> blocks) {
+  blocks_.assign(blocks.begin(), blocks.end());
+  const CollectiveBlock& b = *blocks_.front();
   const Settings& s = b.settings;
   std::string how = std::string(timing_mode_name(s.mode())) + ", ";
   how += s.batch || s.sync == SyncMethod::barrier ? "barrier start, " : "clock start, ";
   how += s.adaptive() ? "adaptive " + std::to_string(s.iters) + ".." + std::to_string(s.max_iters) + " iters"
                       : std::to_string(s.iters) + (s.batch ? " ops per batch" : " iters");
-  how += " + " + std::to_string(s.warmup) + " warm-up; time = p50 of the max over ranks";
+  how += " + " + std::to_string(s.warmup) + " warm-up; time = p50 of max over ranks";
   if (s.cache_cold) how += "; cold cache (each call on the next buffer set of a pool > the LLC)";
+  std::string placement = b.in_place ? "in-place" : "out-of-place";
+  if (blocks_.size() > 1) placement = "out-of-place | in-place";
   std::fprintf(out_, "#\n# %s  %s%s%s  %s\n#   %s\n", std::string(op_name(b.op)).c_str(),
                std::string(dtype_name(b.dtype)).c_str(), b.redop ? "  " : "",
-               b.redop ? std::string(redop_name(*b.redop)).c_str() : "", b.in_place ? "in-place" : "out-of-place",
-               how.c_str());
-  streaming_ = b.algos.size() <= static_cast<std::size_t>(algos_per_table(width_));
-  if (streaming_) print_column_header(0, b.algos.size());
+               b.redop ? std::string(redop_name(*b.redop)).c_str() : "", placement.c_str(), how.c_str());
+  best_ = b.algos.size() > 1;
+  std::size_t longest = 0;
+  for (const AlgoEntry* a : b.algos) longest = std::max(longest, a->algo.size());
+  best_width_ = best_ ? std::max<std::size_t>(longest + 2 + 6, 4) : 0;  // "≈ " + name + " +999%"
+  const std::size_t groups = blocks_.size() * b.algos.size();
+  const int bests = best_ ? static_cast<int>(blocks_.size() * (2 + best_width_)) : 0;
+  form_ = form_for(width_ - bests, groups, eff_);
+  best_seen_ = best_seen_ || best_;
+  if (form_ == Form::narrow)
+    std::fprintf(out_, "#   %zu column groups: time only, wider than %d columns (--algo fewer, or COLUMNS)\n", groups, width_);
+  print_column_header();
+  std::fflush(out_);
+}
+
+void TableReport::print_column_header() const {
+  const std::size_t algos = blocks_.front()->algos.size();
+  const int gw = group_width(form_, eff_);
+  const int placement_width = static_cast<int>(algos) * gw + (best_ ? 2 + static_cast<int>(best_width_) : 0);
+  std::string line = "#" + std::string(static_cast<std::size_t>(prefix_width(form_) - 1), ' ');
+  if (blocks_.size() > 1) {  // a placement line above the algorithms, as nccl-tests' out-of-place / in-place
+    std::string p = line;
+    for (const auto* b : blocks_) p += centered(b->in_place ? "in-place" : "out-of-place", placement_width);
+    std::fprintf(out_, "%s\n", p.c_str());
+  }
+  std::string names = line, cols = line, units = line;
+  if (form_ == Form::full) {
+    cols = format("#%11s %12s %8s %6s %5s", "size", "count", "type", "redop", "root");
+    units = format("#%11s %12s %8s %6s %5s", "(B)", "(elements)", "", "", "");
+  } else {
+    cols = format("#%11s", "size");
+    units = format("#%11s", "(B)");
+  }
+  for (const auto* b : blocks_) {
+    for (const AlgoEntry* a : b->algos) {
+      names += centered(a->algo, gw);
+      cols += format(" %*s%*s", kTime, "time", kMarks, "");
+      units += format(" %*s%*s", kTime, "(us)", kMarks, "");
+      if (form_ == Form::narrow) continue;
+      if (form_ == Form::full) {
+        cols += format(" %*s", kBw, "algbw");
+        units += format(" %*s", kBw, "(GB/s)");
+      }
+      cols += format(" %*s", kBw, "busbw");
+      units += format(" %*s", kBw, "(GB/s)");
+      if (form_ != Form::full) continue;
+      if (eff_) {
+        cols += format(" %*s", kEff, "eff");
+        units += format(" %*s", kEff, "(%)");
+      }
+      cols += format(" %*s", kWrong, "#wrong");
+      units += format(" %*s", kWrong, "");
+    }
+    if (best_) {
+      names += "  " + std::string(best_width_, ' ');
+      cols += "  " + pad_right("best", static_cast<int>(best_width_));
+      units += "  " + std::string(best_width_, ' ');
+    }
+  }
+  for (std::string* l : {&names, &cols, &units}) {
+    while (!l->empty() && l->back() == ' ') l->pop_back();
+    std::fprintf(out_, "%s\n", l->c_str());
+  }
+}
+
+void TableReport::count(const PointResult& r) {
+  ++points_;
+  if (r.skipped) {
+    ++skipped_points_;
+    return;
+  }
+  ++measured_;
+  if (!r.checked) ++unchecked_;
+  wrong_elems_ += r.wrong;
+  if (r.wrong > 0) ++wrong_points_;
+  if (r.busbw_GBps && !(r.op == kPingpongOp && r.algo == "latency")) {  // a latency test has no bandwidth to average
+    auto& [sum, n] = busbw_[r.op + "/" + r.algo];
+    sum += *r.busbw_GBps;
+    ++n;
+  }
+  if (r.time_us && r.op != kPingpongOp && !r.ddp) {
+    noisy_ += wide_spread(*r.time_us);
+    fell_back_ += r.sync_fallback.has_value();
+  }
+}
+
+void TableReport::add_row(const std::vector<PointResult>& row) {
+  for (const auto& r : row) count(r);
+  if (p2p_) return p2p_->add_row(row);
+  if (ddp_) {
+    for (const auto& r : row) print_ddp_row(r);
+    std::fflush(out_);
+    return;
+  }
+  pending_.push_back(row);
+  if (pending_.size() < blocks_.size()) return;
+  print_row(pending_);
+  pending_.clear();
+}
+
+void TableReport::print_row(const std::vector<std::vector<PointResult>>& rows) {
+  const PointResult& p = rows.front().front();
+  std::string line = format("%12llu", static_cast<unsigned long long>(p.bytes));
+  if (form_ == Form::full)
+    line += format(" %12llu %8s %6s %5s", static_cast<unsigned long long>(p.count), p.dtype.c_str(),
+                   p.redop ? p.redop->c_str() : "none", p.root ? std::to_string(*p.root).c_str() : "-");
+  const std::size_t algos = blocks_.front()->algos.size();
+  for (std::size_t k = 0; k < blocks_.size(); ++k) {
+    const std::vector<PointResult>* row = k < rows.size() ? &rows[k] : nullptr;  // absent: stopped before it
+    for (std::size_t i = 0; i < algos; ++i) {
+      const PointResult* r = row ? &(*row)[i] : nullptr;
+      const bool measured = r && !r->skipped && r->time_us;
+      const char* blank = !r ? "" : "-";
+      if (measured) {
+        const double t = r->time_us->p50;
+        line += format(t < 1e6 ? " %*.2f" : " %*.0f", kTime, t);
+        line += wide_spread(*r->time_us) ? '~' : ' ';
+        line += r->sync_fallback ? '^' : ' ';
+      } else {
+        line += format(" %*s%*s", kTime, r ? "skip" : "", kMarks, "");
+      }
+      if (form_ == Form::narrow) continue;
+      if (form_ == Form::full) line += measured ? format(" %*.2f", kBw, *r->algbw_GBps) : format(" %*s", kBw, blank);
+      line += measured ? format(" %*.2f", kBw, *r->busbw_GBps) : format(" %*s", kBw, blank);
+      if (form_ != Form::full) continue;
+      if (eff_)  // the point's necessary data movement on its links / time, as a percentage
+        line += measured && r->efficiency ? format(" %*.0f", kEff, *r->efficiency * 100) : format(" %*s", kEff, blank);
+      if (measured && r->checked) line += format(" %*llu", kWrong, static_cast<unsigned long long>(r->wrong));
+      else line += format(" %*s", kWrong, measured ? "N/A" : blank);
+    }
+    if (best_) line += "  " + pad_right(row ? best_cell(*row, blocks_[k]->algos) : "", static_cast<int>(best_width_));
+  }
+  while (!line.empty() && line.back() == ' ') line.pop_back();
+  std::fprintf(out_, "%s\n", line.c_str());
+  std::fflush(out_);
+  table_rows_.insert(table_rows_.end(), rows.begin(), rows.end());
+}
+
+void TableReport::print_pending() {
+  if (!pending_.empty() && !blocks_.empty()) print_row(pending_);
+  pending_.clear();
+}
+
+void TableReport::print_skips() const {
+  // (algo, reason) -> sizes, so a reason shared by a whole range is printed once.
+  std::map<std::pair<std::string, std::string>, std::vector<std::uint64_t>> skips;
+  for (const auto& row : table_rows_)
+    for (const auto& r : row)
+      if (r.skipped) skips[{r.algo, r.skip_reason.value_or("")}].push_back(r.bytes);
+  for (auto& [key, sizes] : skips) {
+    std::sort(sizes.begin(), sizes.end());
+    sizes.erase(std::unique(sizes.begin(), sizes.end()), sizes.end());
+    std::fprintf(out_, "#  skip %s (%zu size%s, %llu..%llu B): %s\n", key.first.c_str(), sizes.size(),
+                 sizes.size() == 1 ? "" : "s", static_cast<unsigned long long>(sizes.front()),
+                 static_cast<unsigned long long>(sizes.back()), key.second.c_str());
+  }
+}
+
+void TableReport::end_table() {
+  if (p2p_) return p2p_->end();
+  if (ddp_ || blocks_.empty()) return;
+  print_pending();
+  print_skips();
+  blocks_.clear();
+  table_rows_.clear();
   std::fflush(out_);
 }
 
@@ -115,11 +357,8 @@ void TableReport::begin_ddp(const DdpBlock& d) {
                d.model.name.c_str(), d.model.source.c_str(), static_cast<long long>(d.model.count()), d.model.params.size(),
                static_cast<double>(d.grad_bytes()) / (1 << 20), std::string(redop_name(d.redop)).c_str());
   std::string sizes;
-  for (const auto& k : d.buckets) {
-    char buf[32];
-    std::snprintf(buf, sizeof buf, "%s%.2f", sizes.empty() ? "" : " ", static_cast<double>(k.bytes) / (1 << 20));
-    sizes += buf;
-  }
+  for (const auto& k : d.buckets)
+    sizes += format("%s%.2f", sizes.empty() ? "" : " ", static_cast<double>(k.bytes) / (1 << 20));
   std::fprintf(out_, "#   %zu buckets (cap %g MiB, first 1 MiB), MiB in gradient-ready order: %s\n", d.buckets.size(),
                s.bucket_cap_mb, sizes.c_str());
   std::fprintf(out_, "#   %s, %s start, %d steps + %d warm-up; step = every bucket all-reduced back to back, max over ranks\n",
@@ -137,11 +376,7 @@ void TableReport::print_ddp_row(const PointResult& r) const {
     return;
   }
   std::string buckets;
-  for (double us : r.ddp->bucket_p50_us) {
-    char buf[32];
-    std::snprintf(buf, sizeof buf, "%s%.3f", buckets.empty() ? "" : " ", us / 1e3);
-    buckets += buf;
-  }
+  for (double us : r.ddp->bucket_p50_us) buckets += format("%s%.3f", buckets.empty() ? "" : " ", us / 1e3);
   std::fprintf(out_, " %-21s %12.3f %12.3f %12.3f %8.2f ", r.algo.c_str(), r.time_us->p50 / 1e3, r.time_us->p5 / 1e3,
                r.time_us->p95 / 1e3, r.busbw_GBps.value_or(0));
   if (r.checked) std::fprintf(out_, "%6llu", static_cast<unsigned long long>(r.wrong));
@@ -153,99 +388,36 @@ void TableReport::print_ddp_row(const PointResult& r) const {
   if (!chosen.empty()) std::fprintf(out_, "#  %s per bucket (ready order):%s\n", r.algo.c_str(), chosen.c_str());
 }
 
-void TableReport::print_column_header(std::size_t first, std::size_t n) const {
-  std::string names = "#" + std::string(kPrefixWidth - 1, ' ');
-  for (std::size_t i = first; i < first + n; ++i) names += "  " + centered(block_->algos[i]->algo, kAlgoWidth - 2);
-  std::fprintf(out_, "%s\n", names.c_str());
-  std::fprintf(out_, "#%11s %12s %8s %6s %5s", "size", "count", "type", "redop", "root");
-  for (std::size_t i = 0; i < n; ++i) std::fprintf(out_, "  %10s %7s %7s %5s %6s", "time", "algbw", "busbw", "eff", "#wrong");
-  std::fprintf(out_, "\n#%11s %12s %8s %6s %5s", "(B)", "(elements)", "", "", "");
-  for (std::size_t i = 0; i < n; ++i) std::fprintf(out_, "  %10s %7s %7s %5s %6s", "(us)", "(GB/s)", "(GB/s)", "(%)", "");
-  std::fprintf(out_, "\n");
-}
-
-void TableReport::print_row(const std::vector<PointResult>& row, std::size_t first, std::size_t n) const {
-  const PointResult& p = row.front();
-  std::fprintf(out_, "%12llu %12llu %8s %6s %5s", static_cast<unsigned long long>(p.bytes),
-               static_cast<unsigned long long>(p.count), p.dtype.c_str(), p.redop ? p.redop->c_str() : "none",
-               p.root ? std::to_string(*p.root).c_str() : "-");
-  for (std::size_t i = first; i < first + n; ++i) {
-    const PointResult& r = row[i];
-    if (r.skipped) {
-      std::fprintf(out_, "  %10s %7s %7s %5s %6s", "skip", "-", "-", "-", "-");
-      continue;
-    }
-    const double t = r.time_us->p50;
-    std::fprintf(out_, t < 1e6 ? "  %10.2f" : "  %10.0f", t);
-    std::fprintf(out_, " %7.2f %7.2f", *r.algbw_GBps, *r.busbw_GBps);
-    // efficiency: the point's necessary data movement on its links / time, as a percentage
-    if (r.efficiency) std::fprintf(out_, " %5.0f", *r.efficiency * 100);
-    else std::fprintf(out_, " %5s", "-");
-    if (r.checked) std::fprintf(out_, " %6llu", static_cast<unsigned long long>(r.wrong));
-    else std::fprintf(out_, " %6s", "N/A");
+void TableReport::footer(int exit_status) {
+  if (exit_status != 0) end_table();  // what the stopped table holds, a half-done size included
+  const auto checked = static_cast<unsigned long long>(measured_ - unchecked_);
+  std::string bounds;
+  if (measured_ > 0 && unchecked_ == measured_) bounds = "not checked (-c 0)";
+  else bounds = std::to_string(wrong_elems_) + (wrong_elems_ == 0 ? " OK" : " FAILED");
+  if (unchecked_ > 0 && unchecked_ < measured_)
+    bounds += " (" + std::to_string(checked) + " points checked, " + std::to_string(unchecked_) + " not: -c 0)";
+  std::fprintf(out_, "#\n# Out of bounds values : %s\n", bounds.c_str());
+  // Per (op, algo): an average over algorithms, or over latency and bandwidth, means nothing.
+  bool first = true;
+  for (const auto& [key, v] : busbw_) {
+    std::fprintf(out_, first ? "# %-21s: %-8g %s (GB/s, mean over %ld point%s)\n" : "# %-21s  %-8g %s (GB/s, mean over %ld point%s)\n",
+                 first ? "Avg bus bandwidth" : "",
+                 v.first / static_cast<double>(v.second), key.c_str(), v.second, v.second == 1 ? "" : "s");
+    first = false;
   }
-  std::fprintf(out_, "\n");
-}
-
-void TableReport::print_skips(std::size_t first, std::size_t n) const {
-  // (algo, reason) -> sizes, so a reason shared by a whole range is printed once.
-  std::map<std::pair<std::string, std::string>, std::vector<std::uint64_t>> skips;
-  for (const auto& row : rows_)
-    for (std::size_t i = first; i < first + n; ++i)
-      if (row[i].skipped) skips[{row[i].algo, row[i].skip_reason.value_or("")}].push_back(row[i].bytes);
-  for (const auto& [key, sizes] : skips)
-    std::fprintf(out_, "#  skip %s (%zu size%s, %llu..%llu B): %s\n", key.first.c_str(), sizes.size(),
-                 sizes.size() == 1 ? "" : "s", static_cast<unsigned long long>(sizes.front()),
-                 static_cast<unsigned long long>(sizes.back()), key.second.c_str());
-}
-
-void TableReport::add_row(const std::vector<PointResult>& row) {
-  rows_.push_back(row);
-  for (const auto& r : row) {
-    ++points_;
-    if (r.skipped) {
-      ++skipped_points_;
-      continue;
-    }
-    ++measured_;
-    busbw_sum_ += *r.busbw_GBps;
-    wrong_elems_ += r.wrong;
-    if (r.wrong > 0) ++wrong_points_;
-  }
-  if (p2p_) return p2p_->add_row(row);
-  if (ddp_) {
-    for (const auto& r : row) print_ddp_row(r);
-    std::fflush(out_);
-    return;
-  }
-  if (streaming_) {
-    print_row(row, 0, row.size());
-    std::fflush(out_);
-  }
-}
-
-void TableReport::end_block() {
-  if (p2p_) return p2p_->end();
-  if (ddp_) return;
-  const std::size_t n = block_->algos.size(), per = static_cast<std::size_t>(algos_per_table(width_));
-  for (std::size_t first = 0; first < n; first += per) {
-    const std::size_t k = std::min(per, n - first);
-    if (!streaming_) {
-      if (first > 0) std::fprintf(out_, "#\n");
-      print_column_header(first, k);
-      for (const auto& row : rows_) print_row(row, first, k);
-    }
-    print_skips(first, k);
-  }
-  std::fflush(out_);
-}
-
-void TableReport::footer() {
-  std::fprintf(out_, "#\n# Out of bounds values : %llu %s\n", static_cast<unsigned long long>(wrong_elems_),
-               wrong_elems_ == 0 ? "OK" : "FAILED");
-  std::fprintf(out_, "# Avg bus bandwidth    : %g\n", measured_ ? busbw_sum_ / static_cast<double>(measured_) : 0.0);
-  std::fprintf(out_, "# Points               : %ld (%ld measured, %ld skipped, %ld with wrong results)\n#\n", points_,
+  std::fprintf(out_, "# Points               : %ld (%ld measured, %ld skipped, %ld with wrong results)\n", points_,
                measured_, skipped_points_, wrong_points_);
+  if (noisy_)
+    std::fprintf(out_, "# ~ after a time       : p95 - p5 over %.0f %% of the p50 (%ld point%s; samples_us in the JSON)\n",
+                 kWideSpread * 100, noisy_, noisy_ == 1 ? "" : "s");
+  if (fell_back_)
+    std::fprintf(out_, "# ^ after a time       : clock start fell back to a barrier (%ld point%s; JSON sync_fallback)\n",
+                 fell_back_, fell_back_ == 1 ? "" : "s");
+  if (best_seen_)
+    std::fprintf(out_, "# best                 : lowest p50; +N%%: next slower's p50 over it; %s: within best's p95 (tie)\n",
+                 kTie);
+  if (exit_status != 0) std::fprintf(out_, "# Run ended early      : %s\n", ended_early(exit_status).c_str());
+  std::fprintf(out_, "#\n");
   std::fflush(out_);
 }
 

@@ -49,8 +49,11 @@ void TerminationWatcher::watch() {
     if (sig == 0) continue;
     signal_ = sig;
     if (speaker_)
-      std::fprintf(stderr, "collbench: received %s: stopping after the current point; finished points are kept\n",
+      std::fprintf(stderr, "collbench: received %s: stopping; finished points are kept, the point in progress is dropped\n",
                    sig == SIGTERM ? "SIGTERM" : "SIGINT");
+    // The end record and the footer at once: a launcher that got the signal too kills its ranks
+    // soon (Open MPI's mpirun: SIGTERM, then SIGKILL 1 s later), often before a point ends.
+    if (last_words_) last_words_->say(signal_exit_status(sig));
     // The sweep stops at the next point boundary; a second signal or the grace period ends it now.
     for (auto waited = std::chrono::milliseconds(0); waited < grace_ && !done_; waited += std::chrono::milliseconds(kPollMs))
       if (wait_signal(kPollMs) != 0) break;

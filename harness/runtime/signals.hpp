@@ -4,12 +4,13 @@
 //
 // main() blocks both signals before MPI_Init, so every thread (MPI's too) inherits the mask;
 // a TerminationWatcher thread then takes them with sigtimedwait(). No signal handler runs, so
-// there is no global flag: the signal number lives in the watcher. The sweep polls
-// requested() between points (agreed over ranks), abandons the rest, writes the `end` record
-// with exit_status signal_exit_status(signal) (128 + signal, exit_status.hpp) and exits with it.
-// If the current point does not end within the grace period (a long point, or a rank stuck in
-// MPI), the watcher _exits with that status: the file then ends with the last complete point
-// and, when rank 0 is the one that waited (LastWords), an `end` record with the same status.
+// there is no global flag: the signal number lives in the watcher. On rank 0 the watcher says
+// the last words at once (LastWords: the `end` record with exit_status signal_exit_status(signal),
+// 128 + signal, exit_status.hpp, and the table's footer), since a launcher may kill the ranks
+// a second later; the point in progress is then dropped. The sweep polls requested() between
+// points (agreed over ranks), abandons the rest and exits with that status. If the current point
+// does not end within the grace period (a long point, or a rank stuck in MPI), the watcher
+// _exits with it.
 #include <atomic>
 #include <chrono>
 #include <thread>
