@@ -1,12 +1,14 @@
 #include "harness/report/plan_report.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <string>
 
 #include "collectives/backends/backend.hpp"
 #include "collectives/core/error.hpp"
 #include "harness/exit_status.hpp"
 #include "harness/plan/auto_algos.hpp"
+#include "harness/report/bandwidth.hpp"
 #include "harness/runtime/cache_pool.hpp"
 #include "harness/runtime/memcheck.hpp"
 
@@ -33,7 +35,61 @@ std::string timing(const Settings& s) {
          (s.cache_cold ? ", cache cold" : "") + (s.per_rank ? ", per rank" : "");
 }
 
+std::string duration(double s) {
+  char buf[48];
+  if (s < 90) std::snprintf(buf, sizeof buf, "%.0f s", std::max(1.0, s));
+  else if (s < 5400) std::snprintf(buf, sizeof buf, "%.0f min", s / 60);
+  else std::snprintf(buf, sizeof buf, "%.1f h", s / 3600);
+  return buf;
+}
+
+double block_seconds(const Block& b, int world) {
+  const Settings& s = settings_of(b);
+  double t = 0;
+  if (const auto* c = std::get_if<CollectiveBlock>(&b)) {
+    for (const SizePoint& p : block_sizes(b, world))
+      t += static_cast<double>(c->algos.size()) * point_seconds(s, assumed_call_us(c->op, p.bytes, world), p.bytes);
+  } else if (const auto* d = std::get_if<DdpBlock>(&b)) {
+    double step_us = 0;  // every bucket all-reduced back to back
+    for (const auto& k : d->buckets) step_us += assumed_call_us(Op::allreduce, k.bytes, world);
+    t = static_cast<double>(d->algos.size()) * point_seconds(s, step_us, d->grad_bytes());
+  } else {  // pingpong: one pair's round trip per iteration (a bw window: 64 messages); per pair
+    for (const SizePoint& p : block_sizes(b, world)) t += point_seconds(s, assumed_call_us(Op::broadcast, p.bytes, 2), p.bytes);
+  }
+  return t;
+}
+
 }  // namespace
+
+double assumed_call_us(Op op, std::uint64_t bytes, int world) {
+  const int n = std::max(world, 2);
+  const double steps = std::ceil(std::log2(static_cast<double>(n)));
+  return steps * kAssumedStepUs + static_cast<double>(bytes) * busbw_factor(op, n) / (kAssumedGBps * 1e3);
+}
+
+double point_seconds(const Settings& s, double call_us, std::uint64_t bytes) {
+  constexpr double kMinWarmupS = 0.005;  // measure.hpp TimingSpec::min_warmup_s
+  constexpr double kPerPointS = 0.001;   // the control plane's agreements around a point
+  constexpr int kConventionOps = 10;     // the other reference tool's round (measure.hpp)
+  constexpr double kCheckGBps = 1;       // verification reads the result once
+  const double op = call_us * 1e-6;
+  // A per-iteration sample occupies its start window (about twice the op) or a barrier; a
+  // batch runs its ops back to back. Adaptive: samples until they have taken --min-time (wall
+  // time counts, measure.hpp keep_going), at most --max-iters ops.
+  const double per_op = s.batch ? op : 3 * op + 5e-6;
+  double timed_ops = s.iters;
+  if (s.adaptive())
+    timed_ops = std::clamp(s.min_time_s / per_op, static_cast<double>(s.iters), static_cast<double>(s.max_iters));
+  const double timed = timed_ops * per_op;
+  const double check = s.check ? 2 * op + static_cast<double>(bytes) / (kCheckGBps * 1e9) : 0;
+  return std::max(s.warmup * op, kMinWarmupS) + timed + kConventionOps * op + check + kPerPointS;
+}
+
+double estimated_seconds(const std::vector<Block>& plan, int world) {
+  double t = kRunSetupS;
+  for (const Block& b : plan) t += block_seconds(b, world);
+  return t;
+}
 
 int dry_run_world(const RunConfig& cfg, const LaunchEnv& launch) {
   if (cfg.ranks) return *cfg.ranks;
@@ -68,7 +124,8 @@ int dry_run(const RunConfig& cfg, const std::vector<Block>& plan, const LaunchEn
       if (c->redop) std::fprintf(out, " redop=%s", std::string(redop_name(*c->redop)).c_str());
       if (c->root) std::fprintf(out, " root=%d", *c->root);
       std::fprintf(out, " in_place=%d\n", c->in_place ? 1 : 0);
-      std::fprintf(out, "  %s; %s\n", size_range(sizes).c_str(), timing(s).c_str());
+      std::fprintf(out, "  %s; %s; about %s\n", size_range(sizes).c_str(), timing(s).c_str(),
+                   duration(block_seconds(b, world)).c_str());
       if (!sizes.empty()) {
         const PointMemory m = point_memory_need(c->op, sizes.back().chunk_count, c->dtype, world,
                                                 s.cache_cold ? cold_pool_target(s, llc) : 0);
@@ -100,6 +157,9 @@ int dry_run(const RunConfig& cfg, const std::vector<Block>& plan, const LaunchEn
                    ? " (pingpong: per pair)"
                    : "",
                available ? mib(available).c_str() : "unknown");
+  std::fprintf(out, "estimated time: about %s (assumed %g us per log2(ranks) step + bus bytes at %g GB/s per call; "
+               "the table of a first run gives the real rates)\n",
+               duration(estimated_seconds(plan, world)).c_str(), kAssumedStepUs, kAssumedGBps);
   if (cfg.json_path)
     std::fprintf(out, "results: %s (%s)\n", cfg.json_path->c_str(),
                  cfg.overwrite ? "truncated"

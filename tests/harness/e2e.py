@@ -436,6 +436,8 @@ def dry_runs(collbench: str, sweeps: Path) -> None:
         total = re.search(r"^total: (\d+) block\(s\), (\d+) point", p.stdout, re.M)
         if not total or int(total.group(1)) != len(blocks):
             fail(f"--dry-run {name}: the total line does not count {len(blocks)} blocks:\n{p.stdout}")
+        if not re.search(r"^estimated time: about [\d.]+ (s|min|h) \(assumed ", p.stdout, re.M):
+            fail(f"--dry-run {name}: no estimated time:\n{p.stdout}")
         print(f"dry run {name} at {n} ranks: {len(blocks)} blocks, {total.group(2)} points, as the file says")
 
 
