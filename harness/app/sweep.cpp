@@ -5,9 +5,12 @@
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <sstream>
 #include <span>
 
 #include "collectives/core/error.hpp"
@@ -19,6 +22,7 @@
 #include "harness/plan/sizes.hpp"
 #include "harness/report/report_json.hpp"
 #include "harness/report/gate.hpp"
+#include "harness/report/links_file.hpp"
 #include "harness/report/report_table.hpp"
 #include "harness/report/resume.hpp"
 #include "harness/measure/resuming.hpp"
@@ -235,6 +239,49 @@ std::optional<AutoAlgos> load_tuning(const RunConfig& cfg, const std::vector<Blo
   return AutoAlgos(Tuning::parse(text.substr(1), path), Registry::get(), cfg.backend, cfg.device, std::move(layout));
 }
 
+// --links FILE: rank 0 reads it (absent: nothing known yet) and every rank parses the bytes it
+// broadcasts, so all reuse the same rates; a bad file is a UsageError on every rank.
+std::optional<LinksFile> load_links(const RunConfig& cfg, Control& control) {
+  if (!cfg.links_path) return std::nullopt;
+  std::string text;  // "T" + the file, "N" none yet, or "E" + why rank 0 could not read it
+  if (control.rank() == 0) {
+    std::error_code ec;
+    if (!std::filesystem::exists(*cfg.links_path, ec)) {
+      text = "N";
+    } else {
+      std::ifstream in(*cfg.links_path);
+      std::ostringstream all;
+      all << in.rdbuf();
+      text = in ? "T" + all.str() : "E--links " + *cfg.links_path + ": cannot read it; accepted: a readable file";
+    }
+  }
+  text = control.broadcast(text);
+  if (text == "N") return LinksFile{};
+  if (text.empty() || text[0] != 'T') throw UsageError(text.empty() ? "--links: nothing received" : text.substr(1));
+  return parse_links_file(text.substr(1), *cfg.links_path);
+}
+
+// Rank 0 adds the rates this run measured to the --links file (written whole, then renamed
+// over it, so a reader never sees half a file). A file it cannot write stops every rank.
+void save_links(const RunConfig& cfg, Control& control, LinksFile file, const LinkRates& rates,
+                const std::string& run_id, const std::string& backend, const std::string& device) {
+  std::optional<std::string> failure;
+  if (control.rank() == 0) {
+    if (file.backend != backend || file.device != device) file = LinksFile{backend, device, {}};  // another yardstick
+    for (const auto& [name, rate] : {std::pair{"intra", &rates.intra}, std::pair{"inter", &rates.inter}})
+      if (*rate && (*rate)->reused_from.empty()) record_rate(file, name, **rate, run_id);
+    const std::string tmp = *cfg.links_path + ".tmp";
+    std::ofstream out(tmp, std::ios::trunc);
+    out << format_links_file(file);
+    out.close();
+    std::error_code ec;
+    if (!out) failure = "--links " + *cfg.links_path + ": cannot write it; accepted: a writable path";
+    else std::filesystem::rename(tmp, *cfg.links_path, ec);
+    if (ec) failure = "--links " + *cfg.links_path + ": " + ec.message() + "; accepted: a writable path";
+  }
+  if (auto why = control.agree_error(failure)) throw UsageError(*why);
+}
+
 std::chrono::milliseconds longest_timeout(const std::vector<Block>& plan) {
   double s = 0;
   for (const Block& b : plan) std::visit([&](const auto& block) { s = std::max(s, block.settings.timeout_s); }, b);
@@ -328,7 +375,10 @@ int run_sweep(const RunConfig& cfg, const LaunchEnv& launch, World& world, Proce
     // On the measured transport itself, not the fault injector's wrapper: test faults count
     // the measured points' messages only.
     PointEnv links_env{backend->transport(), control, topo, cfg.backend, cfg.device, true, backend.get()};
-    run.links = calibrate_links(links_env, static_cast<double>(longest_timeout(plan).count()) / 1e3);
+    std::optional<LinksFile> known = load_links(cfg, control);
+    run.links = calibrate_links(links_env, static_cast<double>(longest_timeout(plan).count()) / 1e3,
+                                known ? &*known : nullptr);
+    if (known) save_links(cfg, control, *known, *run.links, run.run_id, cfg.backend, cfg.device);
   }
   PointEnv env{fault.transport(), control, topo, cfg.backend, cfg.device, cfg.quiet, backend.get()};
   if (run.links) env.links = &*run.links;

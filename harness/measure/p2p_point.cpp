@@ -259,7 +259,7 @@ std::vector<PointResult> measure_p2p_size(PointEnv& env, const P2pBlock& b, cons
   return measure_p2p_pairs(env, b, s, p2p_pairs(env, b));
 }
 
-LinkRates calibrate_links(PointEnv& env, double timeout_s) {
+LinkRates calibrate_links(PointEnv& env, double timeout_s, const LinksFile* known) {
   LinkRates rates;
   if (env.topology.world_size < 2) return rates;
   P2pBlock b;
@@ -283,12 +283,22 @@ LinkRates calibrate_links(PointEnv& env, double timeout_s) {
     if (!buffers && (p.ranks.src == me || p.ranks.dst == me))
       buffers.emplace(env.transport.memory(), me, kLinkBytes, kLinkSlots);
   for (const auto& p : pairs) {
+    const std::string& src_host = env.topology.host_of_rank.at(static_cast<std::size_t>(p.ranks.src));
+    const std::string& dst_host = env.topology.host_of_rank.at(static_cast<std::size_t>(p.ranks.dst));
+    if (known)  // the same on every rank: rank 0's file, broadcast
+      if (auto r = reusable_rate(*known, env.backend, env.device, link_name(p), src_host, dst_host)) {
+        r->src = p.ranks.src;  // the same hosts: this run's ranks there
+        r->dst = p.ranks.dst;
+        (p.intra ? rates.intra : rates.inter) = *r;
+        continue;
+      }
     const PointResult r = measure_pair(env, b, s, p, buffers ? &*buffers : nullptr);
     // The fastest sample: what the link can do (another job's load only ever adds time).
     const double best = r.time_us ? algbw_GBps(kLinkBytes, r.time_us->min) : 0;
     const double spread = r.time_us && r.time_us->min > 0 ? r.time_us->p50 / r.time_us->min - 1 : 0;
     (p.intra ? rates.intra : rates.inter) =
-        LinkRate{best, p.ranks.src, p.ranks.dst, kLinkBytes, static_cast<int>(r.time_us ? r.time_us->samples : 0), spread};
+        LinkRate{best,   p.ranks.src, p.ranks.dst, kLinkBytes, static_cast<int>(r.time_us ? r.time_us->samples : 0),
+                 spread, src_host,    dst_host,   ""};
   }
   scope.set_timeout(before);
   return rates;

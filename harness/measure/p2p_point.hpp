@@ -7,6 +7,7 @@
 
 #include "harness/measure/collective_point.hpp"
 #include "harness/plan/pairs.hpp"
+#include "harness/report/links_file.hpp"
 
 namespace collbench {
 
@@ -39,6 +40,8 @@ inline constexpr std::uint64_t kLinkBytes = 1 << 20;
 inline constexpr int kLinkIters = 30;
 inline constexpr std::size_t kLinkSlots = 4;
 inline constexpr double kLinkMinTimeoutS = 30;  // the calibration's bound: the plan's --timeout, at least this
-LinkRates calibrate_links(PointEnv& env, double timeout_s);
+// `known` (--links): a rate it holds for a pair's class, backend, device and hosts is reused,
+// not measured (links_file.hpp).
+LinkRates calibrate_links(PointEnv& env, double timeout_s, const LinksFile* known = nullptr);
 
 }  // namespace collbench

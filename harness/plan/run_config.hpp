@@ -94,6 +94,7 @@ struct RunConfig {
   std::string device = "cpu";
   std::optional<std::string> json_path;
   std::optional<std::string> tuning_path;  // --tuning: the file --algo auto reads (tuning.hpp)
+  std::optional<std::string> links_path;   // --links: link rates shared by the runs of a job (links_file.hpp)
   std::optional<Expectations> expect;      // --expect: the acceptance gate's references (expect.hpp), parsed
   bool overwrite = false;
   bool resume = false;  // --resume: skip points the --json file already holds (resume.hpp)

@@ -2,6 +2,7 @@
 // Bandwidth model, in one place like nccl-tests' *GetBw functions. Pure functions.
 #include <cstdint>
 #include <optional>
+#include <string>
 
 #include "collectives/collective.hpp"
 
@@ -23,6 +24,8 @@ struct LinkRate {
   std::uint64_t bytes = 0;    // message size
   int samples = 0;            // samples taken (0: unknown, an older record)
   double spread = 0;          // the samples' p50 time over the fastest, minus 1: how steady the link was
+  std::string src_host, dst_host;  // where the pair ran (a links file reuses a rate on the same hosts only)
+  std::string reused_from;         // --links: the file this rate was read from ("": measured by this run)
 };
 // A calibration whose p50 sample is at most this much slower than its fastest is a steady
 // yardstick: the table prints efficiency only then (docs/measurement.md "Efficiency").

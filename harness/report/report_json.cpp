@@ -124,6 +124,7 @@ json link_json(const std::optional<LinkRate>& l) {
     j["samples"] = l->samples;
     j["spread"] = l->spread;
   }
+  if (!l->reused_from.empty()) j["reused_from"] = l->reused_from;
   return j;
 }
 
