@@ -147,7 +147,8 @@ std::string version_text() {
   std::string out = std::string("collbench ") + COLLBENCH_VERSION_STRING + " (git " + COLLBENCH_GIT_COMMIT + ")\n";
   std::string names;
   for (const BackendInfo& b : Backends::get().all()) {
-    names += (names.empty() ? "" : ", ") + b.name;
+    const bool here = !b.unavailable || b.unavailable(b.devices.front()).empty();
+    names += (names.empty() ? "" : ", ") + b.name + (here ? "" : " (not available here)");
     if (b.library_version)
       if (const std::string v = b.library_version(); !v.empty()) out += b.name + ": " + v + "\n";
   }

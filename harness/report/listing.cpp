@@ -62,12 +62,12 @@ void print_algorithm_list(std::FILE* out, const Registry& registry, const ListFi
                                                               : std::string(kPingpongOp).c_str());
     op_w = 0;
   }
-  const std::size_t indent = (one_op ? 2 : op_w + 1) + algo_w + be_w + 3;
+  const std::size_t indent = (one_op ? 2 : op_w + 1) + algo_w + be_w + 4;  // two spaces between algo and backend
   const auto row = [&](std::string_view op, std::string_view algo, std::string_view backend, std::string_view text) {
     std::string head(one_op ? "  " : op);
     if (!one_op) head.resize(op_w + 1, ' ');
     head += algo;
-    head.resize((one_op ? 2 : op_w + 1) + algo_w + 1, ' ');
+    head.resize((one_op ? 2 : op_w + 1) + algo_w + 2, ' ');
     head += backend;
     std::fputs(wrap_entry(head, text, indent, kWidth).c_str(), out);
   };
