@@ -29,6 +29,7 @@ set(COLLBENCH_TEST_SECONDS
   harness.auto                           12 1
   harness.bad_inputs                      7 1
   harness.cli                             2 1
+  harness.cli_first_minutes               1 1
   harness.cold                           16 -
   harness.ddp                            22 1
   harness.expect_gate                     6 -

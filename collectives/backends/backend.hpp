@@ -110,6 +110,9 @@ struct BackendInfo {
   std::function<std::string(std::string_view device)> unavailable;
   // The measured side of one rank. Collective over ctx.world.
   std::function<std::unique_ptr<Backend>(const BackendContext& ctx)> make;
+  // The library it was built against, one line ("Open MPI v4.1.4 ..."), callable before its
+  // bootstrap starts (collbench --version); null when it has none.
+  std::function<std::string()> library_version = nullptr;
 };
 
 class Backends {

@@ -40,7 +40,7 @@ std::optional<int> prepare(int argc, char** argv, const LaunchEnv& launch, bool 
     }
     if (cfg.list) {
       if (speaker && cfg.list_json) std::fputs(algorithm_list_json(Registry::get()).c_str(), stdout);
-      else if (speaker) print_algorithm_list(stdout, Registry::get());
+      else if (speaker) print_algorithm_list(stdout, Registry::get(), {cl.list_ops, cl.list_backend});
       return code(ExitStatus::ok);
     }
     const auto plan = make_plan(cfg, Registry::get());                    // unknown algos fail here, before any rank starts

@@ -3,6 +3,7 @@
 // defaults < its case overrides < flags given explicitly. Pure: no MPI, no files but --config.
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "harness/plan/run_config.hpp"
 
@@ -10,7 +11,11 @@ namespace collbench {
 
 struct CommandLine {
   RunConfig config;
-  std::optional<std::string> help;  // --help, --list --json: print this and exit 0
+  std::optional<std::string> help;  // --help, --help-all, --version: print this and exit 0
+  // --list --op OP --backend B: list only these ops' entries (empty: every op) and this backend's
+  // (and those of every backend, "any").
+  std::vector<OpChoice> list_ops;
+  std::optional<std::string> list_backend;
 };
 
 // Throws UsageError ("<what is wrong>; accepted: <values>") for anything invalid.

@@ -4,16 +4,32 @@
 
 #include "collectives/core/error.hpp"
 #include "harness/plan/auto_algos.hpp"
+#include "harness/plan/spelling.hpp"
 
 namespace collbench {
 namespace {
 
 constexpr const char* kLibraryVariants = "library:all";
+constexpr const char* kLibraryAlgo = "library";
 
 std::string names_of(const std::vector<const AlgoEntry*>& es) {
   std::string s;
   for (const auto* e : es) s += (s.empty() ? "" : ", ") + e->algo;
   return s;
+}
+
+// The registry's entry for a typed name: exact, else the one whose name folds alike (case,
+// '_', '-'), else nothing.
+const AlgoEntry* find_algo(const std::vector<const AlgoEntry*>& available, const std::string& name) {
+  std::vector<std::string> names;
+  for (const AlgoEntry* e : available) {
+    if (e->algo == name) return e;
+    names.push_back(e->algo);
+  }
+  if (const auto same = same_name(name, names))
+    for (const AlgoEntry* e : available)
+      if (e->algo == *same) return e;
+  return nullptr;
 }
 
 std::vector<const AlgoEntry*> resolve_algos(Op op, const std::vector<std::string>& wanted, const std::string& backend,
@@ -28,8 +44,9 @@ std::vector<const AlgoEntry*> resolve_algos(Op op, const std::vector<std::string
       if (e->on_request == variants && std::find(out.begin(), out.end(), e) == out.end()) out.push_back(e);
   };
   std::vector<const AlgoEntry*> out;
-  if (wanted.empty()) {
-    add_all(out, false);
+  if (wanted.empty()) {  // the default: the backend's own collective, as nccl-tests measures
+    if (const AlgoEntry* lib = find_algo(available, kLibraryAlgo)) return {lib};
+    add_all(out, false);  // a backend without its own (thread): every algorithm
     return out;
   }
   for (const auto& name : wanted) {
@@ -37,10 +54,14 @@ std::vector<const AlgoEntry*> resolve_algos(Op op, const std::vector<std::string
       add_all(out, name == kLibraryVariants);
       continue;
     }
-    const AlgoEntry* e = name == kAutoAlgo ? &auto_entry(op) : registry.find(op, name, backend);
-    if (!e)
-      throw UsageError("unknown algo '" + name + "' for op " + std::string(op_name(op)) + " (backend " + backend +
-                       "); accepted: " + names_of(available) + ", all, " + kLibraryVariants + ", auto (with --tuning)");
+    const AlgoEntry* e = name == kAutoAlgo ? &auto_entry(op) : find_algo(available, name);
+    if (!e) {
+      std::vector<std::string> names;
+      for (const AlgoEntry* a : available) names.push_back(a->algo);
+      throw UsageError("unknown algo '" + name + "' for op " + std::string(op_name(op)) + " (backend " + backend + ")" +
+                       did_you_mean(name, names) + "; accepted: " + names_of(available) + ", all, " + kLibraryVariants +
+                       ", auto (with --tuning)");
+    }
     if (std::find(out.begin(), out.end(), e) == out.end()) out.push_back(e);
   }
   return out;
@@ -56,7 +77,12 @@ std::vector<P2pMethod> resolve_p2p_methods(const std::vector<std::string>& wante
   for (const auto& name : wanted) {
     if (name == "all") continue;
     const auto m = parse_p2p_method(name);
-    if (!m) throw UsageError("unknown algo '" + name + "' for op pingpong; accepted: " + names + ", all");
+    if (!m) {
+      std::vector<std::string> all_names;
+      for (const auto& i : kP2pMethods) all_names.emplace_back(i.name);
+      throw UsageError("unknown algo '" + name + "' for op pingpong" + did_you_mean(name, all_names) +
+                       "; accepted: " + names + ", all");
+    }
     if (std::find(out.begin(), out.end(), *m) == out.end()) out.push_back(*m);
   }
   return out;

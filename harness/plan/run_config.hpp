@@ -80,7 +80,9 @@ struct Pingpong {
 // One entry of --op: a collective or pingpong. A case keeps them in the order given.
 using OpChoice = std::variant<Op, Pingpong>;
 
-// One entry of the sweep: ops × algos with their settings. Empty `algos` means "all".
+// One entry of the sweep: ops × algos with their settings. Empty `algos`: the default (the
+// backend's own collective, "library", where it has one, else all; pingpong: every method);
+// "all" in the list: every algorithm.
 struct CaseSpec {
   std::vector<OpChoice> ops;
   std::vector<std::string> algos;

@@ -1,6 +1,7 @@
 #include "harness/plan/settings.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <charconv>
 #include <cmath>
@@ -9,6 +10,7 @@
 #include "collectives/core/error.hpp"
 #include "harness/plan/p2p_method.hpp"
 #include "harness/plan/sizes.hpp"
+#include "harness/plan/spelling.hpp"
 
 namespace collbench {
 
@@ -61,15 +63,22 @@ std::string op_names() {
 }
 
 std::vector<OpChoice> parse_ops(std::string_view text) {
-  if (text == "all") return {std::begin(kAllOps), std::end(kAllOps)};
+  if (folded(text) == "all") return {std::begin(kAllOps), std::end(kAllOps)};
+  std::vector<std::string> names;
+  for (Op op : kAllOps) names.emplace_back(op_name(op));
+  names.emplace_back(kPingpongOp);
   std::vector<OpChoice> out;
   for (const auto& item : split_list(text)) {
-    OpChoice choice = Pingpong{};
-    if (item != kPingpongOp) {
-      const auto op = parse_op(item);
-      if (!op) throw UsageError("unknown op '" + item + "'; accepted: " + op_names() + ", all (the collectives)");
-      choice = *op;
+    const std::optional<std::string> name = canonical_op_name(item);
+    if (!name) {
+      // nccl-tests' --op is the reduction (sum ...): collbench's names the collective.
+      if (parse_redop(folded(item)))
+        throw UsageError("--op " + item + ": collbench's --op names the collective (nccl-tests' --op is the "
+                         "reduction: here -o/--redop " + folded(item) + "); accepted: " + op_names() + ", all");
+      throw UsageError("unknown op '" + item + "'" + did_you_mean(item, names) + "; accepted: " + op_names() +
+                       ", all (the collectives); any case, with or without '_' (all_reduce, AllReduce), bcast");
     }
+    const OpChoice choice = *name == kPingpongOp ? OpChoice{Pingpong{}} : OpChoice{*parse_op(*name)};
     if (std::find(out.begin(), out.end(), choice) == out.end()) out.push_back(choice);
   }
   return out;
@@ -77,10 +86,13 @@ std::vector<OpChoice> parse_ops(std::string_view text) {
 
 std::vector<std::string> parse_algos(std::string_view text) {
   std::vector<std::string> out;
-  for (auto& item : split_list(text))
+  for (auto& item : split_list(text)) {
+    // Algorithm names are lower case: Ring is ring (resolve_algos suggests a near miss).
+    std::transform(item.begin(), item.end(), item.begin(),
+                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
     if (std::find(out.begin(), out.end(), item) == out.end()) out.push_back(std::move(item));
-  if (out.size() == 1 && out[0] == "all") return {};  // every algorithm; "all,auto" keeps both (resolve_algos)
-  return out;
+  }
+  return out;  // "all" stays a name: every algorithm ("all,auto" keeps both; resolve_algos)
 }
 
 std::string parse_layout(std::string_view text) {
@@ -99,6 +111,7 @@ std::string parse_layout(std::string_view text) {
 namespace {
 
 constexpr const char* kCountAccepted = "an integer >= 1";
+constexpr std::uint64_t kNcclTestsStepBytes = 1 << 20;  // nccl-tests' default -i
 
 // "a,b" or "all" -> values in the order given, without repeats; `parse` maps one name (or
 // nothing, refused naming `what` and the accepted `names`).
@@ -139,12 +152,20 @@ constexpr SettingOption kOptions[] = {
      [](Settings& s, std::string_view v) { s.min_bytes = parse_size(v); }},
     {"max_bytes", "-e", "SIZE", "largest message size, included (default 16M)", "a size", false,
      [](Settings& s, std::string_view v) { s.max_bytes = parse_size(v); }},
-    {"step_factor", "-f", "N", "multiply the size by N between points (default 2)", "an integer >= 2", false,
+    {"step_factor", "-f", "N",
+     "multiply the size by N between points (default 2); 1: no factor, linear steps of -i (default 1M), as nccl-tests",
+     "an integer >= 1", false,
      [](Settings& s, std::string_view v) {
-       s.step_factor = static_cast<std::uint64_t>(parse_int(v, 2, 1 << 30, "an integer >= 2"));
+       const auto f = static_cast<std::uint64_t>(parse_int(v, 1, 1 << 30, "an integer >= 1 (1: linear steps of -i)"));
+       if (f == 1) {  // nccl-tests: a step factor of 1 means its -i steps (1 MiB unless given)
+         if (s.step_bytes == 0) s.step_bytes = kNcclTestsStepBytes;
+         return;
+       }
+       s.step_factor = f;
        s.step_bytes = 0;
      }},
-    {"step_bytes", "-i", "SIZE", "add SIZE between points instead (linear steps, like nccl-tests -i)", "a size > 0",
+    {"step_bytes", "-i", "SIZE",
+     "add SIZE between points instead (linear steps, nccl-tests' -i; OSU's -i, iterations, is -n here)", "a size > 0",
      false,
      [](Settings& s, std::string_view v) {
        s.step_bytes = parse_size(v);
@@ -153,8 +174,14 @@ constexpr SettingOption kOptions[] = {
     {"segment", "", "SIZE", "pipelining segment for chunked algorithms (default 0: the algorithm's own)", "a size",
      false, [](Settings& s, std::string_view v) { s.segment_bytes = parse_size(v); }},
 
-    {"check", "-c", "0|1", "verify every point after timing (default 1)", "0, 1", false,
-     [](Settings& s, std::string_view v) { s.check = parse_bool(v); }},
+    {"check", "-c", "0|1",
+     "verify every point after timing (default 1); nccl-tests' -c N > 1 is 1: verified once, after timing",
+     "0, 1", false,
+     [](Settings& s, std::string_view v) {
+       long long n = 0;  // nccl-tests' check count: any N > 0 verifies
+       const auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
+       s.check = ec == std::errc{} && end == v.data() + v.size() && n >= 0 ? n > 0 : parse_bool(v);
+     }},
     {"dtype", "-d", "LIST", "element types, comma-separated, or all (default float32)", "dtype names or all", true,
      [](Settings& s, std::string_view v) { s.dtypes = parse_dtypes(v); }},
     {"redop", "-o", "LIST", "reduction ops for reducing collectives, or all (default sum; avg as NCCL's ncclAvg)", "sum, prod, max, min, avg, all",
@@ -332,7 +359,7 @@ void validate_settings(const Settings& s) {
   if (s.step_bytes > 0 && (s.max_bytes - s.min_bytes) / s.step_bytes >= kMaxSizes)
     throw UsageError("-i/--step-bytes " + std::to_string(s.step_bytes) + " from " + std::to_string(s.min_bytes) +
                      " to " + std::to_string(s.max_bytes) + " B is more than " + std::to_string(kMaxSizes) +
-                     " sizes; accepted: a larger step or a smaller range");
+                     " sizes (OSU's -i is iterations: -n here); accepted: a larger step or a smaller range");
   if (s.batch && s.interleave)
     throw UsageError("--batch and --interleave cannot be combined; accepted: one of them");
   if (s.workload.empty() && (!s.model.empty() || !s.grad_order.empty() || s.compute_ms || !s.compute_profile.empty()))

@@ -37,9 +37,11 @@ double parse_number(std::string_view text, double min, double max, const char* a
 bool parse_bool(std::string_view text);  // 0/1/true/false/yes/no/on/off
 std::vector<std::string> split_list(std::string_view text);  // "a, b,c" -> {a,b,c}; empty items refused
 
-// "allreduce,pingpong,broadcast" or "all" (every collective) -> ops in the order given, no repeats.
+// "allreduce,pingpong,broadcast" or "all" (every collective) -> ops in the order given, no repeats;
+// any case, with or without '_' / '-' (all_reduce, AllReduce), aliases (bcast): spelling.hpp.
 std::vector<OpChoice> parse_ops(std::string_view text);
-// "ring,tree" -> names; "all" -> empty (resolved per op against the registry later).
+// "Ring,tree" -> lower-case names, no repeats, "all" kept as a name (resolved per op against the
+// registry later, plan.cpp); nothing given (empty) is the default.
 std::vector<std::string> parse_algos(std::string_view text);
 // "2x4" (nodes x ranks per node), checked and returned as given.
 std::string parse_layout(std::string_view text);

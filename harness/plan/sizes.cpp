@@ -1,5 +1,6 @@
 #include "harness/plan/sizes.hpp"
 
+#include <algorithm>
 #include <cctype>
 #include <limits>
 
@@ -105,7 +106,8 @@ std::vector<SizePoint> size_points(const std::vector<std::uint64_t>& requested, 
   std::vector<SizePoint> out;
   const std::uint64_t granule = static_cast<std::uint64_t>(chunks) * elem_size;
   for (std::uint64_t req : requested) {
-    const std::uint64_t chunk_count = req / granule;
+    // Below one element per chunk: one element (a 0-byte point only where 0 was asked for).
+    const std::uint64_t chunk_count = req == 0 ? 0 : std::max<std::uint64_t>(req / granule, 1);
     const std::uint64_t bytes = chunk_count * granule;
     if (!out.empty() && out.back().bytes == bytes) continue;
     out.push_back({bytes, chunk_count, bytes / elem_size});

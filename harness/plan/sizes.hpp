@@ -37,7 +37,9 @@ inline int size_chunks(Op op, int world_size) {
 }
 
 // Each requested size rounded DOWN to a whole number of elements per chunk
-// (granule = chunks × elem_size); repeats after rounding are dropped (first kept).
+// (granule = chunks × elem_size), but a size > 0 to at least one element per chunk: a 0-byte
+// point only where 0 was asked for (-b 1 -e 6 of float32: one 4-byte point, not 0 and 4);
+// repeats after rounding are dropped (first kept).
 std::vector<SizePoint> size_points(const std::vector<std::uint64_t>& requested, int chunks, std::size_t elem_size);
 
 }  // namespace collbench

@@ -208,7 +208,7 @@ json config_json(const RunConfig& cfg) {
     for (const OpChoice& choice : c.ops)
       ops.push_back(std::holds_alternative<Op>(choice) ? op_name(std::get<Op>(choice)) : kPingpongOp);
     cases.push_back({{"ops", ops},
-                     {"algos", c.algos.empty() ? json("all") : json(c.algos)},
+                     {"algos", json(c.algos)},  // as given: [] = the default (library), ["all"]; "all" in older records
                      {"settings", settings_json(c.settings)},
                      {"origin", c.origin}});
   }

@@ -1,6 +1,6 @@
-"""The docs' option tables against `collbench --help`, both ways.
+"""The docs' option tables against `collbench --help-all` (every option), both ways.
 
-Every option `--help` lists is in docs/options.md; every option named in the first column of
+Every option `--help-all` lists is in docs/options.md; every option named in the first column of
 docs/options.md's tables or of the README's "Main options" table is one `--help` lists.
 
     /usr/bin/python3 tests/docs/options_check.py build/collbench     # exit 1 naming each mismatch
@@ -85,7 +85,7 @@ def main(argv: list[str]) -> int:
     if len(argv) != 2:
         print("usage: options_check.py PATH/TO/collbench", file=sys.stderr)
         return 2
-    proc = subprocess.run([argv[1], "--help"], capture_output=True, text=True, timeout=60)
+    proc = subprocess.run([argv[1], "--help-all"], capture_output=True, text=True, timeout=60)
     if proc.returncode != 0:
         print(f"{argv[1]} --help: exit {proc.returncode}\n{proc.stderr}", file=sys.stderr)
         return 1

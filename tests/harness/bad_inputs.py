@@ -29,7 +29,7 @@ CASES = [
     ("unknown device", ["--device", "tpu"], 0, ["--device", "tpu", "cpu"], None),
     ("--device cuda without a GPU", ["--device", "cuda", *SMALL], 0, ["cuda"], None),
     ("negative size", ["-b", "-1"], 0, ["negative"], None),
-    ("zero step factor", ["-f", "0"], 0, ["--step-factor", ">= 2"], None),
+    ("zero step factor", ["-f", "0"], 0, ["--step-factor", ">= 1"], None),
     ("zero linear step", ["-i", "0"], 0, ["--step-bytes", "> 0"], None),
     ("min > max", ["-b", "2M", "-e", "1M"], 0, ["larger than"], None),
     ("unparsable suffix", ["-e", "1Q"], 0, ["unknown suffix 'Q'"], None),
@@ -58,6 +58,10 @@ CASES = [
      ["is a directory"], None),
     ("--resume without --json", ["--resume", "--json", ""], 0, ["--json"], None),
     ("--resume with --overwrite", ["--resume", "--overwrite"], 0, ["--resume and --overwrite"], None),
+    # Other tools' options collbench answers (harness/plan/muscle_memory.cpp; every row: unit.harness).
+    ("nccl-tests -g", ["-g", "1"], 0, ["-g (nccl-tests", "one GPU per rank", "--device cuda"], None),
+    ("OSU -z", ["-z"], 0, ["-z (", "p95/p99"], None),
+    ("nccl-tests --op sum", ["--op", "sum"], 0, ["-o/--redop sum"], None),
 ]
 
 

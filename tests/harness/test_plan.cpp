@@ -27,8 +27,42 @@ std::size_t registered(Op op, bool variants) {
   return n;
 }
 
+TEST(Plan, NoAlgoMeansTheLibrarysOwnAsNcclTests) {
+  const auto plan = make_plan(one_case({Op::allreduce, Pingpong{}}, {}), Registry::get());
+  ASSERT_EQ(plan.size(), 1u + 3u);  // pingpong: every method (latency, bw, bibw are three metrics)
+  ASSERT_EQ(coll(plan[0]).algos.size(), 1u);
+  EXPECT_EQ(coll(plan[0]).algos[0]->algo, "library");
+  EXPECT_EQ(coll(plan[0]).algos[0]->backend, "mpi");
+  RunConfig thread = one_case({Op::allreduce}, {});
+  thread.backend = "thread";  // no library of its own: every algorithm
+  const auto t = make_plan(thread, Registry::get());
+  EXPECT_GT(coll(t[0]).algos.size(), 3u);
+}
+
+TEST(Plan, AlgoNamesAnyCaseAndDidYouMean) {
+  const auto plan = make_plan(one_case({Op::allreduce}, parse_algos("Ring,RABENSEIFNER,hier-ring")), Registry::get());
+  ASSERT_EQ(coll(plan[0]).algos.size(), 3u);
+  EXPECT_EQ(coll(plan[0]).algos[0]->algo, "ring");
+  EXPECT_EQ(coll(plan[0]).algos[1]->algo, "rabenseifner");
+  EXPECT_EQ(coll(plan[0]).algos[2]->algo, "hier_ring");
+  try {
+    make_plan(one_case({Op::allreduce}, parse_algos("rnig")), Registry::get());
+    FAIL() << "rnig accepted";
+  } catch (const UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("unknown algo 'rnig' for op allreduce (backend mpi) (did you mean ring?)"),
+              std::string::npos)
+        << e.what();
+  }
+  try {
+    make_plan(one_case({Pingpong{}}, parse_algos("latncy")), Registry::get());
+    FAIL() << "latncy accepted";
+  } catch (const UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("(did you mean latency?)"), std::string::npos) << e.what();
+  }
+}
+
 TEST(Plan, AllResolvesToEveryAlgorithmOfTheOpWithLibraryLast) {
-  const auto plan = make_plan(one_case({Op::allreduce}, {}), Registry::get());
+  const auto plan = make_plan(one_case({Op::allreduce}, parse_algos("all")), Registry::get());
   ASSERT_EQ(plan.size(), 1u);
   ASSERT_FALSE(coll(plan[0]).algos.empty());
   EXPECT_EQ(coll(plan[0]).algos.back()->algo, "library");
@@ -55,7 +89,7 @@ TEST(Plan, AllInAListAddsEveryAlgorithmOnceBesideTheNamedOnes) {
   const auto with_auto = make_plan(cfg, Registry::get());
   ASSERT_EQ(coll(with_auto[0]).algos.size(), every + 1);  // "all,auto" used to drop auto
   EXPECT_EQ(coll(with_auto[0]).algos.back()->algo, "auto");
-  EXPECT_TRUE(parse_algos("all").empty());  // plain "all": the config says "all"
+  EXPECT_EQ(parse_algos("all"), std::vector<std::string>{"all"});  // the config says ["all"]; [] is the default
 }
 
 TEST(Plan, UnknownAlgoListsTheValidOnes) {

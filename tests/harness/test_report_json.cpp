@@ -120,7 +120,7 @@ TEST(ResultJson, SamplesOnlyUpToTheLimitRoundedToANanosecond) {
 
 TEST(RunJson, EveryContractField) {
   RunConfig cfg;
-  cfg.cases.push_back({{Op::allreduce}, {}, Settings{}, "command line"});
+  cfg.cases.push_back({{Op::allreduce}, {"all"}, Settings{}, "command line"});
   RunRecord run;
   run.run_id = "0123456789abcdef";
   run.argv = {"collbench", "--op", "allreduce"};
@@ -146,7 +146,7 @@ TEST(RunJson, EveryContractField) {
   EXPECT_EQ(j["git_commit"], "abc1234");
   EXPECT_TRUE(j["slurm"].is_null());
   EXPECT_EQ(j["config"]["cases"][0]["ops"][0], "allreduce");
-  EXPECT_EQ(j["config"]["cases"][0]["algos"], "all");
+  EXPECT_EQ(j["config"]["cases"][0]["algos"], ordered_json::parse(R"(["all"])"));
   EXPECT_EQ(j["config"]["cases"][0]["settings"]["max_bytes"], 16 << 20);
   // The traits of every entry the plan can measure (allreduce, every algorithm on mpi), from the registry.
   std::map<std::string, ordered_json> algos;

@@ -99,29 +99,39 @@ TEST(SizeChunks, NChunkOps) {
 }
 
 TEST(SizePoints, RoundsDownToWholeElementsPerChunk) {
-  // allgather on 3 ranks, float32: granule 12 bytes.
+  // allgather on 3 ranks, float32: granule 12 bytes; 8 B is below it: one element per chunk.
   const auto p = size_points({8, 16, 32, 64, 100}, 3, 4);
-  ASSERT_EQ(p.size(), 5u);
-  EXPECT_EQ(p[0].bytes, 0u);
-  EXPECT_EQ(p[0].chunk_count, 0u);
-  EXPECT_EQ(p[1].bytes, 12u);
-  EXPECT_EQ(p[1].chunk_count, 1u);
-  EXPECT_EQ(p[1].total_count, 3u);
-  EXPECT_EQ(p[2].bytes, 24u);
-  EXPECT_EQ(p[3].bytes, 60u);
-  EXPECT_EQ(p[3].chunk_count, 5u);
-  EXPECT_EQ(p[4].bytes, 96u);
-  EXPECT_EQ(p[4].total_count, 24u);
+  ASSERT_EQ(p.size(), 4u);
+  EXPECT_EQ(p[0].bytes, 12u) << "8 B rounds up to one element per chunk, not down to 0";
+  EXPECT_EQ(p[0].chunk_count, 1u);
+  EXPECT_EQ(p[0].total_count, 3u);
+  EXPECT_EQ(p[1].bytes, 24u);
+  EXPECT_EQ(p[2].bytes, 60u);
+  EXPECT_EQ(p[2].chunk_count, 5u);
+  EXPECT_EQ(p[3].bytes, 96u);
+  EXPECT_EQ(p[3].total_count, 24u);
 }
 
 TEST(SizePoints, DeduplicatesRepeatsAfterRounding) {
-  // float64 on one chunk: 1..7 bytes all round to 0; 8..15 to 8.
+  // float64 on one chunk: 1..15 bytes all give 8; 16 is 16.
   const auto p = size_points({1, 2, 4, 8, 12, 16}, 1, 8);
-  ASSERT_EQ(p.size(), 3u);
-  EXPECT_EQ(p[0].bytes, 0u);
-  EXPECT_EQ(p[1].bytes, 8u);
-  EXPECT_EQ(p[1].chunk_count, 1u);
-  EXPECT_EQ(p[2].bytes, 16u);
+  ASSERT_EQ(p.size(), 2u);
+  EXPECT_EQ(p[0].bytes, 8u);
+  EXPECT_EQ(p[0].chunk_count, 1u);
+  EXPECT_EQ(p[1].bytes, 16u);
+}
+
+TEST(SizePoints, ZeroBytesOnlyWhenAskedFor) {
+  // -b 1 -e 6 of float32 (issue 33): 1, 2, 4, 6 -> one 4-byte point, no 0-byte one.
+  const auto small = size_points(size_steps(1, 6, 2, 0), 1, 4);
+  ASSERT_EQ(small.size(), 1u);
+  EXPECT_EQ(small[0].bytes, 4u);
+  // -b 0 asks for it: 0, then 1 -> 4, 2 -> 4 ...
+  const auto zero = size_points(size_steps(0, 8, 2, 0), 1, 4);
+  ASSERT_EQ(zero.size(), 3u);
+  EXPECT_EQ(zero[0].bytes, 0u);
+  EXPECT_EQ(zero[1].bytes, 4u);
+  EXPECT_EQ(zero[2].bytes, 8u);
 }
 
 TEST(SizePoints, SingleChunkCountIsBytesOverElement) {

@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <exception>
 #include <memory>
+#include <string>
 
 #include "collectives/backends/backend.hpp"
 #include "collectives/backends/device.hpp"
@@ -18,6 +19,18 @@
 
 namespace collbench {
 namespace {
+
+// The first line of MPI_Get_library_version (callable before MPI_Init), without the padding
+// some MPIs leave; "" if it fails.
+std::string library_version() {
+  char buf[MPI_MAX_LIBRARY_VERSION_STRING];
+  int len = 0;
+  if (MPI_Get_library_version(buf, &len) != MPI_SUCCESS) return "";
+  std::string v(buf, static_cast<std::size_t>(len));
+  v = v.substr(0, v.find('\n'));
+  while (!v.empty() && (v.back() == ' ' || v.back() == '\0' || v.back() == ',')) v.pop_back();
+  return v;
+}
 
 class MpiBootstrap final : public Bootstrap {
  public:
@@ -48,14 +61,7 @@ class MpiBootstrap final : public Bootstrap {
     return status;
   }
   void describe(Facts& f) const override {
-    char buf[MPI_MAX_LIBRARY_VERSION_STRING];
-    int len = 0;
-    if (MPI_Get_library_version(buf, &len) == MPI_SUCCESS) {
-      std::string v(buf, static_cast<std::size_t>(len));
-      v = v.substr(0, v.find('\n'));  // the first line, without the padding some MPIs leave
-      while (!v.empty() && (v.back() == ' ' || v.back() == '\0' || v.back() == ',')) v.pop_back();
-      f.emplace_back("mpi", v);
-    }
+    if (std::string v = library_version(); !v.empty()) f.emplace_back("mpi", v);
   }
 };
 
@@ -124,7 +130,8 @@ COLLBENCH_REGISTER_BACKEND(BackendInfo{
     {"mpi", "device_transfer"},
     false,
     [](std::string_view device) { return device == "cuda" ? cuda_unavailable() : std::string(); },
-    [](const BackendContext& ctx) -> std::unique_ptr<Backend> { return std::make_unique<MpiBackend>(ctx); }});
+    [](const BackendContext& ctx) -> std::unique_ptr<Backend> { return std::make_unique<MpiBackend>(ctx); },
+    library_version});
 
 }  // namespace
 }  // namespace collbench
