@@ -14,8 +14,8 @@
 # SWEEP.yaml defaults to slurm/sweeps/default.yaml. Its `layouts:` (NxR = N nodes x R ranks per
 # node, from `collbench --config SWEEP.yaml --print-layouts`) are run one after another, each
 # as ONE step `srun --mpi=pmix -N N --ntasks-per-node=R ... collbench --config SWEEP.yaml
-# --json <jobdir>/results.jsonl EXTRA...`. Layouts that do not fit the allocation are skipped
-# with a message. A failed step is recorded and the sweep goes on; the job fails (exit 1)
+# --json <jobdir>/results.jsonl --links <jobdir>/links.json EXTRA...` (one link calibration
+# for the whole job). Layouts that do not fit the allocation are skipped with a message. A failed step is recorded and the sweep goes on; the job fails (exit 1)
 # at the end if any step failed.
 #
 # Faults: --no-kill keeps the allocation when a node fails (Slurm's default cancels the whole

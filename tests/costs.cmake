@@ -57,7 +57,7 @@ set(COLLBENCH_TEST_SECONDS
   harness.stragglers                      3 -
   harness.sweep                           3 1
   harness.sync                            3 -
-  harness.terminal                        6 2
+  harness.terminal                        9 2
   harness.thread                          4 2
   harness.timeout                         2 -
   install.deb                           119 -

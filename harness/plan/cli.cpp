@@ -87,7 +87,7 @@ Dry run: --dry-run checks everything a run would check before measuring and prin
 )";
 
 // After the generated "Exit status:" section (exit_status.hpp).
-constexpr const char* kFooterEnd = R"(Efficiency (table "eff", JSON "efficiency"): the time the point's necessary data movement takes on the links it crosses (intra-/inter-node rates calibrated at the run's start, osu_bw at 1 MiB, fastest of 10; memory for the zero-copy shm algorithms) divided by its time (docs/measurement.md).
+constexpr const char* kFooterEnd = R"(Efficiency (table "eff", JSON "efficiency"): the time the point's necessary data movement takes on the links it crosses (intra-/inter-node rates calibrated at the run's start, osu_bw at 1 MiB, fastest of 30, or reused from --links; memory for the zero-copy shm algorithms) divided by its time (docs/measurement.md). The table shows it only when the calibration was steady (p50 sample within 10 % of the fastest).
 )";
 
 const char* brief_of(const CLI::Option& opt) {
@@ -157,7 +157,7 @@ std::string version_text() {
 
 // Raw option values; CLI11 writes into these, then they are applied in table order.
 struct RawOptions {
-  std::string op, algo, backend, device, json, config, tuning, expect;
+  std::string op, algo, backend, device, json, config, tuning, expect, links;
   bool overwrite = false, resume = false, quiet = false, list = false, print_layouts = false, dry_run = false,
        version = false;
   int ranks = 0;
@@ -165,7 +165,7 @@ struct RawOptions {
   std::vector<std::string> setting_values;
   std::vector<CLI::Option*> setting_opts;
   CLI::Option *op_opt = nullptr, *algo_opt = nullptr, *backend_opt = nullptr, *device_opt = nullptr,
-              *json_opt = nullptr, *tuning_opt = nullptr, *config_opt = nullptr, *quiet_opt = nullptr,
+              *json_opt = nullptr, *tuning_opt = nullptr, *links_opt = nullptr, *config_opt = nullptr, *quiet_opt = nullptr,
               *ranks_opt = nullptr, *expect_opt = nullptr;
 };
 
@@ -246,6 +246,12 @@ void add_output_options(CLI::App& app, RawOptions& o) {
                                     " (results all written). Written by collcompare --write-expect")
                      ->type_name("FILE")
                      ->group("Output");
+  o.links_opt = app.add_option("--links", o.links,
+                                "reuse the link rates in FILE (the yardstick of eff) where it holds one for this "
+                                "backend, device and the same hosts; calibrate the others and add them to FILE (created "
+                                "if absent): the runs of one job then share one yardstick (slurm/sweep.sh does)")
+                    ->type_name("FILE")
+                    ->group("Output");
   o.quiet_opt = app.add_flag("--quiet", o.quiet, "no table on stdout (errors only)")->group("Output");
   o.config_opt = app.add_option("--config", o.config, "run the sweep described by a YAML file")
                      ->type_name("FILE.yaml")
@@ -325,6 +331,10 @@ RunConfig resolve(const RawOptions& o, std::vector<std::string> argv) {
   if (given(o.device_opt)) cfg.device = o.device;
   if (given(o.json_opt)) cfg.json_path = o.json;
   if (given(o.tuning_opt)) cfg.tuning_path = o.tuning;
+  if (given(o.links_opt)) {
+    if (o.links.empty()) throw UsageError("--links: empty path; accepted: a file path");
+    cfg.links_path = o.links;
+  }
   if (given(o.expect_opt)) cfg.expect = Expectations::load(o.expect);  // malformed: exit 2 before anything runs
   if (given(o.quiet_opt)) cfg.quiet = o.quiet;
   cfg.overwrite = o.overwrite;

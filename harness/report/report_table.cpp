@@ -132,6 +132,7 @@ void TableReport::header(const RunRecord& run) {
       if (!*rate) continue;
       text += format("%s %.2f GB/s (ranks %d-%d", name, (*rate)->GBps, (*rate)->src, (*rate)->dst);
       if ((*rate)->samples > 0) text += format("; p50 %.0f %% slower", (*rate)->spread * 100);
+      if (!(*rate)->reused_from.empty()) text += "; from " + (*rate)->reused_from;
       text += "), ";
       worst_spread = std::max(worst_spread, (*rate)->spread);
     }

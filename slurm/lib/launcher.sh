@@ -58,5 +58,6 @@ launch_cmd() {
   esac
   # shellcheck disable=SC2206  # e.g. COLLBENCH_WRAP="slurm/profile.sh --ranks 0 --"
   [[ -n ${COLLBENCH_WRAP:-} ]] && CMD+=(${COLLBENCH_WRAP})
-  CMD+=("$BIN" --config "$SWEEP" --json "$OUT/results.jsonl" "${RESUME_ARG[@]}" "${EXTRA[@]}")
+  # --links: every layout of the job judges efficiency against the same link rates.
+  CMD+=("$BIN" --config "$SWEEP" --json "$OUT/results.jsonl" --links "$OUT/links.json" "${RESUME_ARG[@]}" "${EXTRA[@]}")
 }

@@ -7,7 +7,9 @@
 - Ctrl-C: SIGINT to the whole foreground process group (what a terminal sends; mpirun turns it
   into SIGTERM to the ranks and SIGKILL one second later) leaves every finished row on screen,
   a footer that says the run was stopped, and an `end` record after exactly the results the
-  table shows, in bounded time.
+  table shows, in bounded time;
+- --links: a second run reuses the first run's link rates (the eff yardstick), says so in the
+  header and the run record, and a malformed links file is one line and exit 2.
 """
 from __future__ import annotations
 
@@ -57,11 +59,37 @@ def rows(lines: list[str]) -> list[str]:
     return [l for l in lines if ROW.match(l)]
 
 
+def check_links(collbench: str, mpiexec: str, d: Path) -> None:
+    links, out = d / "links.json", d / "links.jsonl"
+    cmd = [mpiexec, "--allow-run-as-root", "--oversubscribe", "-np", "2", collbench, "-b", "8", "-e", "8",
+           "--json", str(out), "--links", str(links)]
+    first = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+    second = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+    if first.returncode or second.returncode:
+        fail(f"--links runs: exit {first.returncode}, {second.returncode}: {first.stderr}{second.stderr}")
+    runs = [json.loads(l) for l in out.read_text().splitlines() if '"type":"run"' in l]
+    a, b = runs[0]["links"]["intra"], runs[1]["links"]["intra"]
+    if "reused_from" in a or b.get("reused_from") != str(links) or a["GBps"] != b["GBps"]:
+        fail(f"the second run must reuse the first one's rate: {a} then {b}")
+    if f"from {links}" not in second.stdout:
+        fail(f"the header does not say the rate was reused:\n{second.stdout[:1500]}")
+    saved = json.loads(links.read_text())
+    if saved["schema"] != "collbench-links/1" or [r["run_id"] for r in saved["rates"]] != [runs[0]["run_id"]]:
+        fail(f"links file: {saved}")
+    links.write_text('{"schema": "collbench-links/1", "backend": "mpi"}')
+    bad = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+    errs = [l for l in bad.stderr.splitlines() if l.startswith("collbench: error")]
+    if bad.returncode == 0 or len(errs) != 1 or f"--links {links}" not in errs[0]:
+        fail(f"a malformed links file: exit {bad.returncode}, want one line naming it: {bad.stderr!r}")
+    print(f"links: OK (the second run reused {a['GBps']:.2f} GB/s; a malformed file: {errs[0]})")
+
+
 def main() -> None:
     collbench, mpiexec, workdir = sys.argv[1:4]
     d = Path(workdir)
     shutil.rmtree(d, ignore_errors=True)
     d.mkdir(parents=True)
+    check_links(collbench, mpiexec, d)
     out = d / "run.jsonl"
     # 8 B .. 256 MiB in x4 steps, two algorithms, both placements: many seconds in all, the
     # first rows in well under one.
