@@ -80,7 +80,8 @@ def parse_size(text) -> int:
 def sizes_for(op: str, n: int, dtype: str, lo: int, hi: int, factor: int) -> list[int]:
     """The message sizes collbench measures for -b lo -e hi -f factor (harness/plan/sizes.cpp):
     lo, lo x factor ... while <= hi, then hi itself; each rounded down to whole chunks (n
-    chunks for the n-chunk ops) of whole elements, repeats dropped."""
+    chunks for the n-chunk ops) of whole elements, a size below one element per rank raised to
+    one (0 only when asked), repeats dropped."""
     steps, s = [], lo
     while True:
         steps.append(s)
@@ -93,7 +94,7 @@ def sizes_for(op: str, n: int, dtype: str, lo: int, hi: int, factor: int) -> lis
     granule = cc.schema.ops()[op].size_chunks(n) * cc.schema.dtype_sizes()[dtype]
     out: list[int] = []
     for req in steps:
-        b = req // granule * granule
+        b = max(req // granule, 1 if req else 0) * granule
         if not out or out[-1] != b:
             out.append(b)
     return out
@@ -404,7 +405,8 @@ def dry_runs(collbench: str, sweeps: Path) -> None:
                 algos = algos_for(collbench, op)
             if c.get("workload") == "ddp":
                 head = blocks[bi][0] if bi < len(blocks) else ""
-                if not head.startswith(f"workload ddp model={c['model']} ") or fields(head).get("algo", "").split(",") != algos:
+                if (not head.startswith(f"workload ddp model={c['model']} ")
+                        or sorted(fields(head).get("algo", "").split(",")) != sorted(algos)):
                     fail(f"--dry-run {name}: want the {c['model']} DDP block with algo={','.join(algos)}, got {head!r}")
                 bi += 1
                 continue
@@ -420,7 +422,8 @@ def dry_runs(collbench: str, sweeps: Path) -> None:
                     fail(f"--dry-run {name}: no block left for case {case}")
                 head, detail = blocks[bi]
                 f = fields(head)
-                if head.split()[0] != op or f.get("algo", "").split(",") != algos:
+                # --list's order (library first) is not the plan's: the set must match
+                if head.split()[0] != op or sorted(f.get("algo", "").split(",")) != sorted(algos):
                     fail(f"--dry-run {name}: want {op} algo={','.join(algos)}, got {head!r}")
                 got.append((f["dtype"], f.get("redop"), int(f["in_place"])))
                 sz = sizes_for(op, n, f["dtype"], parse_size(c["min_bytes"]), parse_size(c["max_bytes"]),
