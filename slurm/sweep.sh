@@ -21,9 +21,9 @@
 # Faults: --no-kill keeps the allocation when a node fails (Slurm's default cancels the whole
 # job): the step on that node ends, later layouts that fit the remaining nodes still run.
 # --signal=B:USR1@120 warns this script 120 s (up to 60 s more) before the time limit: it
-# sends SIGTERM to the running step (collbench stops at a point boundary and writes its end
-# record), runs no further layout and prints the command that resumes. Submitting the same
-# command again resumes: layouts already ok are skipped, collbench --resume skips the points
+# sends SIGTERM to the running step (collbench writes its end record at once and stops; the
+# point in progress is dropped), runs no further layout and prints the command that resumes.
+# Submitting the same command again resumes: layouts already ok are skipped, collbench --resume skips the points
 # already in results.jsonl. Exit: 0 all ok, 1 a step failed or the sweep stopped at the
 # warning, 2 usage/setup error, 128+N ended by signal N (scancel, the limit itself). A failed
 # analysis or tuning step is a warning: it does not change the exit status.

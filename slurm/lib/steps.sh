@@ -40,7 +40,7 @@ on_signal() { # SIGNUM NAME
   [[ -n $STOP ]] && return 0
   STOP=$2 STOP_SIG=$1 STOP_T0=$(now)
   if [[ $2 == USR1 ]]; then
-    say "SIGUSR1: the job's time limit is near: stopping at the next point boundary"
+    say "SIGUSR1: the job's time limit is near: stopping the running step"
     [[ -n $STEP_PID ]] && forward_stop
   else
     say "SIG$2 (scancel or the time limit): stopping"
