@@ -31,6 +31,7 @@ CASES = [
     ("negative size", ["-b", "-1"], 0, ["negative"], None),
     ("zero step factor", ["-f", "0"], 0, ["--step-factor", ">= 1"], None),
     ("zero linear step", ["-i", "0"], 0, ["--step-bytes", "> 0"], None),
+    ("OSU's -i (iterations) read as step bytes", ["-m", "4:1M", "-i", "100"], 0, ["more than 2048 sizes", "-n here"], None),
     ("min > max", ["-b", "2M", "-e", "1M"], 0, ["larger than"], None),
     ("unparsable suffix", ["-e", "1Q"], 0, ["unknown suffix 'Q'"], None),
     ("fraction of a byte", ["-b", "1.5"], 0, ["not a whole number"], None),
