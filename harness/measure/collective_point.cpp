@@ -309,6 +309,7 @@ void record_timing(PointResult& r, const Timing& t, Op op) {
   r.busbw_GBps = busbw_GBps(op, r.world_size, *r.algbw_GBps);
   r.sync = t.sync;
   r.sync_fallback = t.sync_fallback;
+  r.sync_planned = t.sync_planned;
   r.late = t.late;
   if (!t.start_skew_us.empty()) r.start_skew_us = summarize(t.start_skew_us).p50;
   r.window_us = t.window_us;

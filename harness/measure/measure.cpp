@@ -183,7 +183,12 @@ class Sampler {
     clock_ = true;
     window_us_ = first_window_us0_ = std::max(kMinWindowUs, first_window_us);
   }
-  void skip_clock(const std::string& why) { fallback_ = why; }
+  // `planned`: the barrier start was chosen for the op (a long one), not forced by late starts.
+  void skip_clock(const std::string& why, bool planned = false) {
+    fallback_ = why;
+    planned_ = planned;
+  }
+  bool planned() const { return planned_; }
   bool clock() const { return clock_; }
   double window_us() const { return window_us_; }
   const std::optional<std::string>& fallback() const { return fallback_; }
@@ -368,6 +373,7 @@ class Sampler {
   double lead_us_ = kLeadUs;
   int mostly_late_ = 0;
   std::optional<std::string> fallback_;
+  bool planned_ = false;
   std::vector<double> local_sum_;
   std::vector<long> local_n_;
   std::vector<std::size_t> slots_;
@@ -481,7 +487,7 @@ std::vector<Timing> time_workloads(Transport& t, Control& control, std::span<Wor
                     "op %.1f us >= %.0f x the barrier (%.2f us): barrier start, its exit skew is under 1 %% of the op "
                     "(a clock window's idle gap would slow it)",
                     op_us, kClockStartBarrierFactor, spec.clock_start_below_us / kClockStartBarrierFactor);
-      sampler.skip_clock(why);
+      sampler.skip_clock(why, true);
     } else if (clock_asked && skip_clock) {
       sampler.skip_clock("clock start fell back on the previous " + std::to_string(clk.fallbacks_in_a_row) +
                          " points; barrier used (the clock is tried again every " + std::to_string(kRetryClockEvery) +
@@ -518,6 +524,7 @@ std::vector<Timing> time_workloads(Transport& t, Control& control, std::span<Wor
       o.ops = done * r.ops_per_sample;
       o.sync = sampler.clock() ? SyncMethod::clock : SyncMethod::barrier;
       o.sync_fallback = sampler.fallback();
+      o.sync_planned = sampler.planned();
       if (sampler.clock()) o.window_us = sampler.window_us();
       (batch ? o.nccl_avg_us : o.osu_avg_us) = main_avg[i];
       if (conv_ops > 0) (batch ? o.osu_avg_us : o.nccl_avg_us) = conv_avg[i];

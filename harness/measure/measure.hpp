@@ -87,6 +87,7 @@ struct Timing {
   long ops = 0;                    // timed operations in total (the JSON "iters")
   SyncMethod sync = SyncMethod::barrier;    // how the kept samples were started
   std::optional<std::string> sync_fallback;  // clock was asked for, barrier used: why
+  bool sync_planned = false;                 // ... by design (a long op), not because starts were late
   long late = 0;                    // clock: samples some rank entered after their start (excluded, run again)
   std::optional<double> window_us;  // clock: the start window finally used
   std::vector<double> start_skew_us;  // per kept sample: latest rank's start − earliest rank's, rank 0's clock

@@ -174,7 +174,7 @@ void TableReport::begin_collective(std::span<const CollectiveBlock* const> block
   const CollectiveBlock& b = *blocks_.front();
   const Settings& s = b.settings;
   std::string how = std::string(timing_mode_name(s.mode())) + ", ";
-  how += s.batch || s.sync == SyncMethod::barrier ? "barrier start, " : "clock start, ";
+  how += s.batch || s.sync == SyncMethod::barrier ? "barrier start, " : "clock start (long calls: barrier), ";
   how += s.adaptive() ? "adaptive " + std::to_string(s.iters) + ".." + std::to_string(s.max_iters) + " iters"
                       : std::to_string(s.iters) + (s.batch ? " ops per batch" : " iters");
   how += " + " + std::to_string(s.warmup) + " warm-up; time = p50 of max over ranks";
@@ -265,7 +265,7 @@ void TableReport::count(const PointResult& r) {
   }
   if (r.time_us && r.op != kPingpongOp && !r.ddp) {
     noisy_ += wide_spread(*r.time_us);
-    fell_back_ += r.sync_fallback.has_value();
+    fell_back_ += r.sync_fallback && !r.sync_planned;  // a long op's planned barrier start is no failure
   }
 }
 
@@ -300,7 +300,7 @@ void TableReport::print_row(const std::vector<std::vector<PointResult>>& rows) {
         const double t = r->time_us->p50;
         line += format(t < 1e6 ? " %*.2f" : " %*.0f", kTime, t);
         line += wide_spread(*r->time_us) ? '~' : ' ';
-        line += r->sync_fallback ? '^' : ' ';
+        line += r->sync_fallback && !r->sync_planned ? '^' : ' ';
       } else {
         line += format(" %*s%*s", kTime, r ? "skip" : "", kMarks, "");
       }

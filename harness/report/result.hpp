@@ -29,6 +29,7 @@ struct PointResult {
   std::vector<double> samples_us;            // the samples time_us summarises, in measurement order (collectives)
   SyncMethod sync = SyncMethod::barrier;     // how the samples were started (JSON "sync")
   std::optional<std::string> sync_fallback;  // clock start asked for, barrier used: why
+  bool sync_planned = false;  // that barrier start was the plan for a long op, not a failed clock (no table marker)
   long late = 0;                             // clock: samples excluded because a rank started late
   std::optional<double> start_skew_us;       // median over samples of latest − earliest rank start
   std::optional<double> window_us;           // clock: the start window used
