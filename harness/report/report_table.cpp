@@ -206,6 +206,7 @@ void TableReport::print_column_header() const {
   if (blocks_.size() > 1) {  // a placement line above the algorithms, as nccl-tests' out-of-place / in-place
     std::string p = line;
     for (const auto* b : blocks_) p += centered(b->in_place ? "in-place" : "out-of-place", placement_width);
+    while (!p.empty() && p.back() == ' ') p.pop_back();
     std::fprintf(out_, "%s\n", p.c_str());
   }
   std::string names = line, cols = line, units = line;
