@@ -49,7 +49,10 @@ std::optional<std::string> nearest_name(std::string_view name, const std::vector
   std::optional<std::string> best;
   std::size_t best_d = most + 1;
   for (const auto& c : candidates) {
-    const std::size_t d = edit_distance(f, folded(c));
+    std::size_t d = edit_distance(f, folded(c));
+    // A library variant by its own name: "binomal" is near "library:binomial".
+    if (const std::size_t colon = c.find(':'); colon != std::string::npos && name.find(':') == std::string_view::npos)
+      d = std::min(d, edit_distance(f, folded(std::string_view(c).substr(colon + 1))));
     if (d < best_d) {
       best_d = d;
       best = c;

@@ -50,6 +50,8 @@ TEST(Spelling, DidYouMeanForANearMissOnly) {
   EXPECT_EQ(error_of("transpose").find("did you mean"), std::string::npos) << error_of("transpose");
   EXPECT_EQ(did_you_mean("xyz", {"ring", "tree"}), "");
   EXPECT_EQ(did_you_mean("Rign", {"ring", "tree"}), " (did you mean ring?)");
+  // A library variant by its own name.
+  EXPECT_EQ(did_you_mean("binomal", {"tree", "library", "library:binomial"}), " (did you mean library:binomial?)");
 }
 
 TEST(Spelling, NcclTestsOpIsTheReduction) {
