@@ -1,6 +1,8 @@
 """Issue 33 part 6: the report and colltune decide ties by one rule, and a small run gets a small report."""
 from __future__ import annotations
 
+import json
+import math
 import re
 from pathlib import Path
 
@@ -32,6 +34,21 @@ def test_the_rule_best_margin_and_tie() -> None:
     clear = ranking.choose(64, [ring, ranking.Candidate("library", 10.6, 10.1, 11.1, rank=0)])  # 10.6 > p95 10.5
     assert clear.choice.algo == "ring" and not clear.within_noise and clear.tied == ("ring",)
     assert tune.choose is ranking.choose and tune.Candidate is ranking.Candidate  # colltune's is this one
+
+
+RANKING_CASES = Path(__file__).resolve().parents[1] / "common" / "ranking_cases.json"
+
+
+def test_the_rule_agrees_with_the_tables_best_column() -> None:
+    """The cases tests/harness/test_ranking.cpp runs through the terminal's rule (report/ranking.hpp)."""
+    for case in json.loads(RANKING_CASES.read_text())["cases"]:
+        cands = [ranking.Candidate(c["algo"], c["p50"], c["p5"], c["p95"], rank=c["rank"]) for c in case["candidates"]]
+        ch = ranking.choose(64, cands)
+        assert ch.best.algo == case["best"], case["name"]
+        assert (ch.runner_up.algo if ch.runner_up else None) == case["runner_up"], case["name"]
+        margin = 0.0 if math.isnan(ch.margin) else ch.margin
+        assert abs(margin - case["margin"]) < 1e-12, case["name"]
+        assert ch.within_noise == case["tied"], case["name"]
 
 
 def test_report_and_colltune_agree_on_ties(tmp_path: Path, capsys) -> None:

@@ -3,7 +3,10 @@
 
 #include "harness/report/ranking.hpp"
 
+#include <fstream>
 #include <initializer_list>
+#include <nlohmann/json.hpp>
+#include <string>
 #include <vector>
 
 namespace collbench {
@@ -70,6 +73,35 @@ TEST(Ranking, WideSpread) {
   EXPECT_TRUE(wide_spread(t(1.31, 122.44, 247.87)));
   EXPECT_FALSE(wide_spread(t(9, 10, 11)));
   EXPECT_FALSE(wide_spread(t(10, 10, 15)));  // exactly 50 %: not above
+}
+
+// The cases the analysis' rule is tested on too (tests/analysis/test_tiny_report.py): one rule.
+TEST(Ranking, AgreesWithTheAnalysisOnTheSharedCases) {
+  std::ifstream in(COLLBENCH_RANKING_CASES);
+  ASSERT_TRUE(in) << COLLBENCH_RANKING_CASES;
+  const auto doc = nlohmann::json::parse(in);
+  for (const auto& c : doc.at("cases")) {
+    std::vector<Stats> stats;
+    std::vector<std::string> names;
+    for (const auto& k : c.at("candidates")) {
+      stats.push_back(t(k.at("p5"), k.at("p50"), k.at("p95")));
+      names.push_back(k.at("algo"));
+    }
+    std::vector<Candidate> cands;
+    for (std::size_t i = 0; i < stats.size(); ++i)
+      cands.push_back({&stats[i], c.at("candidates")[i].at("rank").get<int>(), names[i]});
+    const auto r = rank_times(cands);
+    ASSERT_TRUE(r) << c.at("name");
+    EXPECT_EQ(names[r->best], c.at("best").get<std::string>()) << c.at("name");
+    if (c.at("runner_up").is_null()) {
+      EXPECT_FALSE(r->runner_up) << c.at("name");
+    } else {
+      ASSERT_TRUE(r->runner_up) << c.at("name");
+      EXPECT_EQ(names[*r->runner_up], c.at("runner_up").get<std::string>()) << c.at("name");
+    }
+    EXPECT_NEAR(r->margin, c.at("margin").get<double>(), 1e-12) << c.at("name");
+    EXPECT_EQ(r->tied, c.at("tied").get<bool>()) << c.at("name");
+  }
 }
 
 }  // namespace
