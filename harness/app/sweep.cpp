@@ -1,6 +1,7 @@
 #include "harness/app/sweep.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <csignal>
 #include <cstdio>
@@ -215,7 +216,7 @@ class Reports {
   const Expectations* expect_;  // --expect, or null
   std::optional<Gate> gate_;    // rank 0 with --expect: the checks so far
   EndRecord end_;
-  bool lost_ = false;
+  std::atomic<bool> lost_{false};  // read by the sweep unlocked (lost()); written under mutex_
 };
 
 // The longest --timeout of the plan: bounds the control plane's calls before the first point.

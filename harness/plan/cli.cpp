@@ -422,7 +422,9 @@ CommandLine parse_command_line(int argc, const char* const* argv) {
   cl.config = resolve(o, std::vector<std::string>(argv, argv + argc));
   if (cl.config.list) {  // --list --op OP --backend B: only theirs
     if (given(o.op_opt)) cl.list_ops = cl.config.cases.front().ops;
-    if (given(o.backend_opt)) cl.list_backend = cl.config.backend;
+    // One op's list is one backend's (the run's, default mpi), so that it fits a screen; the
+    // list names the others' entries it leaves out.
+    if (given(o.backend_opt) || given(o.op_opt)) cl.list_backend = cl.config.backend;
   }
   return cl;
 }

@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <iterator>
+#include <map>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "collectives/backends/backend.hpp"
@@ -12,17 +14,18 @@
 namespace collbench {
 namespace {
 
-// Op order as in kAllOps; within an op the backend's own first ("library"), then the library's
-// forced variants ("library:ALGO"), then every other algorithm by name; ties by backend.
+// Op order as in kAllOps; within an op each backend's library entries, backend by backend: its
+// own first ("library"), then its forced variants ("library:ALGO"), then its other entries (han),
+// by name; then collbench's algorithms (backend "any") by name.
 std::vector<const AlgoEntry*> listed(const Registry& registry) {
   std::vector<const AlgoEntry*> es;
   for (const auto& e : registry.all()) es.push_back(&e);
-  const auto rank = [](const AlgoEntry* e) { return e->algo == "library" ? 0 : e->algo.starts_with("library:") ? 1 : 2; };
-  std::stable_sort(es.begin(), es.end(), [&](const AlgoEntry* a, const AlgoEntry* b) {
-    if (a->op != b->op) return static_cast<int>(a->op) < static_cast<int>(b->op);
-    if (rank(a) != rank(b)) return rank(a) < rank(b);
-    return a->algo != b->algo ? a->algo < b->algo : a->backend < b->backend;
-  });
+  const auto key = [](const AlgoEntry* e) {
+    const int kind = e->algo == "library" ? 0 : e->algo.starts_with("library:") ? 1 : 2;
+    return std::tuple(static_cast<int>(e->op), e->library() ? 0 : 1, e->library() ? e->backend : std::string(), kind,
+                      e->algo);
+  };
+  std::stable_sort(es.begin(), es.end(), [&](const AlgoEntry* a, const AlgoEntry* b) { return key(a) < key(b); });
   return es;
 }
 
@@ -87,6 +90,16 @@ void print_algorithm_list(std::FILE* out, const Registry& registry, const ListFi
                        (methods ? ", pingpong's: all" : "") +
                        "; requirements: --list --json; --list --op OP --backend B: theirs only)";
   std::fputs(wrap_entry("", summary, 1, kWidth).c_str(), out);
+  if (filter.backend && !filter.ops.empty()) {  // what the backend filter left out
+    std::map<std::string, int> others;
+    for (const AlgoEntry* e : listed(registry))
+      if (!wanted(filter, *e) && wanted(ListFilter{filter.ops, std::nullopt}, *e)) ++others[e->backend];
+    for (const auto& [name, n] : others) {
+      const std::string text =
+          "(not shown: " + std::to_string(n) + " entries of backend " + name + ": --list --backend " + name + ")";
+      std::fputs(wrap_entry("", text, 1, kWidth).c_str(), out);
+    }
+  }
   for (const BackendInfo& b : Backends::get().all()) {
     if (filter.backend && b.name != *filter.backend) continue;
     if (!filter.ops.empty() && !filter.backend) continue;  // one op's list: its entries only

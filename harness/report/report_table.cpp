@@ -192,8 +192,10 @@ void TableReport::begin_collective(std::span<const CollectiveBlock* const> block
   const int bests = best_ ? static_cast<int>(blocks_.size() * (2 + best_width_)) : 0;
   form_ = form_for(width_ - bests, groups, eff_);
   best_seen_ = best_seen_ || best_;
-  if (form_ == Form::narrow)
-    std::fprintf(out_, "#   %zu column groups: time only, wider than %d columns (--algo fewer, or COLUMNS)\n", groups, width_);
+  if (form_ == Form::narrow &&
+      prefix_width(form_) + static_cast<int>(groups) * group_width(form_, eff_) + bests > width_)
+    std::fprintf(out_, "#   %zu column groups: time only, still wider than %d columns (--algo fewer, or COLUMNS)\n",
+                 groups, width_);
   print_column_header();
   std::fflush(out_);
 }
