@@ -119,6 +119,25 @@ TEST(Plan, BlocksPerDtypeRedopPlacementAndRootOnlyWhereItMeans) {
   EXPECT_FALSE(coll(plan[12]).root.has_value());
   EXPECT_THROW(check_plan_for_world(plan, 1), UsageError);
   EXPECT_NO_THROW(check_plan_for_world(plan, 2));
+  // One table per (op, dtype, redop): its two placements side by side, nothing else with them.
+  const auto tables = table_ranges(plan);
+  ASSERT_EQ(tables.size(), 4u + 2u + 2u);
+  for (const TableRange& t : tables) {
+    ASSERT_EQ(t.last - t.first, 2u);
+    EXPECT_FALSE(coll(plan[t.first]).in_place);
+    EXPECT_TRUE(coll(plan[t.first + 1]).in_place);
+    EXPECT_EQ(coll(plan[t.first]).dtype, coll(plan[t.first + 1]).dtype);
+    EXPECT_EQ(coll(plan[t.first]).redop, coll(plan[t.first + 1]).redop);
+  }
+}
+
+TEST(Plan, TablesOfOtherBlocksAreOneBlockEach) {
+  RunConfig cfg = one_case({Pingpong{}, Op::allreduce}, {});
+  cfg.cases.push_back(cfg.cases.front());  // a second case of the same op: tables of its own
+  const auto plan = make_plan(cfg, Registry::get());
+  const auto tables = table_ranges(plan);
+  ASSERT_EQ(tables.size(), plan.size());
+  for (std::size_t i = 0; i < tables.size(); ++i) EXPECT_EQ(tables[i].first, i);
 }
 
 std::map<std::string, std::string> env_of(std::initializer_list<std::pair<const std::string, std::string>> kv) {
