@@ -11,7 +11,6 @@
 #include <memory>
 #include <mutex>
 #include <optional>
-#include <sstream>
 #include <span>
 
 #include "collectives/core/error.hpp"
@@ -35,6 +34,7 @@
 #include "harness/runtime/provenance.hpp"
 #include "harness/runtime/signals.hpp"
 #include "harness/runtime/watchdog.hpp"
+#include "harness/workload/text_file.hpp"
 
 namespace collbench {
 namespace {
@@ -247,14 +247,12 @@ std::optional<LinksFile> load_links(const RunConfig& cfg, Control& control) {
   std::string text;  // "T" + the file, "N" none yet, or "E" + why rank 0 could not read it
   if (control.rank() == 0) {
     std::error_code ec;
-    if (!std::filesystem::exists(*cfg.links_path, ec)) {
-      text = "N";
-    } else {
-      std::ifstream in(*cfg.links_path);
-      std::ostringstream all;
-      all << in.rdbuf();
-      text = in ? "T" + all.str() : "E--links " + *cfg.links_path + ": cannot read it; accepted: a readable file";
-    }
+    if (!std::filesystem::exists(*cfg.links_path, ec)) text = "N";
+    else try {
+        text = "T" + workload::read_text_file(*cfg.links_path, "--links");
+      } catch (const UsageError& e) {
+        text = "E" + std::string(e.what()) + "; accepted: a readable file";
+      }
   }
   text = control.broadcast(text);
   if (text == "N") return LinksFile{};

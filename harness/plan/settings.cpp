@@ -58,15 +58,12 @@ std::vector<std::string> split_list(std::string_view text) {
 
 std::string op_names() {
   std::string s;
-  for (Op op : kAllOps) s += std::string(s.empty() ? "" : ", ") + std::string(op_name(op));
-  return s + ", " + std::string(kPingpongOp);
+  for (const auto& name : op_name_list()) s += (s.empty() ? "" : ", ") + name;
+  return s;
 }
 
 std::vector<OpChoice> parse_ops(std::string_view text) {
   if (folded(text) == "all") return {std::begin(kAllOps), std::end(kAllOps)};
-  std::vector<std::string> names;
-  for (Op op : kAllOps) names.emplace_back(op_name(op));
-  names.emplace_back(kPingpongOp);
   std::vector<OpChoice> out;
   for (const auto& item : split_list(text)) {
     const std::optional<std::string> name = canonical_op_name(item);
@@ -75,7 +72,7 @@ std::vector<OpChoice> parse_ops(std::string_view text) {
       if (parse_redop(folded(item)))
         throw UsageError("--op " + item + ": collbench's --op names the collective (nccl-tests' --op is the "
                          "reduction: here -o/--redop " + folded(item) + "); accepted: " + op_names() + ", all");
-      throw UsageError("unknown op '" + item + "'" + did_you_mean(item, names) + "; accepted: " + op_names() +
+      throw UsageError("unknown op '" + item + "'" + did_you_mean(item, op_name_list()) + "; accepted: " + op_names() +
                        ", all (the collectives); any case, with or without '_' (all_reduce, AllReduce), bcast");
     }
     const OpChoice choice = *name == kPingpongOp ? OpChoice{Pingpong{}} : OpChoice{*parse_op(*name)};

@@ -74,10 +74,14 @@ std::optional<std::string> canonical_op_name(std::string_view typed) {
   const std::string f = folded(typed);
   for (const auto& a : kAliases)
     if (f == a.alias) return std::string(a.op);
+  return same_name(typed, op_name_list());
+}
+
+std::vector<std::string> op_name_list() {
   std::vector<std::string> names;
   for (Op op : kAllOps) names.emplace_back(op_name(op));
   names.emplace_back(kPingpongOp);
-  return same_name(typed, names);
+  return names;
 }
 
 }  // namespace collbench

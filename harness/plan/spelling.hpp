@@ -26,6 +26,9 @@ std::optional<std::string> nearest_name(std::string_view name, const std::vector
 // " (did you mean X?)" for nearest_name, or "".
 std::string did_you_mean(std::string_view name, const std::vector<std::string>& candidates);
 
+// Every op's canonical name: the collectives (kAllOps order), then pingpong.
+std::vector<std::string> op_name_list();
+
 // An op as typed: a collective's name or pingpong in any of the spellings above, or an alias
 // (bcast, reducescatter, all_to_all ...): the canonical name, or nothing.
 std::optional<std::string> canonical_op_name(std::string_view typed);

@@ -155,7 +155,7 @@ void TableReport::header(const RunRecord& run) {
 void TableReport::begin_table(std::span<const Block> blocks) {
   blocks_.clear();
   pending_.clear();
-  table_rows_.clear();
+  skips_.clear();
   p2p_.reset();
   ddp_ = nullptr;
   const Block& first = blocks.front();
@@ -321,7 +321,9 @@ void TableReport::print_row(const std::vector<std::vector<PointResult>>& rows) {
   while (!line.empty() && line.back() == ' ') line.pop_back();
   std::fprintf(out_, "%s\n", line.c_str());
   std::fflush(out_);
-  table_rows_.insert(table_rows_.end(), rows.begin(), rows.end());
+  for (const auto& row : rows)
+    for (const auto& r : row)
+      if (r.skipped) skips_[{r.algo, r.skip_reason.value_or("")}].insert(r.bytes);
 }
 
 void TableReport::print_pending() {
@@ -330,18 +332,10 @@ void TableReport::print_pending() {
 }
 
 void TableReport::print_skips() const {
-  // (algo, reason) -> sizes, so a reason shared by a whole range is printed once.
-  std::map<std::pair<std::string, std::string>, std::vector<std::uint64_t>> skips;
-  for (const auto& row : table_rows_)
-    for (const auto& r : row)
-      if (r.skipped) skips[{r.algo, r.skip_reason.value_or("")}].push_back(r.bytes);
-  for (auto& [key, sizes] : skips) {
-    std::sort(sizes.begin(), sizes.end());
-    sizes.erase(std::unique(sizes.begin(), sizes.end()), sizes.end());
+  for (const auto& [key, sizes] : skips_)
     std::fprintf(out_, "#  skip %s (%zu size%s, %llu..%llu B): %s\n", key.first.c_str(), sizes.size(),
-                 sizes.size() == 1 ? "" : "s", static_cast<unsigned long long>(sizes.front()),
-                 static_cast<unsigned long long>(sizes.back()), key.second.c_str());
-  }
+                 sizes.size() == 1 ? "" : "s", static_cast<unsigned long long>(*sizes.begin()),
+                 static_cast<unsigned long long>(*sizes.rbegin()), key.second.c_str());
 }
 
 void TableReport::end_table() {
@@ -350,7 +344,7 @@ void TableReport::end_table() {
   print_pending();
   print_skips();
   blocks_.clear();
-  table_rows_.clear();
+  skips_.clear();
   std::fflush(out_);
 }
 

@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <map>
 #include <optional>
+#include <set>
 #include <span>
 #include <string>
 #include <vector>
@@ -63,7 +64,8 @@ class TableReport {
   bool best_seen_ = false;  // some table had a best column: the footer explains it
   std::size_t best_width_ = 0;
   std::vector<std::vector<PointResult>> pending_;  // this size's rows so far, one per block
-  std::vector<std::vector<PointResult>> table_rows_;  // every printed row's results (skips)
+  // (algo, reason) -> the sizes skipped for it, so a reason shared by a range is listed once.
+  std::map<std::pair<std::string, std::string>, std::set<std::uint64_t>> skips_;
   std::optional<P2pTable> p2p_;    // set while a pingpong block is printed
   const DdpBlock* ddp_ = nullptr;  // set while a --workload ddp block is printed
   // Totals for the footer.
