@@ -65,19 +65,21 @@ int run(int argc, char** argv, const RunConfig& cfg, const LaunchEnv& launch, bo
   // mask, and only the watcher takes the signals (signals.hpp).
   block_termination_signals();
   LastWords last_words;
-  const TerminationWatcher stop(kTerminationGrace, speaker, &last_words);
+  TerminationWatcher stop(kTerminationGrace, speaker, &last_words);
   ProcessServices process{last_words, stop, {}};  // rank 0's sweep sets the words
   bootstrap->describe(process.launch_facts);
   return bootstrap->run(
       argc, argv,
       [&](World& world) -> int {
+        int status = code(ExitStatus::usage);
         try {
-          return run_sweep(cfg, launch, world, process);
+          status = run_sweep(cfg, launch, world, process);
         } catch (const UsageError& e) {
           // Raised alike on every rank: one line from rank 0 (of the launcher, for singletons).
           if (world.rank() == 0 && speaker) usage_error(e);
-          return code(ExitStatus::usage);
         }
+        process.stop.settle(status);  // the same on every rank
+        return status;
       },
       // Timeouts and transport errors name op/algo/size/iteration/rank/peer in what().
       [](int rank, const char* what) { std::fprintf(stderr, "collbench: error: rank %d: %s\n", rank, what); },

@@ -14,7 +14,7 @@ namespace collbench {
 // process (rank 0's end record), and the bootstrap's facts for the run record.
 struct ProcessServices {
   LastWords& last_words;
-  const TerminationWatcher& stop;
+  TerminationWatcher& stop;
   Facts launch_facts;
 };
 

@@ -47,6 +47,16 @@ void TerminationWatcher::watch() {
   while (!done_) {
     const int sig = wait_signal(kPollMs);
     if (sig == 0) continue;
+    if (const int status = settled_.load(); status >= 0) {
+      // The run's outcome is decided (a usage error, a finished sweep): the launcher is only
+      // cleaning up after a rank that exited first. Nothing to say; exit with that outcome if
+      // this rank has not ended by the grace period.
+      for (auto waited = std::chrono::milliseconds(0); waited < grace_ && !done_; waited += std::chrono::milliseconds(kPollMs))
+        wait_signal(kPollMs);
+      if (done_) return;
+      std::fflush(stdout);
+      ::_exit(status);
+    }
     signal_ = sig;
     if (speaker_)
       std::fprintf(stderr, "collbench: received %s: stopping; finished points are kept, the point in progress is dropped\n",

@@ -32,6 +32,9 @@ class TerminationWatcher {
 
   int signal() const { return signal_.load(); }  // 0, or the signal received
   bool requested() const { return signal() != 0; }
+  // The run's exit status is decided: a signal after this is the launcher ending a job whose
+  // other rank exited first, taken silently (no "received" line, no last words).
+  void settle(int exit_status) { settled_ = exit_status; }
 
  private:
   void watch();
@@ -39,6 +42,7 @@ class TerminationWatcher {
   bool speaker_;
   LastWords* last_words_;
   std::atomic<int> signal_{0};
+  std::atomic<int> settled_{-1};
   std::atomic<bool> done_{false};
   std::thread thread_;
 };
