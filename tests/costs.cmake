@@ -34,7 +34,7 @@ set(COLLBENCH_TEST_SECONDS
   harness.ddp                            28 1
   harness.expect_gate                     5 -
   harness.expect_provenance               3 -
-  harness.expect_write_expect             5 -
+  harness.expect_write_expect             7 -
   harness.faults_corrupt                 14 1
   harness.faults_disk_full                9 1
   harness.faults_signals                 33 1

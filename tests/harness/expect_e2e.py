@@ -128,9 +128,14 @@ def test_write_expect(collbench: str, mpiexec: str, workdir: str, collcompare: s
     sweep = ["--op", "allreduce", "--algo", "ring,library", "-b", "8", "-e", "512K", "-f", "16", "--interleave",
              "-n", "30", "-w", "5"]
     good = d / "good.jsonl"
-    p = run(mpirun(mpiexec, 2, [collbench, *sweep, "--json", str(good)]))
-    if p.returncode != 0:
-        fail(f"good run: exit {p.returncode}")
+    # The references are each point's median over three runs (what --write-expect does with
+    # several runs): one run can sit in either mode of this VM's bimodal small sizes (ring at
+    # 8-128 B: 0.7 or 2.0 us from one launch to the next), and a reference from the fast mode
+    # failed every rerun in 2 of 3 fresh-clone CI runs.
+    for _ in range(3):
+        p = run(mpirun(mpiexec, 2, [collbench, *sweep, "--json", str(good)]))
+        if p.returncode != 0:
+            fail(f"good run: exit {p.returncode}")
     gate = d / "expect.yaml"
     # 60 %: a rerun on this shared 2-core machine, while other jobs run, varies by tens of percent.
     p = run(["/usr/bin/python3", collcompare, str(good), "--write-expect", str(gate), "--expect-tolerance", "60%"])
