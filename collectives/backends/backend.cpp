@@ -68,8 +68,50 @@ const BackendInfo& Backends::check(std::string_view backend, std::string_view de
   }
   if (b->unavailable)
     if (std::string why = b->unavailable(device); !why.empty()) throw UsageError(why);
-  if (!find_bootstrap(b->bootstrap)) throw Error("backend '" + b->name + "' needs bootstrap '" + b->bootstrap + "', not built");
+  for (const auto& name : b->bootstraps)
+    if (!find_bootstrap(name)) throw Error("backend '" + b->name + "' needs bootstrap '" + name + "', not built");
   return *b;
+}
+
+namespace {
+std::string joined(const std::vector<std::string>& v) {
+  std::string s;
+  for (const auto& x : v) s += (s.empty() ? "" : ", ") + x;
+  return s;
+}
+}  // namespace
+
+const BootstrapInfo& Backends::bootstrap_for(const BackendInfo& b, std::string_view launcher, const GetEnvFn& getenv_fn) const {
+  const auto usable = [&](std::string_view name) {
+    return std::find(b.bootstraps.begin(), b.bootstraps.end(), name) != b.bootstraps.end();
+  };
+  if (!launcher.empty()) {
+    if (!find_bootstrap(launcher)) {
+      std::string all;
+      for (const auto& x : bootstraps_) all += (all.empty() ? "" : ", ") + x.name;
+      throw UsageError("unknown --launcher '" + std::string(launcher) + "'; accepted: " + all);
+    }
+    if (!usable(launcher))
+      throw UsageError("--backend " + b.name + " cannot start its ranks with --launcher " + std::string(launcher) +
+                       "; accepted: " + joined(b.bootstraps));
+    return *find_bootstrap(launcher);
+  }
+  for (const auto& name : b.bootstraps)
+    if (const BootstrapInfo* x = find_bootstrap(name); x && x->detect && x->detect(getenv_fn)) return *x;
+  // Started by a launcher this backend cannot use: say so now, not as N singletons later.
+  for (const auto& x : bootstraps_)
+    if (!usable(x.name) && x.detect && x.detect(getenv_fn))
+      throw UsageError("this process was started by " + x.name + ", but --backend " + b.name +
+                       " starts its ranks with " + joined(b.bootstraps) + " (here each process would be a world of its own); accepted: " +
+                       (usable("mpi") ? "mpirun -np N, or srun --mpi=pmix, " : "") + "or a backend that starts under " + x.name +
+                       " (" + [&] {
+                         std::string ok;
+                         for (const auto& o : backends_)
+                           if (std::find(o.bootstraps.begin(), o.bootstraps.end(), x.name) != o.bootstraps.end())
+                             ok += (ok.empty() ? "--backend " : ", --backend ") + o.name;
+                         return ok;
+                       }() + ")");
+  return *find_bootstrap(b.bootstraps.back());
 }
 
 }  // namespace collbench

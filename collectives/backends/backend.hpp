@@ -7,7 +7,7 @@
 // its name in the schema's backend enum (docs/backends.md).
 //
 //   bootstrap  how a process learns who it is and meets the others (MPI_Init; N threads of
-//              this process; the next ones: a launcher's environment, torchrun/srun/spawn)
+//              this process; a launcher's environment: torchrun, srun, collbench --spawn)
 //   World      the harness's control plane among those ranks (world.hpp)
 //   Backend    one rank's measured transport (and what it says about itself)
 #include <cstdint>
@@ -81,24 +81,33 @@ class Bootstrap {
 
 // What the command line asks of a bootstrap, and what the launcher's environment said.
 struct BootstrapOptions {
-  std::optional<int> ranks;          // --ranks N
+  std::optional<int> ranks;          // --ranks N (threads) or --spawn N (processes)
   std::optional<int> declared_size;  // ranks the launcher started (SLURM_NTASKS, OMPI_COMM_WORLD_SIZE, ...)
   std::string declared_by;           // the variable that said so
+  std::chrono::milliseconds timeout{CallScope::kDefaultTimeout};  // --timeout: how long ranks wait to meet
+  int usage_status = 2;  // the exit status of bad input found while starting (the harness's ExitStatus::usage)
 };
 
+using GetEnvFn = std::function<const char*(const char*)>;
+
 struct BootstrapInfo {
-  std::string name;     // "mpi", "threads"
+  std::string name;     // "mpi", "threads", "torchrun", "srun", "spawn"
   std::string summary;  // how ranks start, one line for --help
   std::function<std::unique_ptr<Bootstrap>(const BootstrapOptions&)> make;
   // The ranks it starts without --ranks, for a bootstrap that starts them itself (null: the
   // launcher decides). --dry-run plans for it.
   std::function<int()> default_ranks = nullptr;
+  // Whether this process was started by its launcher (its variables are set); null: never
+  // detected, only chosen (the backend's last bootstrap, or --launcher).
+  std::function<bool(const GetEnvFn&)> detect = nullptr;
 };
 
 struct BackendInfo {
   std::string name;     // --backend NAME
   std::string summary;  // one line for --help / --list
-  std::string bootstrap;                  // the BootstrapInfo its ranks start with
+  // The bootstraps its ranks can start with (BootstrapInfo names), in order of preference: the
+  // first whose launcher started this process (BootstrapInfo::detect), else the last.
+  std::vector<std::string> bootstraps;
   std::vector<std::string> devices;       // accepted --device values, the default first
   std::vector<std::string> version_keys;  // run-record "versions" keys it (or its bootstrap) fills
   // Ranks are threads of one process: per-process facts (peak RSS, signals, the watchdog's
@@ -132,6 +141,11 @@ class Backends {
 
   // Throws UsageError for an unknown backend or device, or one this build/machine cannot run.
   const BackendInfo& check(std::string_view backend, std::string_view device) const;
+  // The bootstrap `b`'s ranks start with here: `launcher` when given (--launcher; UsageError if
+  // `b` cannot start that way), else the first of b.bootstraps that detects its launcher,
+  // else the last. A launcher detected that `b` cannot use is a UsageError too (torchrun
+  // starting --backend mpi would give N singletons).
+  const BootstrapInfo& bootstrap_for(const BackendInfo& b, std::string_view launcher, const GetEnvFn& getenv_fn) const;
 
  private:
   static Backends& mutable_instance();

@@ -2,6 +2,7 @@
 // under mpirun/srun; N threads for --backend thread), mapping failures to the exit statuses of
 // harness/exit_status.hpp (the one list; `--help` prints it): bad usage is one line from rank 0
 // only; a rank that fails ends the job, so every rank ends in bounded time.
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 
@@ -56,7 +57,18 @@ int run(int argc, char** argv, const RunConfig& cfg, const LaunchEnv& launch, bo
   std::unique_ptr<Bootstrap> bootstrap;
   try {
     const BackendInfo& backend = Backends::get().check(cfg.backend, cfg.device);
-    bootstrap = Backends::get().find_bootstrap(backend.bootstrap)->make({cfg.ranks, launch.declared_size, launch.declared_by});
+    const BootstrapInfo& boot = Backends::get().bootstrap_for(backend, cfg.spawn ? "spawn" : cfg.launcher,
+                                                              [](const char* n) -> const char* { return std::getenv(n); });
+    double timeout_s = 0;  // ranks meet within the longest --timeout of the run
+    for (const auto& c : cfg.cases) timeout_s = std::max(timeout_s, c.settings.timeout_s);
+    if (timeout_s <= 0) timeout_s = Settings{}.timeout_s;
+    BootstrapOptions options;
+    options.ranks = cfg.spawn ? cfg.spawn : cfg.ranks;
+    options.declared_size = launch.declared_size;
+    options.declared_by = launch.declared_by;
+    options.timeout = std::chrono::milliseconds(static_cast<long>(timeout_s * 1000));
+    options.usage_status = code(ExitStatus::usage);
+    bootstrap = boot.make(options);
   } catch (const UsageError& e) {
     if (speaker) usage_error(e);
     return code(ExitStatus::usage);

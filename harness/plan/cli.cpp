@@ -23,7 +23,8 @@ constexpr std::size_t kHelpIndent = 30;  // where an option's text starts
 
 constexpr const char* kDescription =
     "collbench: measure, verify and compare collective communication algorithms.\n"
-    "Usage: mpirun -np N collbench [OPTIONS]     or, without MPI: collbench --backend thread --ranks N\n"
+    "Usage: mpirun -np N collbench [OPTIONS]     or, without MPI: collbench --backend gloo --spawn N\n"
+    "       torchrun --no_python --nproc_per_node N collbench --backend gloo   (or srun; --backend thread --ranks N)\n"
     "  e.g. mpirun -np 4 collbench --op allreduce -b 8 -e 128M -f 2      (the library's own allreduce)\n"
     "       mpirun -np 4 collbench --op allreduce --algo ring,library --interleave\n";
 
@@ -36,7 +37,8 @@ constexpr Brief kBrief[] = {
     {"--op", "allreduce (default), broadcast, reduce, gather, allgather, scatter, reduce_scatter, "
              "alltoall, all (every collective); pingpong"},
     {"--algo", "library (default: the backend's own, as nccl-tests), ring ... (--list), all"},
-    {"--backend", "mpi (default), nccl, thread (ranks as threads of one process, no MPI)"},
+    {"--backend", "mpi (default), gloo (PyTorch's CPU library), nccl, thread (ranks as threads, no MPI)"},
+    {"--spawn", "start N ranks on this host (gloo, nccl; no launcher, as mp.spawn); or torchrun, srun"},
     {"--device", "cpu (default) or cuda"},
     {"--ranks", "--backend thread: N ranks as threads; --dry-run: plan for N ranks"},
     {"--list", "list the algorithms and exit (with --op, --backend: theirs; --json)"},
@@ -160,13 +162,14 @@ struct RawOptions {
   std::string op, algo, backend, device, json, config, tuning, expect, links;
   bool overwrite = false, resume = false, quiet = false, list = false, print_layouts = false, dry_run = false,
        version = false;
-  int ranks = 0;
+  int ranks = 0, spawn = 0;
+  std::string launcher;
   long keep_samples = 1000;
   std::vector<std::string> setting_values;
   std::vector<CLI::Option*> setting_opts;
   CLI::Option *op_opt = nullptr, *algo_opt = nullptr, *backend_opt = nullptr, *device_opt = nullptr,
               *json_opt = nullptr, *tuning_opt = nullptr, *links_opt = nullptr, *config_opt = nullptr, *quiet_opt = nullptr,
-              *ranks_opt = nullptr, *expect_opt = nullptr;
+              *ranks_opt = nullptr, *expect_opt = nullptr, *spawn_opt = nullptr, *launcher_opt = nullptr;
 };
 
 void add_selection_options(CLI::App& app, RawOptions& o) {
@@ -219,6 +222,18 @@ void add_selection_options(CLI::App& app, RawOptions& o) {
                      "under a launcher it must equal the launcher's count")
           ->type_name("N")
           ->group("Selection");
+  o.spawn_opt = app.add_option("--spawn", o.spawn,
+                               "start N ranks as processes on this host, as PyTorch's mp.spawn (this process is rank 0 "
+                               "and serves the rendezvous; --backend gloo or nccl); docs/launching.md")
+                    ->type_name("N")
+                    ->group("Selection");
+  std::string boots;
+  for (const auto& b : Backends::get().bootstraps()) boots += (boots.empty() ? "" : "|") + b.name;
+  o.launcher_opt = app.add_option("--launcher", o.launcher,
+                                  "how ranks start, when the environment would choose wrongly (default: the launcher "
+                                  "that started this process: torchrun's, srun's or mpirun's variables; docs/launching.md)")
+                       ->type_name(boots)
+                       ->group("Selection");
 }
 
 void add_output_options(CLI::App& app, RawOptions& o) {
@@ -351,6 +366,14 @@ RunConfig resolve(const RawOptions& o, std::vector<std::string> argv) {
       throw UsageError("--ranks " + std::to_string(o.ranks) + ": out of range; accepted: 1 to " + std::to_string(most));
     cfg.ranks = o.ranks;
   }
+  if (given(o.spawn_opt)) {
+    if (o.spawn < 1 || o.spawn > 1024)
+      throw UsageError("--spawn " + std::to_string(o.spawn) + ": out of range; accepted: 1 to 1024");
+    if (!o.launcher.empty() && o.launcher != "spawn")
+      throw UsageError("--spawn starts the ranks itself, --launcher " + o.launcher + " says another launcher does; accepted: one of them");
+    cfg.spawn = o.spawn;
+  }
+  cfg.launcher = o.launcher;
   Backends::get().check(cfg.backend, cfg.device);
 
   // Cases: the file's, unless --op replaces them with one case (on the file's defaults).

@@ -108,6 +108,8 @@ struct RunConfig {
   bool list_json = false;  // --list --json: the registry as JSON, with each entry's traits
   bool print_layouts = false;
   bool dry_run = false;              // --dry-run: parse, plan, check memory, print the plan; no MPI
+  std::optional<int> spawn;  // --spawn N: ranks this process starts (bootstrap "spawn")
+  std::string launcher;      // --launcher: the bootstrap, when not chosen from the environment
   std::optional<int> ranks;  // --ranks: the thread backend's ranks, the world size a dry run plans for; else the launcher's
   std::optional<std::string> config_path;
   std::string name;                  // sweep name from the YAML file

@@ -105,8 +105,11 @@ void print_algorithm_list(std::FILE* out, const Registry& registry, const ListFi
     if (!filter.ops.empty() && !filter.backend) continue;  // one op's list: its entries only
     std::string devices;
     for (const auto& d : b.devices) devices += (devices.empty() ? "" : ", ") + d;
-    const std::string text = "(backend " + b.name + ": " + b.summary + "; ranks: " + b.bootstrap +
-                             " bootstrap; devices: " + devices +
+    const std::string text = "(backend " + b.name + ": " + b.summary + "; ranks start with: " + [&] {
+                               std::string s;
+                               for (const auto& x : b.bootstraps) s += (s.empty() ? "" : ", ") + x;
+                               return s;
+                             }() + "; devices: " + devices +
                              (unavailable_here(b).empty() ? "" : "; not available here") + ")";
     std::fputs(wrap_entry("", text, 1, kWidth).c_str(), out);  // "(backend ...": lines past "(" indented
   }
@@ -139,7 +142,7 @@ std::string algorithm_list_json(const Registry& registry) {
     const std::string why = unavailable_here(b);
     backends.push_back({{"name", b.name},
                         {"summary", b.summary},
-                        {"bootstrap", b.bootstrap},
+                        {"bootstraps", b.bootstraps},
                         {"devices", b.devices},
                         {"version_keys", b.version_keys},
                         {"ranks_share_process", b.ranks_share_process},

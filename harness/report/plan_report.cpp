@@ -94,7 +94,7 @@ double estimated_seconds(const std::vector<Block>& plan, int world) {
 int dry_run_world(const RunConfig& cfg, const LaunchEnv& launch) {
   if (cfg.ranks) return *cfg.ranks;
   if (const BackendInfo* b = Backends::get().find(cfg.backend))  // a bootstrap that starts its own ranks
-    if (const BootstrapInfo* boot = Backends::get().find_bootstrap(b->bootstrap); boot && boot->default_ranks)
+    if (const BootstrapInfo* boot = Backends::get().find_bootstrap(b->bootstraps.back()); boot && boot->default_ranks)
       return boot->default_ranks();
   return launch.declared_size.value_or(1);
 }

@@ -34,8 +34,13 @@ LaunchEnv read_launch_env(const GetEnv& getenv_fn) {
     const char* var;
     bool usable;
   };
+  // torchrun says it in WORLD_SIZE (only with its MASTER_ADDR: a bare RANK is too common a
+  // name); collbench --spawn's ranks in COLLBENCH_SPAWN_SIZE.
+  const bool torchrun = getenv_fn("MASTER_ADDR") && getenv_fn("MASTER_PORT");
   const Source sources[] = {{"OMPI_COMM_WORLD_SIZE", true},
                             {"PMI_SIZE", true},
+                            {"COLLBENCH_SPAWN_SIZE", true},
+                            {"WORLD_SIZE", torchrun},
                             {"SLURM_STEP_NUM_TASKS", true},
                             {"SLURM_NTASKS", in_step},
                             {"SLURM_NPROCS", in_step}};
@@ -47,8 +52,9 @@ LaunchEnv read_launch_env(const GetEnv& getenv_fn) {
       break;
     }
   }
-  for (const char* var : {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK", "SLURM_PROCID"})
-    if (auto v = env_int(getenv_fn, var)) {
+  for (const char* var : {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK", "COLLBENCH_SPAWN_RANK", torchrun ? "RANK" : "",
+                          "SLURM_PROCID"})
+    if (auto v = *var ? env_int(getenv_fn, var) : std::nullopt) {
       e.rank = v;
       break;
     }

@@ -211,7 +211,8 @@ TEST(Backends, SchemaMatchesRegistry) {
 TEST(Backends, EachOneIsWhole) {
   for (const auto& b : Backends::get().all()) {
     SCOPED_TRACE(b.name);
-    EXPECT_NE(Backends::get().find_bootstrap(b.bootstrap), nullptr);
+    EXPECT_FALSE(b.bootstraps.empty());
+    for (const auto& name : b.bootstraps) EXPECT_NE(Backends::get().find_bootstrap(name), nullptr) << name;
     EXPECT_FALSE(b.devices.empty());
     EXPECT_FALSE(b.summary.empty());
     EXPECT_TRUE(b.make);

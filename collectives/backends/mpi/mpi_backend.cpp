@@ -120,12 +120,15 @@ class MpiBackend final : public Backend {
 
 COLLBENCH_REGISTER_BACKEND(BootstrapInfo{
     "mpi", "MPI_Init: ranks started by mpirun / mpiexec / srun --mpi=pmix",
-    [](const BootstrapOptions&) -> std::unique_ptr<Bootstrap> { return std::make_unique<MpiBootstrap>(); }});
+    [](const BootstrapOptions&) -> std::unique_ptr<Bootstrap> { return std::make_unique<MpiBootstrap>(); },
+    nullptr,
+    // mpirun / mpiexec (Open MPI, Hydra) and srun with an MPI plugin (PMIx) say so.
+    [](const GetEnvFn& env) { return env("OMPI_COMM_WORLD_SIZE") || env("PMI_SIZE") || env("PMIX_RANK"); }});
 
 COLLBENCH_REGISTER_BACKEND(BackendInfo{
     "mpi",
     "MPI point-to-point (isend/irecv) and MPI's own collectives; host or device memory (staged or CUDA-aware)",
-    "mpi",
+    {"mpi"},
     {"cpu", "cuda"},
     {"mpi", "device_transfer"},
     false,

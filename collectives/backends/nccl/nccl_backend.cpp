@@ -36,7 +36,7 @@ class NcclBackend final : public Backend {
 COLLBENCH_REGISTER_BACKEND(BackendInfo{
     "nccl",
     "NCCL point-to-point (grouped ncclSend/ncclRecv) and NCCL's own collectives; device memory, one GPU per rank",
-    "mpi",
+    {"torchrun", "srun", "spawn", "mpi"},  // without MPI, Gloo carries the harness's control (gloo_world.hpp)
     {"cuda"},
     {"nccl"},
     false,

@@ -105,7 +105,7 @@ COLLBENCH_REGISTER_BACKEND(BootstrapInfo{
 COLLBENCH_REGISTER_BACKEND(BackendInfo{
     "thread",
     "ranks as threads of one process (--ranks N), messages by rendezvous in shared memory; no MPI, no launcher",
-    "threads",
+    {"threads"},
     {"cpu"},
     {},
     true,

@@ -1,0 +1,86 @@
+// The Gloo transport's contract, on real TCP sockets between threads: messages by peer and
+// tag (out of order across tags), bursts, the barrier, split() (the shared split contract),
+// the library's own contexts, and errors that name the peer: a timeout, a peer that is gone.
+#include <gtest/gtest.h>
+
+#include <numeric>
+
+#include "gloo_threads.hpp"
+#include "transport/split_checks.hpp"
+
+namespace collbench {
+namespace {
+
+using testing::run_gloo_ranks;
+
+TEST(GlooTransport, MessagesMatchByPeerAndTag) {
+  for (int n : {1, 2, 3, 5}) {
+    run_gloo_ranks(n, [n](GlooTransport& t) {
+      EXPECT_EQ(t.size(), n);
+      EXPECT_EQ(t.backend(), "gloo");
+      if (n == 1) return;
+      const int right = (t.rank() + 1) % n, left = (t.rank() + n - 1) % n;
+      // Two tags posted in one order, received in the other.
+      std::vector<int> a(1000), b(7), ra(1000, -1), rb(7, -1);
+      std::iota(a.begin(), a.end(), 100 * t.rank());
+      std::iota(b.begin(), b.end(), 1000 * t.rank());
+      Request rs[4] = {t.irecv(rb.data(), rb.size() * sizeof(int), left, 9), t.irecv(ra.data(), ra.size() * sizeof(int), left, 8),
+                       t.isend(a.data(), a.size() * sizeof(int), right, 8), t.isend(b.data(), b.size() * sizeof(int), right, 9)};
+      t.wait_all(rs);
+      EXPECT_EQ(ra[0], 100 * left);
+      EXPECT_EQ(ra[999], 100 * left + 999);
+      EXPECT_EQ(rb[6], 1000 * left + 6);
+      t.barrier();
+    });
+  }
+}
+
+TEST(GlooTransport, ZeroBytesAndBursts) {
+  run_gloo_ranks(2, [](GlooTransport& t) {
+    const int peer = 1 - t.rank();
+    t.sendrecv(nullptr, 0, peer, nullptr, 0, peer, 3);  // a zero-byte message still matches
+    std::vector<Request> out(16);
+    std::vector<char> slots(4 * 64);
+    char msg[64] = {static_cast<char>('a' + t.rank())};
+    if (t.rank() == 0) t.isend_burst(msg, sizeof msg, peer, 4, out);
+    else t.irecv_burst(slots.data(), 64, 64, 4, peer, 4, out);
+    t.wait_all(out);
+    if (t.rank() == 1) EXPECT_EQ(slots[0], 'a');
+  });
+}
+
+TEST(GlooTransport, SplitContract) {
+  for (int n : {1, 2, 3, 4, 5}) run_gloo_ranks(n, [](GlooTransport& t) { testing::check_split_contract(t); });
+}
+
+TEST(GlooTransport, LibraryContextsAreTheirOwn) {
+  run_gloo_ranks(3, [](GlooTransport& t) {
+    auto& a = t.library_context(0);
+    auto& b = t.library_context(1);
+    EXPECT_NE(a.get(), b.get());
+    EXPECT_EQ(a.get(), t.library_context(0).get());  // made once
+    EXPECT_NE(a.get(), &t.context());
+  });
+}
+
+TEST(GlooTransport, TimeoutNamesThePeer) {
+  try {
+    run_gloo_ranks(
+        2,
+        [](GlooTransport& t) {
+          int x = 0;
+          if (t.rank() == 0) {
+            Request r = t.irecv(&x, sizeof x, 1, 11);  // rank 1 never sends
+            t.wait(r);
+          }
+          std::this_thread::sleep_for(std::chrono::milliseconds(600));
+        },
+        std::chrono::milliseconds(300));
+    FAIL() << "no timeout";
+  } catch (const TimeoutError& e) {
+    EXPECT_NE(std::string(e.what()).find("peer 1"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace collbench
