@@ -48,6 +48,7 @@ std::string Backends::names() const {
 
 std::vector<std::string> Backends::version_keys() const {
   std::set<std::string> keys(kDeviceVersionKeys.begin(), kDeviceVersionKeys.end());
+  keys.insert(kLauncherVersionKey);
   for (const auto& b : backends_) keys.insert(b.version_keys.begin(), b.version_keys.end());
   std::vector<std::string> out{"collbench"};
   out.insert(out.end(), keys.begin(), keys.end());

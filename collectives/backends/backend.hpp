@@ -32,6 +32,8 @@ using Facts = std::vector<std::pair<std::string, FactValue>>;
 
 // The device keys every device backend may fill (backends/device.hpp fills them).
 inline const std::vector<std::string> kDeviceVersionKeys = {"cuda", "cuda_driver", "gpu", "ranks_per_gpu"};
+// The key every bootstrap fills: how the ranks started (its BootstrapInfo name).
+inline constexpr const char* kLauncherVersionKey = "launcher";
 
 // One rank's measured side: the transport and what owns it (communicator, streams, memory).
 class Backend {

@@ -139,7 +139,9 @@ std::string spawn_job() {
 class EnvBootstrap final : public Bootstrap {
  public:
   using Read = launch::Spec (*)(const launch::GetEnv&);
-  EnvBootstrap(Read read, const BootstrapOptions& o, bool spawn_parent) : read_(read), o_(o), spawn_parent_(spawn_parent) {}
+  EnvBootstrap(const char* name, Read read, const BootstrapOptions& o, bool spawn_parent)
+      : name_(name), read_(read), o_(o), spawn_parent_(spawn_parent) {}
+  void describe(Facts& f) const override { f.emplace_back(kLauncherVersionKey, name_); }
 
   int run(int&, char**& argv, const RankMain& rank_main, const OnFailure& on_failure, int failed) override {
     launch::Spec s;
@@ -183,6 +185,7 @@ class EnvBootstrap final : public Bootstrap {
   }
 
  private:
+  const char* name_;
   Read read_;
   BootstrapOptions o_;
   bool spawn_parent_;
@@ -190,19 +193,19 @@ class EnvBootstrap final : public Bootstrap {
 
 COLLBENCH_REGISTER_BACKEND(BootstrapInfo{
     "torchrun", "torchrun --no_python --nproc_per_node N collbench ...: RANK, WORLD_SIZE, MASTER_ADDR/PORT",
-    [](const BootstrapOptions& o) -> std::unique_ptr<Bootstrap> { return std::make_unique<EnvBootstrap>(launch::torchrun_spec, o, false); },
+    [](const BootstrapOptions& o) -> std::unique_ptr<Bootstrap> { return std::make_unique<EnvBootstrap>("torchrun", launch::torchrun_spec, o, false); },
     nullptr, [](const GetEnvFn& env) { return launch::started_by_torchrun(env); }});
 
 COLLBENCH_REGISTER_BACKEND(BootstrapInfo{
     "srun", "srun collbench ... (no MPI plugin needed): SLURM_PROCID, SLURM_STEP_NUM_TASKS, the step's first node",
-    [](const BootstrapOptions& o) -> std::unique_ptr<Bootstrap> { return std::make_unique<EnvBootstrap>(launch::srun_spec, o, false); },
+    [](const BootstrapOptions& o) -> std::unique_ptr<Bootstrap> { return std::make_unique<EnvBootstrap>("srun", launch::srun_spec, o, false); },
     nullptr, [](const GetEnvFn& env) { return launch::started_by_srun(env); }});
 
 COLLBENCH_REGISTER_BACKEND(BootstrapInfo{
     "spawn", "collbench --spawn N: this process is rank 0 and starts ranks 1..N-1 on this host (as mp.spawn)",
     [](const BootstrapOptions& o) -> std::unique_ptr<Bootstrap> {
       const bool child = launch::started_by_spawn(getenv_fn);
-      return std::make_unique<EnvBootstrap>(launch::spawn_spec, o, !child);
+      return std::make_unique<EnvBootstrap>("spawn", launch::spawn_spec, o, !child);
     },
     [] { return 1; }, [](const GetEnvFn& env) { return launch::started_by_spawn(env); }});
 

@@ -7,6 +7,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <csignal>
+
 #include <gloo/common/error.h>
 #include <gloo/context.h>
 #include <gloo/transport/context.h>
@@ -123,7 +125,10 @@ std::string route_source(const std::string& host) {
   return out;
 }
 
+void ignore_sigpipe() { std::signal(SIGPIPE, SIG_IGN); }
+
 DeviceChoice make_device(const std::string& toward, const char* socket_ifname) {
+  ignore_sigpipe();
   gloo::transport::tcp::attr attr;
   DeviceChoice c;
   if (socket_ifname && *socket_ifname) {

@@ -19,6 +19,11 @@ class Device;
 
 namespace collbench::gloo_mesh {
 
+// Gloo's TCP pairs write without MSG_NOSIGNAL: a peer that died would end this process with
+// SIGPIPE instead of an error naming that peer. Python (hence PyTorch) ignores SIGPIPE at
+// startup; collbench does the same before it makes its first Gloo device (make_device).
+void ignore_sigpipe();
+
 // Every rank's bytes (index = rank in the group) from this rank's `mine`. Collective.
 using Exchange = std::function<std::vector<std::vector<char>>(const std::vector<char>& mine)>;
 

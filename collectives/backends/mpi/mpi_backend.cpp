@@ -61,6 +61,7 @@ class MpiBootstrap final : public Bootstrap {
     return status;
   }
   void describe(Facts& f) const override {
+    f.emplace_back(kLauncherVersionKey, "mpi");
     if (std::string v = library_version(); !v.empty()) f.emplace_back("mpi", v);
   }
 };

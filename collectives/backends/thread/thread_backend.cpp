@@ -70,6 +70,7 @@ class ThreadBootstrap final : public Bootstrap {
     }
     return status.front();
   }
+  void describe(Facts& f) const override { f.emplace_back(kLauncherVersionKey, "threads"); }
 
  private:
   int ranks_;
