@@ -14,6 +14,7 @@
 # SWEEP.yaml defaults to slurm/sweeps/default.yaml. Its `layouts:` (NxR = N nodes x R ranks per
 # node, from `collbench --config SWEEP.yaml --print-layouts`) are run one after another, each
 # as ONE step `srun --mpi=pmix -N N --ntasks-per-node=R ... collbench --config SWEEP.yaml
+# (--mpi=none for a backend whose ranks meet without MPI: gloo, from `collbench --print-backend`)
 # --json <jobdir>/results.jsonl --links <jobdir>/links.json EXTRA...` (one link calibration
 # for the whole job). Layouts that do not fit the allocation are skipped with a message. A failed step is recorded and the sweep goes on; the job fails (exit 1)
 # at the end if any step failed.
@@ -94,9 +95,10 @@ main() {
   find_binary      # -> BIN
   find_sweep       # -> SWEEP
   read_layouts     # -> LAYOUTS
+  read_backend     # -> BACKEND, SRUN_MPI
   open_job_folder  # -> OUT, CONFIG_KEY
   setup_mpi_env
-  say "job $JOB_ID on ${HOSTS[*]} (tasks per node: ${SLOTS[*]}), launcher $LAUNCHER"
+  say "job $JOB_ID on ${HOSTS[*]} (tasks per node: ${SLOTS[*]}), launcher $LAUNCHER, backend $BACKEND$([[ $LAUNCHER == srun ]] && echo " (srun --mpi=$SRUN_MPI)")"
   say "collbench: $BIN"
   say "sweep: $SWEEP (config $CONFIG_KEY)${EXTRA[*]:+, extra args: ${EXTRA[*]}}"
   say "layouts: ${LAYOUTS[*]}"

@@ -34,6 +34,14 @@ std::optional<int> prepare(int argc, char** argv, const LaunchEnv& launch, bool 
       return code(ExitStatus::ok);
     }
     cfg = std::move(cl.config);
+    if (cfg.print_backend) {
+      if (speaker) {
+        std::printf("%s", cfg.backend.c_str());
+        for (const auto& b : Backends::get().check(cfg.backend, cfg.device).bootstraps) std::printf(" %s", b.c_str());
+        std::printf("\n");
+      }
+      return code(ExitStatus::ok);
+    }
     if (cfg.print_layouts) {
       if (speaker)
         for (const auto& l : cfg.layouts) std::printf("%s\n", l.c_str());

@@ -160,7 +160,8 @@ std::string version_text() {
 // Raw option values; CLI11 writes into these, then they are applied in table order.
 struct RawOptions {
   std::string op, algo, backend, device, json, config, tuning, expect, links;
-  bool overwrite = false, resume = false, quiet = false, list = false, print_layouts = false, dry_run = false,
+  bool overwrite = false, resume = false, quiet = false, list = false, print_layouts = false, print_backend = false,
+       dry_run = false,
        version = false;
   int ranks = 0, spawn = 0;
   std::string launcher;
@@ -274,6 +275,10 @@ void add_output_options(CLI::App& app, RawOptions& o) {
   app.add_flag("--print-layouts", o.print_layouts,
                "print the --config file's layouts (NODESxRANKS_PER_NODE), one per line, and exit")
       ->group("Sweep file");
+  app.add_flag("--print-backend", o.print_backend,
+               "print the run's backend and the launchers its ranks start under, in order of preference "
+               "(e.g. \"gloo torchrun srun mpi spawn\"; slurm/sweep.sh reads it), and exit")
+      ->group("Sweep file");
 }
 
 const char* group_of(const SettingOption& s) {
@@ -359,6 +364,7 @@ RunConfig resolve(const RawOptions& o, std::vector<std::string> argv) {
   cfg.resume = o.resume;
   cfg.list = o.list;
   cfg.print_layouts = o.print_layouts;
+  cfg.print_backend = o.print_backend;
   cfg.dry_run = o.dry_run;
   if (given(o.ranks_opt)) {
     const int most = cfg.dry_run ? (1 << 20) : 1024;  // threads of one process: a sane bound
@@ -379,7 +385,7 @@ RunConfig resolve(const RawOptions& o, std::vector<std::string> argv) {
   // Cases: the file's, unless --op replaces them with one case (on the file's defaults).
   if (file && !given(o.op_opt)) {
     cfg.cases = file->cases;
-    if (cfg.cases.empty() && !cfg.list && !cfg.print_layouts)
+    if (cfg.cases.empty() && !cfg.list && !cfg.print_layouts && !cfg.print_backend)
       throw UsageError("--config " + o.config + ": no cases to run; accepted: a 'cases' list, or --op OP");
   } else {
     CaseSpec c;

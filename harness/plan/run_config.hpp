@@ -107,6 +107,7 @@ struct RunConfig {
   bool list = false;
   bool list_json = false;  // --list --json: the registry as JSON, with each entry's traits
   bool print_layouts = false;
+  bool print_backend = false;  // --print-backend: the backend and its bootstraps, one line
   bool dry_run = false;              // --dry-run: parse, plan, check memory, print the plan; no MPI
   std::optional<int> spawn;  // --spawn N: ranks this process starts (bootstrap "spawn")
   std::string launcher;      // --launcher: the bootstrap, when not chosen from the environment

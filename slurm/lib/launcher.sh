@@ -33,7 +33,7 @@ launch_cmd() {
     srun)
       # one step; steps of this job run one after another, each gets the nodes it names.
       # --kill-on-bad-exit: a rank that dies ends the step instead of hanging the others.
-      CMD+=(srun --mpi=pmix --nodes="$n" --ntasks="$((n * r))" --ntasks-per-node="$r"
+      CMD+=(srun --mpi="$SRUN_MPI" --nodes="$n" --ntasks="$((n * r))" --ntasks-per-node="$r"
         --nodelist="$hosts" --kill-on-bad-exit=1 --job-name="collbench-${n}x$r")
       # After a node loss the failed step stays RUNNING in slurmctld (it waits for the lost
       # node's word) and keeps its CPUs on the surviving nodes: share them (steps of this job

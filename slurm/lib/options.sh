@@ -70,6 +70,18 @@ find_sweep() {
   [[ -n $SWEEP ]] || die "sweep file '$p' not found (looked in $PWD and $REPO)"
 }
 
+# read_backend -> BACKEND, SRUN_MPI: the sweep's backend (with the extra arguments) and srun's
+# --mpi for its steps: none when the backend's ranks meet without MPI under srun (gloo: its own
+# rendezvous, docs/launching.md), else pmix (MPI_Init through Slurm's PMIx plugin).
+read_backend() {
+  local out boots
+  out=$("$BIN" --config "$SWEEP" "${EXTRA[@]}" --print-backend 2>&1) ||
+    die "'$BIN --config $SWEEP ${EXTRA[*]} --print-backend' failed: $out"
+  read -r BACKEND boots <<<"$out"
+  SRUN_MPI=pmix
+  if [[ " $boots " == *" srun "* && ! " ${boots%% srun *} " == *" mpi "* ]]; then SRUN_MPI=none; fi
+}
+
 # read_layouts -> LAYOUTS[]: --layouts, else the sweep file's, else the whole allocation
 # (needs HOSTS/SLOTS from read_allocation).
 read_layouts() {
