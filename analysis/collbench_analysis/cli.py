@@ -196,6 +196,10 @@ def collcompare_main(argv: Sequence[str] | None = None) -> int:
         return EXIT_BAD_INPUT
     from . import compare as cmp
 
+    different = cmp.no_shared_backend(before.results, after.results)
+    if different:
+        print(f"collcompare: error: {different}", file=sys.stderr)
+        return EXIT_BAD_INPUT
     res = cmp.compare(before.results, after.results, args.threshold, mode=args.mode, controls=args.control,
                       alpha=args.alpha, correction=args.correction, quantile=args.quantile)
     for line in cmp.header_lines(res, args.before, args.after):
