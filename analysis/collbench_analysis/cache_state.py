@@ -75,10 +75,12 @@ def make_figures(frame: pd.DataFrame, outdir: Path) -> list[FigureInfo]:
             axes = fig.subplots(1, len(ops), squeeze=False)[0]
             for ax, op in zip(axes, ops):
                 sub = by_layout[by_layout["op"] == op]
-                for algo, s in sub.groupby("algo", sort=True):
+                several = both["backend"].nunique() > 1  # a line per algo and backend, named by both
+                for (algo, backend), s in sub.groupby(["algo", "backend"], sort=True):
                     colour = color_of(algo)  # the same as in every other figure
-                    ax.plot(s["bytes"], s["hot_us"], "-o", color=colour, label=f"{algo} hot")
-                    ax.plot(s["bytes"], s["cold_us"], "--s", color=colour, label=f"{algo} cold")
+                    name = f"{algo} ({backend})" if several else algo
+                    ax.plot(s["bytes"], s["hot_us"], "-o", color=colour, label=f"{name} hot")
+                    ax.plot(s["bytes"], s["cold_us"], "--s", color=colour, label=f"{name} cold")
                 apply_size_axis(ax, list(sub["bytes"]))
                 ax.set_yscale("log")
                 ax.set_title(f"{op}, {layout}")

@@ -196,6 +196,10 @@ def collcompare_main(argv: Sequence[str] | None = None) -> int:
         return EXIT_BAD_INPUT
     from . import compare as cmp
 
+    different = cmp.no_shared_backend(before.results, after.results)
+    if different:
+        print(f"collcompare: error: {different}", file=sys.stderr)
+        return EXIT_BAD_INPUT
     res = cmp.compare(before.results, after.results, args.threshold, mode=args.mode, controls=args.control,
                       alpha=args.alpha, correction=args.correction, quantile=args.quantile)
     for line in cmp.header_lines(res, args.before, args.after):
@@ -271,6 +275,10 @@ def colltune_parser() -> argparse.ArgumentParser:
                         "choices (mpirun on its largest layout, every op it covers, --algo auto --tuning TUNING)")
     p.add_argument("--collbench", default="collbench", metavar="BIN",
                    help="--command: the collbench executable to name (default: collbench)")
+    p.add_argument("--backend", default=None, metavar="NAME",
+                   help="--command: the backend whose entries the command runs, for a file with several (--algo "
+                        "auto runs within one backend; default: mpi when the file has entries of it, else the first "
+                        "by name)")
     return p
 
 
@@ -279,11 +287,20 @@ def colltune_main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     from . import tune
 
+    if args.backend is not None and args.command is None:
+        parser.error("--backend chooses the entries of --command TUNING")
     if args.command is not None:
         if args.inputs or args.output:
             parser.error("--command TUNING reads a tuning file: no RESULTS, no -o")
         try:
-            print(shlex.join(tune.run_command(args.command, args.collbench)))
+            print(shlex.join(tune.run_command(args.command, args.collbench, args.backend)))
+            backends = tune.backends_of(tune.load_tuning(args.command))
+            if len(backends) > 1:  # one command runs one backend's entries: say which, and how to get the others
+                ran = args.backend or backends[0]
+                others = "; ".join(shlex.join(["colltune", "--command", str(args.command), "--backend", b])
+                                   for b in backends if b != ran)
+                print(f"colltune: {args.command} has entries of {', '.join(backends)}; this command runs {ran}'s "
+                      f"(--algo auto runs within one backend); the others: {others}", file=sys.stderr)
         except tune.TuningFileError as err:
             print(f"colltune: error: {err}", file=sys.stderr)
             return EXIT_BAD_INPUT

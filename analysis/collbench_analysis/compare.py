@@ -34,7 +34,7 @@ from scipy import stats
 
 import pandas as pd
 
-from .load import MATCH_FIELDS, format_bytes, frame_note
+from .load import MATCH_FIELDS, backend_order, format_bytes, frame_note
 
 # A row of the results frame (``DataFrame.itertuples``): its columns as attributes (``p.algo``, ``p.p50_us``).
 Point = Any
@@ -150,6 +150,7 @@ class Comparison:
     controls: tuple[str, ...]
     runs: tuple[int, int]  # runs on each side
     quantile: float = DEFAULT_QUANTILE  # the percentile of each point's samples compared
+    backends: tuple[tuple[str, ...], tuple[str, ...]] = ((), ())  # each side's backends (load.backend_order)
 
     @property
     def changed(self) -> list[PointDiff]:
@@ -311,7 +312,7 @@ def compare(before: pd.DataFrame, after: pd.DataFrame, threshold: float = 0.10, 
     if mode not in MODES:
         raise ValueError(f"unknown mode {mode!r} (expected one of {MODES})")
     (b_tab, b_runs_n), (a_tab, a_runs_n) = _by_run(before), _by_run(after)
-    n_runs = (b_runs_n, a_runs_n)
+    n_runs = _runs_per_backend(before, after) or (b_runs_n, a_runs_n)
     replicated = min(n_runs) >= 2
     controls = tuple(controls)
     diffs: list[PointDiff] = []
@@ -384,7 +385,62 @@ def compare(before: pd.DataFrame, after: pd.DataFrame, threshold: float = 0.10, 
         elif q < alpha:
             d.reason = "significant, below the threshold"
     return Comparison(sorted(diffs, key=_sort_key), machine_drift(diffs, controls), mode, threshold, alpha, correction, controls, n_runs,
-                      quantile)
+                      quantile, (tuple(backend_order(before["backend"].dropna())),
+                                 tuple(backend_order(after["backend"].dropna()))))
+
+
+# --------------------------------------------------------------------------- several backends
+
+SIDE_BY_SIDE = ("to set backends side by side, load both sides into one report: collplot BEFORE AFTER -o DIR "
+                "(its tables 'Backends side by side': which backend is faster at each size, by how much, ties "
+                "within noise; docs/analysis.md \"Several backends in one results file\")")
+
+
+def backends_sentence(backends: tuple[Sequence[str], Sequence[str]]) -> str:
+    """"" when both sides hold the same backends; else what that means for the comparison.
+
+    A point is compared only with the same point (:data:`MATCH_FIELDS`, the backend among them) of the
+    other side: a Gloo allreduce is not a later run of an MPI one, so a backend on one side only has its
+    points added or removed, and two sides without a backend in common compare nothing
+    (:func:`no_shared_backend`).
+    """
+    before, after = backends
+    if set(before) == set(after):
+        return ""
+    shared = [b for b in before if b in after]
+    sides = f"backends: before {', '.join(before) or 'none'}; after {', '.join(after) or 'none'}"
+    if not shared:
+        return f"{sides}: no backend in common, no point compared; {SIDE_BY_SIDE}"
+    gone = [b for b in before if b not in after]
+    new = [b for b in after if b not in before]
+    what = "; ".join([f"{', '.join(bs)}: {how}" for bs, how in ((gone, "removed"), (new, "added")) if bs])
+    return (f"{sides}: points are compared within one backend ({', '.join(shared)}); the other backends' points "
+            f"are added or removed ({what}), never compared across backends")
+
+
+def no_shared_backend(before: pd.DataFrame, after: pd.DataFrame) -> str:
+    """An error line when the two sides have no backend in common (before: mpi, after: gloo), else ""."""
+    b, a = backend_order(before["backend"].dropna()), backend_order(after["backend"].dropna())
+    if not b or not a or set(b) & set(a):
+        return ""
+    return (f"before holds {', '.join(b)} results and after {', '.join(a)}: no backend in common, so no point "
+            f"to compare (collcompare compares a point with the same point, same backend, of the other side's "
+            f"runs: a regression test of one backend's code); {SIDE_BY_SIDE}")
+
+
+def _runs_per_backend(before: pd.DataFrame, after: pd.DataFrame) -> tuple[int, int] | None:
+    """Each side's runs of one backend, the fewest over the backends both sides hold; None with one backend.
+
+    A run has one backend, and a point is matched only within its backend: a job folder with an mpi and
+    a gloo run per side is one run per side for every point, not two (replicate runs, which would let
+    points without a control be judged raw and their own runs' spread stand for the between-run noise).
+    """
+    sides = [df.assign(run=df["run_id"].fillna(df["source"])).groupby("backend")["run"].nunique()
+             for df in (before, after)]
+    shared = [b for b in sides[0].index if b in sides[1].index]
+    if not shared or (len(sides[0]) == 1 and len(sides[1]) == 1):
+        return None
+    return min(int(sides[0][b]) for b in shared), min(int(sides[1][b]) for b in shared)
 
 
 def _has_control(key: tuple[Any, ...], b_tab: dict, a_tab: dict, controls: Sequence[str]) -> bool:
@@ -550,8 +606,9 @@ def summary_line(diffs: Sequence[PointDiff]) -> str:
 
 
 def header_lines(cmp: Comparison, before: str, after: str) -> list[str]:
-    return [f"before: {before}", f"after: {after}", cmp.method_sentence(), cmp.drift.sentence("AFTER"),
-            f"result: {summary_line(cmp.diffs)}"]
+    backends = backends_sentence(cmp.backends)
+    return [f"before: {before}", f"after: {after}", cmp.method_sentence(), *([backends] if backends else []),
+            cmp.drift.sentence("AFTER"), f"result: {summary_line(cmp.diffs)}"]
 
 
 def write_markdown(path: Path, cmp: Comparison, before: str, after: str, figures: Sequence[str]) -> Path:

@@ -41,6 +41,14 @@ SCHEMA = _schema.schema_id()
 # tuning file names (not a registry entry: it has no traits of its own).
 LIBRARY_ALGO = "library"
 AUTO_ALGO = "auto"
+# Several backends in one results file (an mpi sweep and a gloo sweep of one job): the one the
+# others are measured against (collbench's default), first in every table that puts them side by side.
+REFERENCE_BACKEND = "mpi"
+
+
+def backend_order(backends: Iterable[str]) -> list[str]:
+    """The distinct backends, :data:`REFERENCE_BACKEND` first, then by name."""
+    return sorted(set(backends), key=lambda b: (b != REFERENCE_BACKEND, b))
 
 # --------------------------------------------------------------------------- algorithm traits
 

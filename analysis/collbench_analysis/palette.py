@@ -58,6 +58,18 @@ def color_of(algo: str) -> str:
     return _stable(algo, _EXTRA)
 
 
+def color_on_backend(algo: str, rank: int) -> str:
+    """The algorithm's colour on the ``rank``-th backend of a results file with several (0: the reference,
+    :func:`.load.backend_order`): its own colour there, lighter on the others (blended towards white), so
+    ``ring (gloo)`` is ring's blue, paler, where one chart cell holds one colour (the answer charts)."""
+    base = color_of(algo)
+    if rank <= 0:
+        return base
+    w = min(0.3 + 0.2 * rank, 0.8)  # the share of white: 0.5 on the second backend, 0.7 on the third
+    r, g, b = (int(base.lstrip("#")[i:i + 2], 16) for i in (0, 2, 4))
+    return "#" + "".join(f"{round(c + (255 - c) * w):02x}" for c in (r, g, b))
+
+
 def marker_of(algo: str) -> str:
     return ALGO_MARKERS.get(algo) or _stable(algo, tuple(_MARKERS))
 

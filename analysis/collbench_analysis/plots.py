@@ -26,7 +26,7 @@ from matplotlib.figure import Figure  # noqa: E402
 from matplotlib.ticker import FixedLocator, FuncFormatter, NullFormatter  # noqa: E402
 
 from .load import (  # noqa: E402
-    Dataset, format_bytes, frame_note, layout_sort_key, library_internal, sort_layouts, views,
+    Dataset, backend_order, format_bytes, frame_note, layout_sort_key, library_internal, sort_layouts, views,
 )
 from .palette import color_of, marker_of, text_color_on  # noqa: E402
 from .ranking import decide_sizes  # noqa: E402
@@ -82,7 +82,8 @@ class FigureInfo:
 
 @dataclass(frozen=True)
 class Style:
-    """Stable visual identity per algorithm (:mod:`.palette`: the same in every figure) and per backend.
+    """Stable visual identity per algorithm (:mod:`.palette`: the same in every figure) and per backend
+    (solid lines for the reference backend, :func:`.load.backend_order`; dashed, dash-dotted … the others).
 
     ``kw(..., lead=True)`` draws one of a figure's best algorithms bold and on top, ``lead=False``
     the others thinner and lighter, so the lines that matter are the ones the eye finds first.
@@ -92,7 +93,7 @@ class Style:
 
     @classmethod
     def for_frame(cls, df: pd.DataFrame) -> "Style":
-        return cls({b: _LINESTYLES[i % len(_LINESTYLES)] for i, b in enumerate(sorted(df["backend"].unique()))})
+        return cls({b: _LINESTYLES[i % len(_LINESTYLES)] for i, b in enumerate(backend_order(df["backend"]))})
 
     @staticmethod
     def color(algo: str) -> str:
@@ -248,6 +249,19 @@ def _series(g: pd.DataFrame) -> list[tuple[str, str, str, pd.DataFrame]]:
     return sorted(out, key=lambda t: (t[0] != "library", t[0], t[1]))
 
 
+FAR_APART = 10.0  # several backends' lines this far apart: a log y axis, else the slower ones lie flat on 0
+
+
+def _backends_far_apart(g: pd.DataFrame, values: Iterable[float]) -> bool:
+    """Whether a figure of several backends' lines should use a log y axis: its positive values span more
+    than :data:`FAR_APART` times (Gloo's TCP beside MPI's shared memory). One backend: never (the figures
+    of a single-backend results file are drawn as they always were)."""
+    if g["backend"].nunique() <= 1:
+        return False
+    pos = [float(v) for v in values if v > 0 and math.isfinite(v)]
+    return len(pos) > 1 and max(pos) / min(pos) > FAR_APART
+
+
 def collective_groups(results: pd.DataFrame) -> list[tuple[FigKey, pd.DataFrame]]:
     """Measured collective points (positive sizes) split into figures, each with a ``label`` per line."""
     v = views(results[~results["is_p2p"] & (results["bytes"] > 0)])
@@ -272,8 +286,12 @@ def plot_busbw(key: FigKey, g: pd.DataFrame, style: Style, outdir: Path, note: s
                         alpha=0.15 if lead or algo == "library" else 0.06, linewidth=0)
     band = "min–max" if (g["band"] != "p5–p95").any() else "p5–p95"
     apply_size_axis(ax, g["bytes"])
-    ax.set_ylim(bottom=0)
-    ax.set_ylabel("Bus bandwidth (GB/s, at p50 time)")
+    log = _backends_far_apart(g, [s["busbw_GBps"].max() for _, _, _, s in series])
+    if log:
+        _plain_log_y(ax, g["busbw_GBps"].tolist())
+    else:
+        ax.set_ylim(bottom=0)
+    ax.set_ylabel("Bus bandwidth (GB/s, at p50 time" + (", log)" if log else ")"))
     ax.set_title(f"{key.op} bus bandwidth\n{key.subtitle}")
     _legend(ax, len(series), title=f"algorithm (band: {band})")
     add_footnote(fig, note)
@@ -334,7 +352,9 @@ def plot_ratio(key: FigKey, g: pd.DataFrame, style: Style, outdir: Path, note: s
     fig, (ax,) = _new_figure()
     all_x: list[int] = []
     for algo, backend, label in customs:
-        base = ("library", backend) if ("library", backend) in libs else libs[0]
+        # its own backend's library; a backend without one: the reference backend's (mpi), else the first
+        base = next(b for b in [("library", backend), *(("library", r) for r in backend_order(g["backend"])), libs[0]]
+                    if b in libs)
         ratio = (bw[(algo, backend)] / bw[base].where(bw[base] > 0)).dropna()
         if ratio.empty:
             continue
@@ -347,12 +367,17 @@ def plot_ratio(key: FigKey, g: pd.DataFrame, style: Style, outdir: Path, note: s
         all_x += list(ratio.index)
     if not all_x:
         return None
+    ratios = [y for line in ax.get_lines() for y in line.get_ydata()]
+    log = _backends_far_apart(g, ratios)
+    if log:
+        _plain_log_y(ax, ratios)
     ax.axhline(1.0, color="#222222", linewidth=1.2, linestyle="--", zorder=1)
     ax.text(0.005, 1.0, " library", transform=ax.get_yaxis_transform(), va="bottom", ha="left",
             fontsize=8.5, color="#222222")
     apply_size_axis(ax, all_x)
-    ax.set_ylim(bottom=0)
-    ax.set_ylabel("busbw ÷ library busbw  (> 1: custom faster)")
+    if not log:
+        ax.set_ylim(bottom=0)
+    ax.set_ylabel("busbw ÷ library busbw  (> 1: custom faster" + (", log)" if log else ")"))
     ax.set_title(f"{key.op}: custom algorithms{' and library internals' if internals else ''} vs library\n"
                  f"{key.subtitle}")
     _legend(ax, len(customs), title="algorithm")
@@ -371,23 +396,28 @@ ANSWERS_SECTION = "Answers"
 TIE_HATCH = "////"
 
 
-def plot_answer_chart(op: str, cells: pd.DataFrame, outdir: Path, note: str = "") -> FigureInfo | None:
+def plot_answer_chart(op: str, cells: pd.DataFrame, outdir: Path, note: str = "",
+                      several_backends: bool = False) -> FigureInfo | None:
     """One op's answers at a glance: a size x layout grid, each cell the winner's colour.
 
     ``cells``: one row per (row label, size) with ``row`` (layout and variant), ``bytes``, ``algo``
-    (the winner: its palette colour), ``tie`` (hatched: within noise of the fastest, the simpler
-    one shown) and ``text`` (written in the cell: the margin over the library).
+    (the winner: its name, with its backend when ``several_backends``), optionally ``color`` (else
+    its palette colour), ``tie`` (hatched: within noise of the fastest, the simpler one shown) and
+    ``text`` (written in the cell: the margin over the library, of the winner's own backend).
     """
     if cells.empty:
         return None
+    baseline = "its backend's library" if several_backends else "the library"
     rows = list(dict.fromkeys(cells["row"]))
     sizes = sorted(cells["bytes"].unique())
     if len(rows) < 2 and len(sizes) < MIN_FIGURE_SIZES:
         return None  # one short row: the answers table right below says it as fast
     col = {b: j for j, b in enumerate(sizes)}
     width = min(16.0, max(6.5, 0.5 * len(sizes) + 2.2))
-    winners = sorted(set(cells["algo"]), key=lambda a: (a != "library", a))
-    handles = [matplotlib.patches.Patch(facecolor=color_of(a), edgecolor="white", label=a) for a in winners]
+    colors = dict(zip(cells["algo"], cells["color"])) if "color" in cells else {}
+    winners = sorted(set(cells["algo"]), key=lambda a: (a.split(" (")[0] != "library", a))
+    handles = [matplotlib.patches.Patch(facecolor=colors.get(a) or color_of(a), edgecolor="white", label=a)
+               for a in winners]
     handles.append(matplotlib.patches.Patch(facecolor="#bbbbbb", edgecolor="white", hatch=TIE_HATCH,
                                             label="tie within noise (the simpler shown)"))
     ncol = min(len(handles), max(2, int(width // 2.3)))
@@ -399,7 +429,7 @@ def plot_answer_chart(op: str, cells: pd.DataFrame, outdir: Path, note: str = ""
         ax.set_facecolor("#f4f4f4")  # a size not measured in a layout
         for r in cells.itertuples(index=False):
             i, j = rows.index(r.row), col[r.bytes]
-            face = color_of(r.algo)
+            face = colors.get(r.algo) or color_of(r.algo)
             ax.add_patch(matplotlib.patches.Rectangle(
                 (j - 0.5, i - 0.5), 1, 1, facecolor=face, edgecolor="white", linewidth=1.2,
                 hatch=TIE_HATCH if r.tie else None))
@@ -417,11 +447,11 @@ def plot_answer_chart(op: str, cells: pd.DataFrame, outdir: Path, note: str = ""
         ax.set_title(f"{op}: the fastest algorithm per size and layout", loc="left")
         lax.axis("off")
         lax.legend(handles=handles, loc="center", ncol=ncol, frameon=False, fontsize=8.5, handlelength=1.6,
-                   title="winner (in the cell: × faster than the library)", title_fontsize=8.5)
+                   title=f"winner (in the cell: × faster than {baseline})", title_fontsize=8.5)
         add_footnote(fig, note)
         name = _save(fig, outdir, f"answers_{op}.png")
     return FigureInfo(ANSWERS_SECTION, name,
-                      f"{op}: the winner per size and layout in its colour, × faster than the library in the cell "
+                      f"{op}: the winner per size and layout in its colour, × faster than {baseline} in the cell "
                       "(lib: the library wins or ties). Read: one colour along a row is one algorithm for every "
                       "size; hatched: a tie within the spread, given to the simpler algorithm, as colltune does.", note)
 

@@ -21,13 +21,14 @@ import pandas as pd
 
 from .ddp import SECTION as DDP_SECTION, Workload, answer_table as ddp_answer_table, tables as ddp_tables
 from .load import (
-    LIBRARY_ALGO, Dataset, algorithm_traits, describe_links, format_bytes, frame_note, inter_node_links,
-    latest, layout_sort_key, library_internal, sort_layouts, views,
+    LIBRARY_ALGO, Dataset, algorithm_traits, backend_order, describe_links, format_bytes, frame_note,
+    inter_node_links, latest, layout_sort_key, library_internal, sort_layouts, views,
 )
 from .model import MIN_FIT_SIZES, MIN_FIT_SPAN, fit_models, measured_crossovers, predicted_crossovers, series_of
+from .palette import color_on_backend
 from .plots import ANSWERS_SECTION, FigureInfo
 from .tables import BLANK, NUM_CSS, Table, fmt_col, fmt_num
-from .ranking import choose, decide_sizes, pool
+from .ranking import Candidate, choose, decide_sizes, pool, pooled, tied_with
 
 _DETAILS_ROWS = 40  # longer tables fold into <details> in the HTML report
 GROUP = ["op", "layout", "variant"]
@@ -57,6 +58,21 @@ def _order(df: pd.DataFrame, extra: Sequence[str] = ("bytes",)) -> pd.DataFrame:
 def _algo_of(series: str) -> str:
     """``ring (mpi)`` -> ``ring``."""
     return series.rsplit(" (", 1)[0]
+
+
+def several_backends(c: pd.DataFrame) -> bool:
+    """Whether the collective results hold more than one backend (an mpi and a gloo sweep in one file).
+
+    Then every answer names its backend (``library (gloo)``, ``ring (mpi)``), in every table and
+    figure alike: the whole results decide, not the rows of one table (in which the fastest may all
+    be of one backend while the others were measured beside them).
+    """
+    return c["backend"].nunique() > 1
+
+
+def _namer(c: pd.DataFrame):
+    """The answer's names: the series (``ring (mpi)``) with several backends, else the algorithm (``ring``)."""
+    return (lambda s: s) if several_backends(c) else _algo_of
 
 
 def decide(g: pd.DataFrame) -> tuple[str, tuple[str, ...]]:
@@ -120,8 +136,7 @@ TIE_NOTE = ("A tie: algorithms whose p50 is within the fastest one's spread (at 
 
 def best_algorithm_table(c: pd.DataFrame) -> Table:
     r = ranked(c)
-    multi = r["backend"].nunique() > 1
-    name = (lambda s: s) if multi else _algo_of
+    name = _namer(c)
     frame = pd.DataFrame({
         "op": r["op"], "layout": r["layout"], "variant": r["variant"].replace("", BLANK), "size": _sizes(r["bytes"]),
         "answer": [answer_text(name(ch), [name(t) for t in tied]) for ch, tied in zip(r["choice"], r["tied"])],
@@ -138,17 +153,29 @@ def best_algorithm_table(c: pd.DataFrame) -> Table:
 
 
 def answer_cells(c: pd.DataFrame) -> pd.DataFrame:
-    """The answer charts' cells: per (op, row = layout and variant, size) the winner, whether it is a tie,
-    and the text written in the cell (how many times faster than the library the winner is; ``lib`` when
-    the library itself is the answer; empty where the library was not measured)."""
+    """The answer charts' cells: per (op, row = layout and variant, size) the winner (``algo``: named as the
+    report's answers name it, with its backend when there are several) and its ``color``, whether it is a
+    tie, and the text written in the cell (how many times faster than the library of its backend the winner
+    is; ``lib`` when a library itself is the answer; empty where that library was not measured)."""
     r = ranked(c)
+    # The library of the winner's own backend: r's lib_* are the fastest's backend's, so take the choice's.
+    lib = c[c["algo"] == LIBRARY_ALGO].drop_duplicates([*GROUP, "bytes", "backend"], keep="last").set_index(
+        [*GROUP, "bytes", "backend"])["p50_us"]
+    choice_backend = r["choice"].str.rsplit(" (", n=1).str[1].str.rstrip(")")
+    lib_p50 = lib.reindex(pd.MultiIndex.from_arrays([r[k] for k in [*GROUP, "bytes"]] + [choice_backend])).to_numpy()
     lib_wins = r["choice"].map(_algo_of) == LIBRARY_ALGO
-    speedup = r["lib_p50"] / r["choice_p50"].where(r["choice_p50"] > 0)
+    speedup = lib_p50 / r["choice_p50"].where(r["choice_p50"] > 0)
     text = ["lib" if w else "" if pd.isna(x) else f"{x:.2g}×" if x < 10 else f"{x:.0f}×"
             for w, x in zip(lib_wins, speedup)]
     row = [lay + (f" {v}" if v else "") for lay, v in zip(r["layout"], r["variant"])]
-    out = pd.DataFrame({"op": r["op"], "row": row, "bytes": r["bytes"], "algo": r["choice"].map(_algo_of),
-                        "tie": [len(t) > 1 for t in r["tied"]], "text": text, "layout": r["layout"]})
+    name = _namer(c)
+    # Colour: the algorithm's (palette.py); with several backends the reference backend's algorithms keep
+    # it and another backend's are paler (ring (gloo) is ring's blue, lighter).
+    rank = {b: i for i, b in enumerate(backend_order(c["backend"]))}
+    color = [color_on_backend(_algo_of(ch), rank.get(b, 0)) for ch, b in zip(r["choice"], choice_backend)]
+    out = pd.DataFrame({"op": r["op"], "row": row, "bytes": r["bytes"], "algo": r["choice"].map(name),
+                        "color": color, "tie": [len(t) > 1 for t in r["tied"]], "text": text,
+                        "layout": r["layout"]})
     # Rows per op: by layout, then the variant measured at the most sizes first (hot before a cold subset).
     out["sizes"] = out.groupby(["op", "row"])["bytes"].transform("size")
     out["lkey"] = out["layout"].map(layout_sort_key)
@@ -171,7 +198,7 @@ def answer_figures(ds: Dataset, outdir: Path) -> list[FigureInfo]:
     figs = []
     with rc_context(STYLE):
         for op, g in cells.groupby("op", sort=True):
-            f = plot_answer_chart(op, g, outdir, frame_note(c[c["op"] == op]))
+            f = plot_answer_chart(op, g, outdir, frame_note(c[c["op"] == op]), several_backends(c))
             if f is not None:
                 figs.append(f)
     return figs
@@ -501,8 +528,7 @@ def runs_table(ds: Dataset) -> Table:
 def best_per_size_table(c: pd.DataFrame) -> Table:
     """The answer per size (rows) and layout (columns), one block per op: the fastest, or the tie."""
     r = ranked(c)
-    multi = r["backend"].nunique() > 1
-    name = (lambda s: s) if multi else _algo_of
+    name = _namer(c)
     r["algorithm"] = [answer_text(name(ch), [name(t) for t in tied], short=True)
                       for ch, tied in zip(r["choice"], r["tied"])]
     grid = r.pivot_table(index=["op", "variant", "bytes"], columns="layout", values="algorithm", aggfunc="first")
@@ -563,7 +589,7 @@ def custom_vs_library_table(c: pd.DataFrame) -> Table:
     internal = s["internal_best"].notna()
     frame = pd.DataFrame({
         "op": s["op"], "layout": s["layout"], "variant": s["variant"].replace("", BLANK),
-        "backend": s["backend"] if s["backend"].nunique() > 1 else BLANK,
+        "backend": s["backend"] if several_backends(c) else BLANK,
         "a custom algorithm is faster at": [f"{int(w)} of {int(n)} sizes" if ok else BLANK
                                             for w, n, ok in zip(s["wins"], s["sizes"], has)],
         "best custom overall": s["best"].fillna(BLANK),
@@ -586,6 +612,196 @@ def custom_vs_library_table(c: pd.DataFrame) -> Table:
     for header in ("variant", "backend", "library internals (best, median; faster at)"):
         t.drop_blank_column(header)
     return t
+
+
+# --------------------------------------------------------------------------- several backends side by side
+
+# A results file may hold several backends' runs on the same layouts (an mpi sweep and a gloo sweep of one
+# job): every answer above is then taken across all of them (series ``algo (backend)``), and these tables
+# say by how much one backend's fastest and library are slower or faster than the reference backend's
+# (load.REFERENCE_BACKEND, mpi, else the first by name) at each size, ties by the shared rule.
+BACKEND_KEYS = [*GROUP, "bytes"]
+BACKEND_POINT_COLUMNS = [*BACKEND_KEYS, "backend", "fastest", "fastest_p50", "fastest_p5", "fastest_p95",
+                         "lib_p50", "lib_p5", "lib_p95"]
+
+
+def backend_points(c: pd.DataFrame) -> pd.DataFrame:
+    """Per (op, layout, variant, size) measured on more than one backend, one row per backend: its fastest
+    series (the lowest p50, equal p50s the simplest: the shared rule's "best") and its plain library entry
+    (NaN where not measured), each with the medians of p50, p5 and p95 over its results (:func:`.ranking.pooled`)."""
+    m = c[c.groupby(BACKEND_KEYS)["backend"].transform("nunique") > 1] if len(c) else c
+    if m.empty:
+        return pd.DataFrame(columns=BACKEND_POINT_COLUMNS)
+    keys = [*BACKEND_KEYS, "backend"]
+    agg = pooled(m, keys, name="series").sort_values(["p50", "rank", "algo"], kind="stable")
+    fastest = agg.drop_duplicates(keys).rename(columns={"algo": "fastest", "p50": "fastest_p50",
+                                                       "p5": "fastest_p5", "p95": "fastest_p95"})
+    lib = agg[agg["algo"].map(_algo_of) == LIBRARY_ALGO].drop_duplicates(keys).rename(
+        columns={"p50": "lib_p50", "p5": "lib_p5", "p95": "lib_p95"})
+    out = fastest[[*keys, "fastest", "fastest_p50", "fastest_p5", "fastest_p95"]].merge(
+        lib[[*keys, "lib_p50", "lib_p5", "lib_p95"]], on=keys, how="left")
+    order = {b: i for i, b in enumerate(backend_order(c["backend"]))}
+    out["border"] = out["backend"].map(order)
+    return _order(out, ["bytes", "border"]).drop(columns="border").reset_index(drop=True)
+
+
+def _versus(p50: float, p5: float, p95: float, ref_p50: float, ref_p5: float, ref_p95: float) -> tuple[float, bool]:
+    """(p50 ÷ the reference's p50, tied): tied when the slower one's p50 is within the faster one's spread
+    (at most its p95): :func:`.ranking.tied_with`, the rule of every answer. (NaN, False) where one is missing."""
+    if pd.isna(p50) or pd.isna(ref_p50) or ref_p50 <= 0:
+        return math.nan, False
+    a, b = Candidate("a", p50, p5, p95), Candidate("ref", ref_p50, ref_p5, ref_p95)
+    fast, slow = (a, b) if p50 <= ref_p50 else (b, a)
+    return p50 / ref_p50, tied_with(fast, slow)
+
+
+def ratio_num(x: float) -> str:
+    """A ratio as the side-by-side tables write it: ``3.1``, ``52``, ``20,590``, ``0.48``."""
+    return f"{x:,.0f}" if x >= 10 else f"{x:.1f}" if x >= 1 else f"{x:.2g}"
+
+
+def times_text(ratio: float) -> str:
+    """``3.1× slower`` (ratio > 1), ``2.0× faster`` (ratio < 1: its inverse), ``as fast`` (1); ``—`` for NaN."""
+    if pd.isna(ratio):
+        return BLANK
+    if ratio == 1:
+        return "as fast"
+    return f"{ratio_num(ratio if ratio > 1 else 1 / ratio)}× {'slower' if ratio > 1 else 'faster'}"
+
+
+def versus_text(ratio: float, tie: bool) -> str:
+    """:func:`times_text`, ``≈ `` before it when the two are tied (within noise)."""
+    text = times_text(ratio)
+    return f"≈ {text}" if tie and text != BLANK else text
+
+
+def backend_versus(c: pd.DataFrame) -> pd.DataFrame:
+    """Per (op, layout, variant, size) and backend other than the reference (the first of
+    :func:`.load.backend_order` over the whole results) measured there beside it: both fastest series,
+    ``fastest_ratio`` (the other's fastest p50 ÷ the reference's) and ``fastest_tie``, and the same for the
+    two libraries (``lib_ratio``, ``lib_tie``: NaN, False where either library was not measured)."""
+    pts = backend_points(c)
+    cols = [*BACKEND_KEYS, "backend", "reference", "fastest", "ref_fastest", "fastest_ratio", "fastest_tie",
+            "lib_ratio", "lib_tie"]
+    if pts.empty:
+        return pd.DataFrame(columns=cols)
+    ref = backend_order(c["backend"])[0]
+    both = pts[pts["backend"] != ref].merge(pts[pts["backend"] == ref].drop(columns="backend"), on=BACKEND_KEYS,
+                                            suffixes=("", "_ref"))
+    rows = []
+    for r in both.itertuples(index=False):
+        fr, ft = _versus(r.fastest_p50, r.fastest_p5, r.fastest_p95, r.fastest_p50_ref, r.fastest_p5_ref,
+                         r.fastest_p95_ref)
+        lr, lt = _versus(r.lib_p50, r.lib_p5, r.lib_p95, r.lib_p50_ref, r.lib_p5_ref, r.lib_p95_ref)
+        rows.append([*(getattr(r, k) for k in BACKEND_KEYS), r.backend, ref, r.fastest, r.fastest_ref, fr, ft, lr, lt])
+    return pd.DataFrame(rows, columns=cols)
+
+
+def _answer_backend(choice: str, tied: Sequence[str]) -> str:
+    """The backend of an answer across backends, or ``tie`` when the tie spans several backends."""
+    backends = {t.rsplit(" (", 1)[1].rstrip(")") for t in tied}
+    return choice.rsplit(" (", 1)[1].rstrip(")") if len(backends) == 1 else "tie"
+
+
+def _counts_text(counts: dict[str, int], total: int) -> str:
+    """``mpi at 6, tie at 1 of 7 sizes``: the non-zero counts in the given order."""
+    parts = [f"{k} at {n}" for k, n in counts.items() if n]
+    return f"{', '.join(parts)} of {total} size{'s' if total != 1 else ''}"
+
+
+def _pair_summary(g: pd.DataFrame, ratio: str, tie: str) -> str:
+    """One backend against the reference over the sizes both measured: how often faster, slower or tied,
+    the ratio at the largest of them, the median and the range of the ratios."""
+    g = g[g[ratio].notna()].sort_values("bytes")
+    if g.empty:
+        return BLANK
+    x, t = g[ratio].to_numpy(dtype=float), g[tie].to_numpy(dtype=bool)
+    counts = {"faster": int(((x < 1) & ~t).sum()), "slower": int(((x > 1) & ~t).sum()), "tie": int(t.sum())}
+    last = g.iloc[-1]
+    med = float(np.median(x))
+    spread = f" (p50 ratio {ratio_num(x.min())}–{ratio_num(x.max())})" if len(x) > 1 else ""
+    median = f"; median {times_text(med)}{spread}" if len(x) > 1 else ""
+    return (f"{_counts_text(counts, len(x))}; at {format_bytes(last['bytes'])} "
+            f"{versus_text(last[ratio], bool(last[tie]))}{median}")
+
+
+BACKENDS_GLANCE = "Backends side by side"
+
+
+def backends_glance_table(c: pd.DataFrame) -> Table:
+    """Per (op, layout, variant) and backend other than the reference: on which backend the answer is, and
+    how that backend's fastest and library compare with the reference's, size by size. Empty with one backend."""
+    v = backend_versus(c)
+    cols = ["op", "layout", "variant", "compared", "the answer (all backends) is on", "fastest vs fastest",
+            "library vs library"]
+    if v.empty:
+        return Table.of(BACKENDS_GLANCE, cols)
+    r = ranked(c)
+    r = r.merge(v[BACKEND_KEYS].drop_duplicates(), on=BACKEND_KEYS)
+    r["on"] = [_answer_backend(ch, t) for ch, t in zip(r["choice"], r["tied"])]
+    order = backend_order(c["backend"])
+    rows = []
+    for (op, layout, variant, backend), g in v.groupby([*GROUP, "backend"], sort=False):
+        ref = g["reference"].iloc[0]
+        on = r[(r["op"] == op) & (r["layout"] == layout) & (r["variant"] == variant)
+               & r["bytes"].isin(g["bytes"])]["on"]
+        counts = {b: int((on == b).sum()) for b in [*order, "tie"]}
+        rows.append([op, layout, variant or BLANK, f"{backend} vs {ref}", _counts_text(counts, len(on)),
+                     _pair_summary(g, "fastest_ratio", "fastest_tie"), _pair_summary(g, "lib_ratio", "lib_tie")])
+    frame = _order(pd.DataFrame(rows, columns=cols), ["compared"])
+    t = Table(BACKENDS_GLANCE, frame.reset_index(drop=True), align="lllllll",
+              note="Several backends measured the same (op, layout, size): the answer is taken across all of them "
+                   "(the fastest series, or the simplest tied with it: 'library (mpi) ≈ ring (gloo)'), and each "
+                   f"backend is set against {order[0]}: its fastest algorithm against {order[0]}'s fastest, its "
+                   f"library (the backend's own call; for gloo what PyTorch's ProcessGroupGloo calls) against "
+                   f"{order[0]}'s library, at the sizes both measured: how often it is faster, slower or tied, the "
+                   "ratio at the largest of them, the median and the range of the ratios. 3.1× slower: its p50 "
+                   "time is 3.1 times the other's; ≈: the slower one's p50 within the faster one's spread (at most "
+                   "its p95), a tie by the rule of every answer. Per size: 'Backends side by side per (op, layout, "
+                   "size)' below.")
+    return t.drop_blank_column("variant").drop_blank_column("library vs library")
+
+
+def backends_per_size_table(c: pd.DataFrame) -> Table:
+    """Per (op, layout, variant, size) measured on several backends: the answer across them, each backend's
+    fastest and its p50, and each other backend against the reference (fastest and library). Empty with one backend."""
+    pts = backend_points(c)
+    cols = ["op", "layout", "variant", "size", "answer (all backends)"]
+    if pts.empty:
+        return Table.of("Backends side by side per (op, layout, size)", cols)
+    order = backend_order(c["backend"])
+    ref, others = order[0], order[1:]
+    v = backend_versus(c).set_index([*BACKEND_KEYS, "backend"])
+    r = ranked(c).merge(pts[BACKEND_KEYS].drop_duplicates(), on=BACKEND_KEYS).set_index(BACKEND_KEYS)
+    by = pts.set_index([*BACKEND_KEYS, "backend"])
+    keys = list(r.index)
+    frame = pd.DataFrame({"op": [k[0] for k in keys], "layout": [k[1] for k in keys],
+                          "variant": [k[2] or BLANK for k in keys], "size": _sizes(pd.Series([k[3] for k in keys])),
+                          "answer (all backends)": [answer_text(ch, t) for ch, t in zip(r["choice"], r["tied"])]})
+
+    def cell(b: str, col: str, fmt) -> list[str]:
+        return [fmt(by.at[(*k, b), col]) if (*k, b) in by.index else BLANK for k in keys]
+
+    for b in order:
+        frame[f"{b}: fastest"] = cell(b, "fastest", _algo_of)
+        frame[f"{b} p50 (µs)"] = cell(b, "fastest_p50", fmt_num)
+    for b in others:
+        def vs(col: str, tie: str) -> list[str]:
+            return [versus_text(v.at[(*k, b), col], bool(v.at[(*k, b), tie])) if (*k, b) in v.index else BLANK
+                    for k in keys]
+        frame[f"fastest: {b} vs {ref}"] = vs("fastest_ratio", "fastest_tie")
+        frame[f"library: {b} vs {ref}"] = vs("lib_ratio", "lib_tie")
+    frame = frame.reset_index(drop=True)
+    t = Table("Backends side by side per (op, layout, size)", frame,
+              align="lllrl" + "lr" * len(order) + "ll" * len(others),
+              note=f"answer: the fastest of every backend's algorithms, or the tie ('library (mpi) ≈ ring (gloo)'). "
+                   f"fastest: each backend's lowest p50 time. 'fastest: {others[0]} vs {ref}': {others[0]}'s "
+                   f"fastest p50 ÷ {ref}'s fastest p50, as '3.1× slower' or '2.0× faster'; 'library: …' the same for the two "
+                   "libraries; '≈': the slower one's p50 within the faster one's spread (at most its p95), a tie. "
+                   + TIE_NOTE)
+    for b in others:
+        t.drop_blank_column(f"library: {b} vs {ref}")
+    return t.drop_blank_column("variant")
 
 
 def within_vs_across_table(ds: Dataset) -> Table:
@@ -660,14 +876,15 @@ def build_tables(ds: Dataset, workloads: Sequence[Workload] = ()) -> Tables:
     c = collectives(ds)
     models = fit_models(ds.results)
     node_aware = node_aware_table(ds)  # only when some multi-node layout has node-aware results
-    answers = [best_per_size_table(c), custom_vs_library_table(c), within_vs_across_table(ds),
-               ddp_answer_table(workloads)]
+    answers = [best_per_size_table(c), backends_glance_table(c), custom_vs_library_table(c),
+               within_vs_across_table(ds), ddp_answer_table(workloads)]
     from . import provenance  # issue 21: hardware, link rates and the --expect verdict per run
     hardware = provenance.table(ds)
     return Tables(
         answers=[t for t in answers if t.rows],
         summary=[t.drop_blank_column("variant") for t in
-                 (best_algorithm_table(c), *([node_aware] if node_aware.rows else []), peak_busbw_table(c),
+                 (best_algorithm_table(c), backends_per_size_table(c), *([node_aware] if node_aware.rows else []),
+                  peak_busbw_table(c),
                   small_latency_table(c), pingpong_table(ds), *([hardware] if hardware else []))
                  if not t.empty],  # a table of nothing but '—' is left out
         model=model_table(models).drop_blank_column("variant"),

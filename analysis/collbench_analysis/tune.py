@@ -23,7 +23,7 @@ import pandas as pd
 import yaml
 
 from . import schema as _schema
-from .load import AUTO_ALGO, Dataset, format_bytes
+from .load import AUTO_ALGO, Dataset, backend_order, format_bytes
 # The rule itself (best, margin, tie, choice) lives in ranking.py, shared with collplot's report.
 from .ranking import (  # noqa: F401  (re-exported: tune.choose, tune.Candidate, ... as before)
     TIE_RULES, Z_95, Candidate, SizeChoice, candidates as _candidates, choose, pool, pooled, simplicity_key, tied_with,
@@ -581,14 +581,28 @@ def load_tuning(path: str | Path) -> Tuning:
     return parse_tuning(text, str(path))
 
 
-def run_command(path: str | Path, collbench: str = "collbench") -> list[str]:
+def backends_of(t: Tuning) -> list[str]:
+    """The backends a tuning file has entries for, :data:`.load.REFERENCE_BACKEND` (mpi) first."""
+    return backend_order(e.backend for e in t.entries)
+
+
+def run_command(path: str | Path, collbench: str = "collbench", backend: str | None = None) -> list[str]:
     """The command line that runs a tuning file's choices: ``mpirun`` on its largest layout (by world
     size, then nodes; ``--map-by ppr:K:node`` for an even multi-node one), every op it has entries
     for, ``--algo auto --tuning FILE`` (another layout uses the nearest entry), and the backend and
-    device when not mpi/cpu. ``colltune --command FILE`` prints it (slurm/sweep.sh --tune says it)."""
+    device when not mpi/cpu. ``colltune --command FILE`` prints it (slurm/sweep.sh --tune says it).
+
+    ``--algo auto`` runs within one backend (an entry is per backend): a file with entries of several
+    backends (an mpi and a gloo sweep tuned together) gives the command of ``backend``'s entries,
+    by default the first of :func:`backends_of` (mpi when it has entries)."""
     t = load_tuning(path)
-    ops = ",".join(dict.fromkeys(e.op for e in t.entries))
-    big = max(t.entries, key=lambda e: e.layout.sort_key())
+    backend = backend or next(iter(backends_of(t)), None)
+    entries = [e for e in t.entries if e.backend == backend]
+    if not entries:
+        has = ", ".join(backends_of(t)) or "none"
+        raise TuningFileError(f"{path}: no entry of backend {backend!r} (it has: {has})")
+    ops = ",".join(dict.fromkeys(e.op for e in entries))
+    big = max(entries, key=lambda e: e.layout.sort_key())
     cmd = ["mpirun", "-np", str(big.layout.world_size)]
     if big.layout.nodes > 1 and not big.layout.uneven:
         cmd += ["--map-by", f"ppr:{big.layout.per_node[0]}:node"]
