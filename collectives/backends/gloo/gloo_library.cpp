@@ -2,13 +2,15 @@
 // op, exactly the Gloo call PyTorch's ProcessGroupGloo makes for a dense CPU tensor, so
 // `--backend gloo --algo library` measures what dist.all_reduce & co. cost on "cpu:gloo".
 //
-// Source read: PyTorch's torch/csrc/distributed/c10d/ProcessGroupGloo.cpp (pytorch/pytorch, the
-// snapshot at 0069b72918a5, a 1.12-era tree; the paths below are those of PyTorch 1.13, whose
-// Gloo backend still raises for _allgather_base / all_gather_into_tensor ("no support for
-// _allgather_base in Gloo process group", seen from 1.13's distributed_c10d.py) and for
-// reduce_scatter ("ProcessGroupGloo does not support reduce_scatter")). Per call it builds a
-// fresh options object on the group's context with the next tag (nextTag(): a counter of the
-// process group), sets inputs/outputs/root/reduce function and calls Gloo:
+// Source read: PyTorch's torch/csrc/distributed/c10d/ProcessGroupGloo.cpp, in the pytorch/pytorch
+// snapshot 0069b72918a5 (a tree from before 1.13: it still includes <c10d/...>; no 1.13 copy
+// was at hand). The paths below are the ones PyTorch 1.13 takes: its Gloo backend still raises
+// for _allgather_base / all_gather_into_tensor ("no support for _allgather_base in Gloo process
+// group", from 1.13's distributed_c10d.py) and for reduce_scatter ("ProcessGroupGloo does not
+// support reduce_scatter"), and bfloat16 joined its GENERATE_ALL_TYPES only later (2.x trees
+// list it). Per call ProcessGroupGloo builds a fresh options object on the group's context with
+// the next tag (nextTag(): a counter of the process group), sets inputs/outputs/root/reduce
+// function and calls Gloo:
 //   dist.broadcast        AsyncBroadcastWork   gloo::broadcast(BroadcastOptions), output only (in place)
 //   dist.reduce           AsyncReduceWork      gloo::reduce(ReduceOptions), output only (in place)
 //   dist.all_reduce       AsyncAllreduceWork   gloo::allreduce(AllreduceOptions), outputs only, no
@@ -23,9 +25,10 @@
 // Element types: GENERATE_ALL_TYPES (float, double, half, int8, uint8, int32, int64: no
 // bfloat16, which raises "Invalid scalar type"); reduce functions: toFunction<T>, gloo::sum /
 // product / min / max<T>; ReduceOp.AVG raises ("Cannot use ReduceOp.AVG with Gloo"), so avg is
-// applied around the sum by run_entry as for MPI (native_avg false). The options' timeout: the
-// one ProcessGroupGloo gives its contexts (context->setTimeout(options->timeout)), here the call
-// scope's, set on each options object.
+// applied around the sum by run_entry as for MPI (native_avg false; reduce_scatter's class applies
+// it itself, AvgAround). The options' timeout: ProcessGroupGloo leaves each options object its
+// default, the context's timeout (context->setTimeout(options->timeout)); here each is given
+// the call scope's (the run's --timeout), read when the case is bound.
 //
 // Not reproduced (costs PyTorch adds around the same Gloo call): the hand-off of each call to
 // one of ProcessGroupGloo's worker threads and the caller's wait for it, and the allocation of
