@@ -270,5 +270,34 @@ TEST(GlooLibrary, TimeoutNamesTheCall) {
   EXPECT_NE(message.find("algo=library"), std::string::npos) << message;
 }
 
+// A peer whose process is gone (its sockets closed): a TransportError naming the Gloo call, not a
+// wait for the whole timeout.
+TEST(GlooLibrary, PeerGoneIsATransportError) {
+  std::string message;
+  run_gloo_ranks(
+      2,
+      [&](GlooTransport& t) {
+        const AlgoEntry* e = Registry::get().find(Op::allreduce, "library", "gloo");
+        std::vector<float> buf(16, 1.0f);
+        CollArgs a;
+        a.send = a.recv = buf.data();
+        a.count = buf.size();
+        a.op = make_reduce_op(RedOp::sum, DType::float32);
+        t.library_context(0);
+        t.barrier();
+        if (t.rank() == 1) return;  // its transport and contexts close now
+        std::this_thread::sleep_for(std::chrono::milliseconds(200));
+        const auto began = std::chrono::steady_clock::now();
+        try {
+          e->run(t, a);
+        } catch (const TransportError& ex) {
+          message = ex.what();
+        }
+        EXPECT_LT(std::chrono::steady_clock::now() - began, std::chrono::seconds(4)) << "waited for the timeout";
+      },
+      std::chrono::seconds(10));
+  EXPECT_NE(message.find("Gloo failed in gloo::allreduce"), std::string::npos) << message;
+}
+
 }  // namespace
 }  // namespace collbench

@@ -96,6 +96,8 @@ bool says_timeout(const char* what) {
 }  // namespace
 
 void rethrow_as_collbench(const Bound& b, const char* what) {
+  std::string call = what;  // "in gloo::allreduce", without the watchdog's "(some rank never arrived)"
+  if (const auto p = call.find(" (some rank"); p != std::string::npos) call.resize(p);
   try {
     throw;
   } catch (const Error&) {
@@ -103,12 +105,11 @@ void rethrow_as_collbench(const Bound& b, const char* what) {
   } catch (const gloo::IoException& e) {
     if (says_timeout(e.what()))
       throw TimeoutError(timeout_message(b.timeout, -1, false, what) + " (Gloo: " + e.what() + ")", b.t->error_context());
-    throw TransportError(std::string("Gloo failed ") + what + " (a peer exited or was killed?): " + e.what(),
-                         b.t->error_context());
+    throw TransportError("Gloo failed " + call + " (a peer exited or was killed?): " + e.what(), b.t->error_context());
   } catch (const gloo::Exception& e) {
-    throw TransportError(std::string("Gloo failed ") + what + ": " + e.what(), b.t->error_context());
+    throw TransportError("Gloo failed " + call + ": " + e.what(), b.t->error_context());
   } catch (const gloo::EnforceNotMet& e) {
-    throw TransportError(std::string("Gloo refused the call ") + what + ": " + e.what(), b.t->error_context());
+    throw TransportError("Gloo refused the call " + call + ": " + e.what(), b.t->error_context());
   }
 }
 
