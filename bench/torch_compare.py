@@ -105,9 +105,19 @@ class Runner:
         return recs
 
     def collbench(self, sizes):
-        recs = self.collbench_runs(sizes, ["--op", "allreduce,broadcast,allgather", "--algo", "library"], ["--sync", "barrier"])
+        # PyTorch's all_reduce and broadcast work in place; its all_gather fills a list from an input.
+        recs = self.collbench_runs(sizes, ["--op", "allreduce,broadcast,allgather", "--algo", "library"],
+                                   ["--sync", "barrier", "--inplace", "both"])
+        recs = [r for r in recs if r["in_place"] == (r["op"] != "allgather")]
         recs += self.collbench_runs(sizes, ["--op", "pingpong", "--algo", "latency", "--pairs", "0-1"], [])
         return {(r["op"], r["bytes"]): r["time_us"]["p50"] for r in recs}
+
+    def torch_alone(self):
+        """PyTorch's per-call path with nothing to move: the same calls in a world of 1 rank."""
+        out = os.path.join(self.work, f"torch1-{self.n}.jsonl")
+        self._run(["/usr/bin/python3", os.path.join(HERE, "torch_gloo.py"), "--ranks", "1", "--sizes", "16",
+                   "--ops", "allreduce,broadcast,allgather,barrier", "--out", out], "PyTorch, 1 rank")
+        return {r["op"]: r["p50"] for r in load(out)}
 
     def custom(self, sizes):
         recs = self.collbench_runs(sizes, ["--op", "allreduce", "--algo", ",".join(CUSTOM + ["library"]), "--interleave"], [])
@@ -132,7 +142,7 @@ def main():
     os.makedirs(work, exist_ok=True)
     r = Runner(o, work)
     t0 = time.time()
-    cb, th, cu = {}, {}, {}
+    cb, th, cu, alone = {}, {}, {}, {}
     for rep in range(o.reps):
         sides = [("cb", r.collbench), ("torch", r.torch)]
         if rep % 2:
@@ -142,6 +152,8 @@ def main():
                 (cb if name == "cb" else th).setdefault(k, []).append(v)
         for k, v in r.custom(sizes).items():
             cu.setdefault(k, []).append(v)
+        for k, v in r.torch_alone().items():
+            alone.setdefault(k, []).append(v)
     print(f"# collbench --backend gloo vs PyTorch {torch_version()} Gloo, 2 ranks, {cpu_model()}, "
           f"{time.strftime('%Y-%m-%d')}, {o.reps} repetitions (A B / B A), {time.time() - t0:.0f} s")
     print("| op | size | PyTorch p50 µs | collbench p50 µs | collbench / PyTorch (95 % CI) | PyTorch − collbench µs | within ±10 % |")
@@ -163,6 +175,9 @@ def main():
                   f"{ratio:.2f} ({ci[0]:.2f}–{ci[1]:.2f}) | {diff:+.0f} | {ok if target else '(below 64 KiB: overhead)'} |")
     if th.get(("barrier", sizes[0])):
         print(f"\nPyTorch dist.barrier() p50: {fmt_us(statistics.median(th[('barrier', sizes[0])]))} µs (collbench has no barrier op)")
+    if alone:
+        print("PyTorch's per-call path alone (world of 1 rank, 16 B, p50 µs): " +
+              ", ".join(f"{op} {fmt_us(statistics.median(v))}" for op, v in alone.items()))
     print("\n| allreduce size | " + " | ".join(f"{a} / library" for a in CUSTOM) + " |")
     print("|---|" + "---|" * len(CUSTOM))
     for b in sizes:
@@ -175,7 +190,8 @@ def main():
             cells.append(f"{statistics.median(v) / statistics.median(lib):.2f}" if v else "-")
         print(f"| {size_name(b)} | " + " | ".join(cells) + " |")
     if o.json_out:
-        json.dump({"rows": rows, "custom": {f"{a}@{b}": v for (a, b), v in cu.items()}}, open(o.json_out, "w"), indent=1)
+        json.dump({"rows": rows, "custom": {f"{a}@{b}": v for (a, b), v in cu.items()}, "torch_alone": alone},
+                  open(o.json_out, "w"), indent=1)
     if not o.keep:
         shutil.rmtree(work, ignore_errors=True)
     return 0

@@ -52,7 +52,6 @@ def one_op(op, nbytes, rank, n, o):
         count = max(1, nbytes // 4 // n)
     t = torch.ones(count, dtype=torch.float32)
     outs = [torch.empty(count, dtype=torch.float32) for _ in range(n)] if op == "allgather" else None
-    peer = 1 - rank if rank < 2 else None
 
     def call():
         if op == "allreduce":

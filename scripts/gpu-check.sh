@@ -31,6 +31,7 @@
 #                np2 nccl  2 ranks when there are >= 2 GPUs; on one GPU NCCL refuses two ranks on
 #                          one device, and the step checks collbench says so in one line (exit 2)
 #   sweep      --backend nccl --algo library and the custom ring, 1 rank, device memory, size sweep
+#   nccl-spawn --backend nccl without MPI: collbench --spawn N (one rank per GPU), Gloo's control plane
 #   raw-nccl   bench/collbench_raw_nccl (a plain ncclAllReduce loop) against collbench at 1 rank,
 #              same sizes and batch, launched alternately 3 times (raw-nccl.K, raw-nccl-collbench.K):
 #              OUT/raw_vs_collbench.txt gives per size the medians, their launch ranges and the
@@ -241,6 +242,11 @@ fi
 # ---- sweep: NCCL's library and the custom ring on device memory ----------------------------
 cb_step sweep "$cb" --device cuda --backend nccl --op allreduce --algo library,ring "${sweep_sizes[@]}" --batch \
   -n "$iters" -w 5 --min-time 0.2 --max-iters 2000 -c 1 --quiet --json "$out/sweep.jsonl"
+
+# ---- nccl-spawn: NCCL without MPI: --spawn starts the ranks (one per GPU), they meet through
+# rank 0's rendezvous, Gloo carries the harness's control and NCCL's unique id (docs/launching.md)
+step nccl-spawn "$cb" --device cuda --backend nccl --spawn "$((gpus > 0 ? gpus : 1))" --op allreduce,broadcast \
+  --algo library,ring -b 8 -e 64M -f 8 -n 5 -w 1 -c 1 --quiet --json "$out/nccl_spawn.jsonl"
 
 # ---- raw-nccl: a plain ncclAllReduce loop vs collbench at 1 rank ---------------------------
 raw=$build/bench/collbench_raw_nccl

@@ -11,7 +11,8 @@ PeerMemory& memory_for(Transport& t, std::string_view algo) {
   PeerMemory* pm = t.peer_memory();  // collective on the first call: before any refusal
   if (!pm)
     throw NotSupported(std::string(algo) + ": needs every rank on one node (peer memory; " + std::string(t.backend()) +
-                       (kind == MemoryKind::host ? " found ranks on other nodes)"
+                       (kind == MemoryKind::host ? (t.node_layout().nodes() > 1 ? " found ranks on other nodes)"
+                                                                                 : " has none: its ranks share only sockets)")
                                                  : " has none for device buffers: CUDA IPC comes with --backend mpi)"));
   if (pm->kind() != kind)
     throw NotSupported(std::string(algo) + ": the peer memory is " + std::string(memory_kind_name(pm->kind())) +

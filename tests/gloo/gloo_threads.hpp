@@ -39,6 +39,7 @@ inline void run_gloo_ranks(int n, const std::function<void(GlooTransport&)>& bod
                                       timeout);
         GlooTransport t(std::move(ctx), d.device, std::make_shared<CallScope>(timeout));
         body(t);
+        t.barrier();  // no rank closes its sockets while another still talks to it
       } catch (...) {
         std::lock_guard lk(mu);
         if (!first) first = std::current_exception();
