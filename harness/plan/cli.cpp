@@ -24,7 +24,7 @@ constexpr std::size_t kHelpIndent = 30;  // where an option's text starts
 constexpr const char* kDescription =
     "collbench: measure, verify and compare collective communication algorithms.\n"
     "Usage: mpirun -np N collbench [OPTIONS]     or, without MPI: collbench --backend gloo --spawn N\n"
-    "       torchrun --no_python --nproc_per_node N collbench --backend gloo   (or srun; --backend thread --ranks N)\n"
+    "       torchrun --no_python --nproc_per_node N collbench --backend gloo   (or srun)\n"
     "  e.g. mpirun -np 4 collbench --op allreduce -b 8 -e 128M -f 2      (the library's own allreduce)\n"
     "       mpirun -np 4 collbench --op allreduce --algo ring,library --interleave\n";
 

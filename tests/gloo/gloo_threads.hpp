@@ -16,9 +16,11 @@
 
 namespace collbench::testing {
 
-// Runs body(transport) on `n` threads, one rank each; rethrows the first exception.
+// Runs body(transport) on `n` threads, one rank each; rethrows the first exception. With
+// `end_barrier`, no rank closes its sockets while another still talks to it (a test of a rank
+// that leaves early passes false).
 inline void run_gloo_ranks(int n, const std::function<void(GlooTransport&)>& body,
-                           std::chrono::milliseconds timeout = std::chrono::seconds(30)) {
+                           std::chrono::milliseconds timeout = std::chrono::seconds(30), bool end_barrier = true) {
   std::vector<std::vector<char>> slots(static_cast<std::size_t>(n));
   std::barrier sync(n);
   std::mutex mu;
@@ -39,7 +41,7 @@ inline void run_gloo_ranks(int n, const std::function<void(GlooTransport&)>& bod
                                       timeout);
         GlooTransport t(std::move(ctx), d.device, std::make_shared<CallScope>(timeout));
         body(t);
-        t.barrier();  // no rank closes its sockets while another still talks to it
+        if (end_barrier) t.barrier();
       } catch (...) {
         std::lock_guard lk(mu);
         if (!first) first = std::current_exception();

@@ -262,7 +262,7 @@ TEST(GlooLibrary, TimeoutNamesTheCall) {
           }
           std::this_thread::sleep_for(std::chrono::milliseconds(700));
         },
-        std::chrono::milliseconds(300));
+        std::chrono::milliseconds(300), /*end_barrier=*/false);
   } catch (const std::exception& e) {
     FAIL() << "unexpected: " << e.what();
   }
@@ -295,7 +295,7 @@ TEST(GlooLibrary, PeerGoneIsATransportError) {
         }
         EXPECT_LT(std::chrono::steady_clock::now() - began, std::chrono::seconds(4)) << "waited for the timeout";
       },
-      std::chrono::seconds(10));
+      std::chrono::seconds(10), /*end_barrier=*/false);
   EXPECT_NE(message.find("Gloo failed in gloo::allreduce"), std::string::npos) << message;
 }
 

@@ -75,7 +75,7 @@ TEST(GlooTransport, TimeoutNamesThePeer) {
           }
           std::this_thread::sleep_for(std::chrono::milliseconds(600));
         },
-        std::chrono::milliseconds(300));
+        std::chrono::milliseconds(300), /*end_barrier=*/false);
     FAIL() << "no timeout";
   } catch (const TimeoutError& e) {
     EXPECT_NE(std::string(e.what()).find("peer 1"), std::string::npos) << e.what();

@@ -54,7 +54,8 @@ TEST(Help, VersionNamesCommitMpiAndBackends) {
   EXPECT_TRUE(v.starts_with("collbench ")) << v;
   EXPECT_NE(v.find("(git "), std::string::npos) << v;
   EXPECT_NE(v.find("mpi: "), std::string::npos) << v;  // MPI_Get_library_version's first line
-  EXPECT_NE(v.find("backends: mpi"), std::string::npos) << v;
+  EXPECT_NE(v.find("backends: gloo, mpi"), std::string::npos) << v;
+  EXPECT_NE(v.find("gloo: Gloo "), std::string::npos) << v;  // BackendInfo::library_version
   EXPECT_NE(v.find("thread"), std::string::npos) << v;
 }
 

@@ -218,7 +218,7 @@ TEST(CommandLine, BadArgumentsSayWhatAndWhatIsAccepted) {
       {{"--redop", "mean"}, "unknown redop 'mean'"},
       {{"--inplace", "maybe"}, "--inplace"},
       {{"--backend", "nccl"}, "--backend nccl moves device memory only"},
-      {{"--backend", "gloo"}, "unknown --backend 'gloo'"},
+      {{"--backend", "ucc"}, "unknown --backend 'ucc'"},
       {{"--batch", "--interleave"}, "cannot be combined"},
       {{"-f", "2", "-i", "1K"}, "cannot be combined"},
       {{"-b", "2M", "-e", "1M"}, "larger than --max-bytes"},
