@@ -111,8 +111,9 @@ def main(collbench, work, mpiexec=None):
     if os.path.exists(TORCHRUN):
         for mode in (["--master_port", str(free_port())], ["--standalone"]):
             out = work / f"torchrun{mode[0]}.jsonl"
+            # --monitor_interval: torchrun's agent looks at its workers every 5 s by default.
             p = run(f"torchrun {mode[0]}", ["/usr/bin/python3", TORCHRUN, "--redirects", "2", "--tee", "2", *mode,
-                    "--nproc_per_node", "2", "--no_python", collbench, "--backend", "gloo", "--op", "allreduce",
+                    "--monitor_interval", "0.5", "--nproc_per_node", "2", "--no_python", collbench, "--backend", "gloo", "--op", "allreduce",
                     "--algo", "ring,library", *SMALL, "--json", str(out)], timeout=180)
             assert p.returncode == 0, f"torchrun {mode}: exit {p.returncode}\n{p.stdout[-3000:]}\n{p.stderr[-3000:]}"
             check_run(f"torchrun {mode}", out, 2)
