@@ -82,7 +82,8 @@ std::string joined(const std::vector<std::string>& v) {
 }
 }  // namespace
 
-const BootstrapInfo& Backends::bootstrap_for(const BackendInfo& b, std::string_view launcher, const GetEnvFn& getenv_fn) const {
+const BootstrapInfo& Backends::bootstrap_for(const BackendInfo& b, std::string_view launcher, const GetEnvFn& getenv_fn,
+                                             std::optional<int> declared_size) const {
   const auto usable = [&](std::string_view name) {
     return std::find(b.bootstraps.begin(), b.bootstraps.end(), name) != b.bootstraps.end();
   };
@@ -99,19 +100,18 @@ const BootstrapInfo& Backends::bootstrap_for(const BackendInfo& b, std::string_v
   }
   for (const auto& name : b.bootstraps)
     if (const BootstrapInfo* x = find_bootstrap(name); x && x->detect && x->detect(getenv_fn)) return *x;
-  // Started by a launcher this backend cannot use: say so now, not as N singletons later.
-  for (const auto& x : bootstraps_)
-    if (!usable(x.name) && x.detect && x.detect(getenv_fn))
-      throw UsageError("this process was started by " + x.name + ", but --backend " + b.name +
-                       " starts its ranks with " + joined(b.bootstraps) + " (here each process would be a world of its own); accepted: " +
-                       (usable("mpi") ? "mpirun -np N, or srun --mpi=pmix, " : "") + "or a backend that starts under " + x.name +
-                       " (" + [&] {
-                         std::string ok;
-                         for (const auto& o : backends_)
-                           if (std::find(o.bootstraps.begin(), o.bootstraps.end(), x.name) != o.bootstraps.end())
-                             ok += (ok.empty() ? "--backend " : ", --backend ") + o.name;
-                         return ok;
-                       }() + ")");
+  // Several processes started by a launcher this backend cannot use: say so now, not as N
+  // worlds of one rank later.
+  for (const auto& x : bootstraps_) {
+    if (usable(x.name) || !x.detect || !x.detect(getenv_fn) || declared_size.value_or(1) <= 1) continue;
+    std::vector<std::string> ok;
+    for (const auto& o : backends_)
+      if (std::find(o.bootstraps.begin(), o.bootstraps.end(), x.name) != o.bootstraps.end()) ok.push_back("--backend " + o.name);
+    throw UsageError("this process is one of " + std::to_string(*declared_size) + " started by " + x.name +
+                     ", but --backend " + b.name + " starts its ranks with " + joined(b.bootstraps) +
+                     " (here each process would be a world of its own); accepted: start it once" +
+                     (usable("mpi") ? ", mpirun -np N or srun --mpi=pmix," : "") + " or " + joined(ok) + " under " + x.name);
+  }
   return *find_bootstrap(b.bootstraps.back());
 }
 

@@ -145,9 +145,11 @@ class Backends {
   const BackendInfo& check(std::string_view backend, std::string_view device) const;
   // The bootstrap `b`'s ranks start with here: `launcher` when given (--launcher; UsageError if
   // `b` cannot start that way), else the first of b.bootstraps that detects its launcher,
-  // else the last. A launcher detected that `b` cannot use is a UsageError too (torchrun
-  // starting --backend mpi would give N singletons).
-  const BootstrapInfo& bootstrap_for(const BackendInfo& b, std::string_view launcher, const GetEnvFn& getenv_fn) const;
+  // else the last. A launcher detected that `b` cannot use, which started several processes
+  // (`declared_size` > 1), is a UsageError too (torchrun starting --backend mpi would give N
+  // singletons); one process of any launcher may run as the backend's own.
+  const BootstrapInfo& bootstrap_for(const BackendInfo& b, std::string_view launcher, const GetEnvFn& getenv_fn,
+                                     std::optional<int> declared_size = std::nullopt) const;
 
  private:
   static Backends& mutable_instance();

@@ -66,7 +66,8 @@ int run(int argc, char** argv, const RunConfig& cfg, const LaunchEnv& launch, bo
   try {
     const BackendInfo& backend = Backends::get().check(cfg.backend, cfg.device);
     const BootstrapInfo& boot = Backends::get().bootstrap_for(backend, cfg.spawn ? "spawn" : cfg.launcher,
-                                                              [](const char* n) -> const char* { return std::getenv(n); });
+                                                              [](const char* n) -> const char* { return std::getenv(n); },
+                                                              launch.declared_size);
     double timeout_s = 0;  // ranks meet within the longest --timeout of the run
     for (const auto& c : cfg.cases) timeout_s = std::max(timeout_s, c.settings.timeout_s);
     if (timeout_s <= 0) timeout_s = Settings{}.timeout_s;

@@ -133,6 +133,11 @@ def main(collbench, work, mpiexec=None):
         assert p.returncode == 2, (p.returncode, p.stderr)
         one_line(p.stderr, "started by torchrun", "mpi under torchrun")
 
+    # NCCL without MPI starts the same way; without a GPU it stops at the device check, in one line.
+    p = run("nccl --spawn 2 without a GPU", [collbench, "--backend", "nccl", "--device", "cuda", "--spawn", "2", *SMALL])
+    assert p.returncode == 2 and "mpi" not in p.stderr.lower().split("accepted")[0], (p.returncode, p.stderr)
+    assert len([ln for ln in p.stderr.splitlines() if ln.strip()]) == 1, p.stderr
+
     args = [collbench, "--backend", "gloo", "--op", "allreduce", "--algo", "ring", *SMALL, "--timeout", "3"]
 
     # A rank that never arrives: rank 0 ends the job with exit 3 within --timeout, naming it.

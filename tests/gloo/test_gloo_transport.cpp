@@ -3,8 +3,10 @@
 // the library's own contexts, and errors that name the peer: a timeout, a peer that is gone.
 #include <gtest/gtest.h>
 
+#include <array>
 #include <numeric>
 
+#include "collectives/backends/transport_world.hpp"
 #include "gloo_threads.hpp"
 #include "transport/split_checks.hpp"
 
@@ -61,6 +63,31 @@ TEST(GlooTransport, LibraryContextsAreTheirOwn) {
     EXPECT_EQ(a.get(), t.library_context(0).get());  // made once
     EXPECT_NE(a.get(), &t.context());
   });
+}
+
+// The control plane ranks started without MPI get (GlooWorld is a TransportWorld over a Gloo
+// transport): what the harness and the NCCL backend ask of it — NCCL's unique id (128 bytes)
+// broadcast from rank 0, an allgather, reductions, the node leader.
+TEST(GlooTransport, CarriesAControlPlane) {
+  for (int n : {1, 2, 3}) {
+    run_gloo_ranks(n, [n](GlooTransport& t) {
+      TransportWorld w(t);
+      std::array<std::byte, 128> id{};
+      if (w.rank() == 0)
+        for (std::size_t i = 0; i < id.size(); ++i) id[i] = std::byte(i * 7 + 1);
+      w.broadcast(id, 0);
+      for (std::size_t i = 0; i < id.size(); ++i) ASSERT_EQ(id[i], std::byte(i * 7 + 1)) << "byte " << i;
+      const std::int64_t mine = 10 + w.rank();
+      std::vector<std::int64_t> all(static_cast<std::size_t>(n));
+      w.allgather(std::as_bytes(std::span(&mine, 1)), std::as_writable_bytes(std::span(all)));
+      for (int r = 0; r < n; ++r) EXPECT_EQ(all[static_cast<std::size_t>(r)], 10 + r);
+      std::array<double, 1> v{static_cast<double>(w.rank())};
+      w.allreduce(v, World::Reduce::max);
+      EXPECT_EQ(v[0], n - 1);
+      EXPECT_EQ(w.node_leader(), 0);  // one host
+      w.barrier();
+    });
+  }
 }
 
 TEST(GlooTransport, TimeoutNamesThePeer) {

@@ -90,7 +90,7 @@ def main(collbench, work):
     for argv, env, line in [
         (["--algo", "library"], None, "library"),
         (["--device", "cuda"], None, "--backend thread moves host memory only"),
-        ([], {"OMPI_COMM_WORLD_SIZE": "2", "OMPI_COMM_WORLD_RANK": "0"}, "runs every rank as a thread of one process"),
+        ([], {"OMPI_COMM_WORLD_SIZE": "2", "OMPI_COMM_WORLD_RANK": "0"}, "one of 2 started by mpi, but --backend thread"),
         (["--ranks", "0"], None, "--ranks 0: out of range"),
     ]:
         p = run([collbench, "--backend", "thread", "--ranks", "2", "--op", "allreduce", "-b", "8", "-e", "8", *argv], env)

@@ -153,57 +153,6 @@ bool over_int_bytes(std::size_t elems, DType t) {
   return elems > static_cast<std::size_t>(INT_MAX) / dtype_size(t);
 }
 
-namespace {
-
-bool floating(DType t) {
-  return t == DType::float16 || t == DType::bfloat16 || t == DType::float32 || t == DType::float64;
-}
-
-constexpr std::size_t kAvgChunkElems = std::size_t{1} << 16;  // avg.cpp's chunk of 1/n values
-
-}  // namespace
-
-AvgAround::AvgAround(MemorySpace& m, const CollArgs& a, int world)
-    : m_(&m), dtype_(a.dtype), n_(world), active_(a.op.kind == RedOp::avg), floating_(floating(a.dtype)) {
-  if (!active_ || !floating_) return;
-  chunk_ = kAvgChunkElems;
-  factor_ = std::make_shared<Buffer>(m, chunk_ * dtype_size(dtype_));
-  visit_dtype(dtype_, [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    T f{};
-    if constexpr (std::is_same_v<T, float16>) f = to_float16(1.0f / static_cast<float>(world));
-    else if constexpr (std::is_same_v<T, bfloat16>) f = to_bfloat16(1.0f / static_cast<float>(world));
-    else f = static_cast<T>(1.0 / world);
-    const std::vector<T> host(chunk_, f);
-    m.upload(factor_->data(), host.data(), chunk_ * sizeof(T));
-  });
-}
-
-void AvgAround::in(void* dst, const void* src, std::size_t elems) const {
-  const std::size_t es = dtype_size(dtype_);
-  if (!active_ || !floating_) {
-    if (dst != src) m_->copy(dst, src, elems * es);
-    return;
-  }
-  const ReduceOp prod = make_reduce_op(RedOp::prod, dtype_);
-  for (std::size_t i = 0; i < elems; i += chunk_) {
-    const std::size_t k = std::min(chunk_, elems - i);
-    m_->reduce(prod, static_cast<char*>(dst) + i * es, static_cast<const char*>(src) + i * es, factor_->data(), k);
-  }
-}
-
-void AvgAround::out(void* buf, std::size_t elems) const {
-  if (!active_ || floating_) return;
-  visit_dtype(dtype_, [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    if constexpr (std::is_integral_v<T>) {
-      T* p = static_cast<T*>(buf);
-      const int n = n_;
-      std::transform(p, p + elems, p, [n](T v) { return static_cast<T>(static_cast<long long>(v) / n); });
-    }
-  });
-}
-
 // ---- the calls, each bound once per case (prepare) ----------------------------------------
 // What a bound call resolves once: the context, pointers, element type, reduce function; per
 // call only what ProcessGroupGloo does per call: a new options object with the next tag and the
@@ -434,6 +383,9 @@ Why allgather_supports(int, const CollArgs& a) {
 
 Why reduce_scatter_supports(int n, const CollArgs& a) {
   if (a.dtype == DType::bfloat16) return "Gloo has no bfloat16 arithmetic (ReduceScatterHalvingDoubling<T>)";
+  if (a.count == 0)
+    return "gloo::ReduceScatterHalvingDoubling's constructor takes the first element of an empty vector at 0 elements "
+           "(undefined behaviour, UBSan)";
   if (over_int_bytes(a.count * static_cast<std::size_t>(n), a.dtype))
     return "gloo::ReduceScatterHalvingDoubling keeps its byte count in an int: world size x count x element size "
            "must stay below 2^31";

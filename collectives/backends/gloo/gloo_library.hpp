@@ -15,6 +15,7 @@
 #include <string>
 
 #include "collectives/backends/gloo/gloo_transport.hpp"
+#include "collectives/avg.hpp"
 #include "collectives/registry.hpp"
 
 namespace gloo {
@@ -89,33 +90,6 @@ decltype(auto) visit_gloo_type(DType t, F&& f, bool bits16 = false) {
 // applies it around the sum; reaching here is a bug: Error).
 using ReduceFunc = void (*)(void*, const void*, const void*, std::size_t);
 ReduceFunc reduce_func(const ReduceOp& op);
-
-// RedOp::avg inside a call bound to one of Gloo's algorithm classes, applied exactly as run_entry
-// applies it around any entry (avg.cpp): floating inputs multiplied by 1/n (rounded once per
-// element in the dtype, by the memory space's prod kernel) where the plain sum copies them into
-// the buffer the class reduces in place, integers divided by n (truncating) afterwards. Such
-// entries say native_avg: run_entry's wrapper calls `run` every iteration, which would construct
-// the class (buffers, slots, scratch) inside every timed call.
-class AvgAround {
- public:
-  AvgAround() = default;
-  AvgAround(MemorySpace& m, const CollArgs& a, int world);
-  bool active() const { return active_; }
-  // dst[0, elems) = src[0, elems) scaled (floating avg) or copied (anything else; nothing when
-  // dst == src).
-  void in(void* dst, const void* src, std::size_t elems) const;
-  // buf[0, elems) /= n for integer avg; nothing otherwise.
-  void out(void* buf, std::size_t elems) const;
-
- private:
-  MemorySpace* m_ = nullptr;
-  DType dtype_ = DType::float32;
-  int n_ = 1;
-  bool active_ = false;
-  bool floating_ = false;
-  std::shared_ptr<Buffer> factor_;  // a chunk of 1/n values (floating avg)
-  std::size_t chunk_ = 0;
-};
 
 // The options-API allreduce as ProcessGroupGloo calls it (AsyncAllreduceWork), bound to one
 // case; `bcube`: with opts.setAlgorithm(BCUBE) (library:bcube_opts) instead of Gloo's default.

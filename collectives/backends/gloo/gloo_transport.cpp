@@ -37,7 +37,21 @@ GlooTransport::GlooTransport(std::shared_ptr<gloo::Context> context, std::shared
       world_ranks_(std::move(world_ranks)),
       memory_(memory ? memory : &own_memory_) {}
 
-GlooTransport::~GlooTransport() { release_splits(); }
+GlooTransport::~GlooTransport() {
+  release_splits();
+  for (UnboundBuffer* b : live_) delete b;  // before the context they belong to
+}
+
+std::uintptr_t GlooTransport::adopt(std::unique_ptr<UnboundBuffer> b) {
+  live_.insert(b.get());
+  return reinterpret_cast<std::uintptr_t>(b.release());
+}
+
+void GlooTransport::release(std::uintptr_t handle) noexcept {
+  auto* b = reinterpret_cast<UnboundBuffer*>(handle);
+  live_.erase(b);
+  delete b;
+}
 
 int GlooTransport::world_rank(int rank) const {
   return world_ranks_.empty() ? rank : world_ranks_.at(static_cast<std::size_t>(rank));
@@ -54,7 +68,7 @@ Request GlooTransport::isend(const void* buf, std::size_t bytes, int peer, int t
   try {
     auto ub = context_->createUnboundBuffer(const_cast<void*>(buf), bytes);
     ub->send(peer, static_cast<std::uint64_t>(tag), 0, bytes);
-    r.handle = reinterpret_cast<std::uintptr_t>(ub.release());
+    r.handle = adopt(std::move(ub));
   } catch (const gloo::Exception& e) {
     post_failed("send", e, r);
   }
@@ -68,15 +82,14 @@ Request GlooTransport::irecv(void* buf, std::size_t bytes, int peer, int tag) {
   try {
     auto ub = context_->createUnboundBuffer(buf, bytes);
     ub->recv(peer, static_cast<std::uint64_t>(tag), 0, bytes);
-    r.handle = reinterpret_cast<std::uintptr_t>(ub.release());
+    r.handle = adopt(std::move(ub));
   } catch (const gloo::Exception& e) {
     post_failed("recv", e, r);
   }
   return r;
 }
 
-// Gloo's waits take a timeout: the scope's time left. On an error the buffer is left to leak:
-// Gloo may still hold it, and the job is about to end.
+// Gloo's waits take a timeout: the scope's time left.
 void GlooTransport::wait(Request& r) {
   if (!r.active) return;
   UnboundBuffer* ub = buffer_of(r);
@@ -89,12 +102,13 @@ void GlooTransport::wait(Request& r) {
     else ub->waitRecv(left);
   } catch (const gloo::Exception& e) {
     r.active = false;
+    release(r.handle);
     if (timed_out(e)) throw TimeoutError(timeout_message(deadline.timeout(), r.peer, r.is_send, ""), error_context(&r));
     throw TransportError("rank " + std::to_string(world_rank(r.peer)) +
                              "'s connection failed (it exited or was killed?): " + e.what(),
                          error_context(&r));
   }
-  delete ub;
+  release(r.handle);
   r.active = false;
 }
 
@@ -109,8 +123,8 @@ void GlooTransport::barrier() {
       const int from = (rank_ - d + size_) % size_, to = (rank_ + d) % size_;
       recv->recv(from, kBarrierSlot);
       send->send(to, kBarrierSlot);
-      rs[0] = Request{reinterpret_cast<std::uintptr_t>(recv.release()), from, -1, 1, false, true};
-      rs[1] = Request{reinterpret_cast<std::uintptr_t>(send.release()), to, -1, 1, true, true};
+      rs[0] = Request{adopt(std::move(recv)), from, -1, 1, false, true};
+      rs[1] = Request{adopt(std::move(send)), to, -1, 1, true, true};
     } catch (const gloo::Exception& e) {
       post_failed("barrier", e, rs[0]);
     }
@@ -141,7 +155,6 @@ std::vector<std::vector<char>> GlooTransport::exchange(const std::vector<int>& m
         if (r.is_send) bufs[k]->waitSend(std::max(left, std::chrono::milliseconds(1)));
         else bufs[k]->waitRecv(std::max(left, std::chrono::milliseconds(1)));
       } catch (const gloo::Exception& e) {
-        (void)bufs[k].release();
         throw TransportError(std::string("Gloo: swapping a new context's addresses failed: ") + e.what(), error_context());
       }
     }

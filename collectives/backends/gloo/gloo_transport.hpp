@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <unordered_set>
 #include <vector>
 
 #include "collectives/transport/transport.hpp"
@@ -20,7 +21,8 @@ namespace gloo {
 class Context;
 namespace transport {
 class Device;
-}
+class UnboundBuffer;
+}  // namespace transport
 }  // namespace gloo
 
 namespace collbench {
@@ -67,6 +69,11 @@ class GlooTransport final : public Transport {
   // Every rank's bytes (index = rank in `members`, which holds this rank) over `slot`.
   std::vector<std::vector<char>> exchange(const std::vector<int>& members, const std::vector<char>& mine, std::uint64_t slot);
   void post_failed(const char* what, const std::exception& e, const Request& r);
+  // A request's buffer: owned by the transport from its post until its wait (or the
+  // transport's end, for requests a failed algorithm never waited for). Gloo's buffers may be
+  // destroyed with an operation pending: their pairs hold only weak references to them.
+  std::uintptr_t adopt(std::unique_ptr<gloo::transport::UnboundBuffer> b);
+  void release(std::uintptr_t handle) noexcept;
 
   std::shared_ptr<gloo::Context> context_;
   std::shared_ptr<gloo::transport::Device> device_;
@@ -76,6 +83,7 @@ class GlooTransport final : public Transport {
   int size_;
   std::string name_;
   std::vector<int> world_ranks_;
+  std::unordered_set<gloo::transport::UnboundBuffer*> live_;  // posted, not yet waited for
   HostMemory own_memory_;
   MemorySpace* memory_;
 };

@@ -30,7 +30,8 @@
 // all-gather's later steps send no "buffer free" notification): it is offered at 1 and 2 ranks
 // only (the options API's BCUBE, library:bcube_opts, has neither problem); AllgatherRing
 // cannot be made at 1 rank (its constructor asks for the missing left/right pair: an enforce
-// failure) and never completes with 0 elements at 3+ ranks (a read timeout); the others run every
+// failure) and with 0 elements copies from a null pointer (UBSan) and never completes at 3+ ranks
+// (a read timeout): it refuses 0 elements; the others run every
 // case. Their int counts limit them to 2^31 bytes. AllgatherRing lets peers write into its
 // output whenever they get ahead: it gathers into a buffer of its own here (bind_allgather_ring).
 #include <gloo/allgather_ring.h>
@@ -184,7 +185,9 @@ PreparedCall bind_allgather_ring(Transport& t, const CollArgs& a) {
 
 Why allgather_ring_supports(int n, const CollArgs& a) {
   if (n == 1) return "gloo::AllgatherRing needs a left and a right neighbour: at 1 rank its constructor fails (pair missing)";
-  if (a.count == 0 && n >= 3) return "gloo::AllgatherRing with 0 elements never completes at 3+ ranks (measured: a read timeout)";
+  if (a.count == 0)
+    return "gloo::AllgatherRing with 0 elements copies from a null pointer (undefined behaviour, UBSan) and never "
+           "completes at 3+ ranks (measured: a read timeout)";
   if (over_int_bytes(a.count * static_cast<std::size_t>(n), a.dtype))
     return "gloo::AllgatherRing keeps byte sizes in an int: world size x count x element size must stay below 2^31";
   return std::nullopt;
