@@ -199,7 +199,7 @@ fi
 cat >"$work/gloo.yaml" <<'YAML'
 name: slurm-gloo
 layouts: ["2x1", "2x2"]
-defaults: {backend: gloo, min_bytes: 8, max_bytes: 4K, step_factor: 8, iters: 3, warmup: 1, timeout: 30}
+defaults: {backend: gloo, min_bytes: 8, max_bytes: 512, step_factor: 8, iters: 2, warmup: 1, timeout: 30}
 cases:
   - {op: all, algo: [all, "library:all"]}
 YAML
