@@ -9,7 +9,8 @@ pkgs=(cmake g++ make git pkg-config iproute2 util-linux procps
       python3-pandas python3-tabulate python3-venv python3-pip python3-setuptools python3-wheel
       dpkg-dev mmdebstrap environment-modules ccache
       slurm-wlm munge clang libclang-rt-14-dev
-      libhwloc-dev)
+      libhwloc-dev
+      libgloo-dev python3-torch)  # the gloo backend; PyTorch's own Gloo, torchrun (its comparison and launch tests)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -88,6 +88,7 @@ def one_line(text, needle, case):
 
 
 def main(collbench, work, mpiexec=None):
+    missing = []  # checks that could not run: the test then ends "skipped" (77), not passed
     work = pathlib.Path(work)
     shutil.rmtree(work, ignore_errors=True)
     work.mkdir(parents=True)
@@ -118,10 +119,12 @@ def main(collbench, work, mpiexec=None):
             assert p.returncode == 0, f"torchrun {mode}: exit {p.returncode}\n{p.stdout[-3000:]}\n{p.stderr[-3000:]}"
             check_run(f"torchrun {mode}", out, 2)
     else:
-        print("SKIP torchrun: not installed (python3-torch)")
+        missing.append("torchrun (python3-torch)")
 
     # mpirun: Gloo bootstrapped from MPI's rank and size.
-    if mpiexec:
+    if not mpiexec:
+        missing.append("mpirun")
+    else:
         out = work / "mpirun.jsonl"
         p = run("mpirun -np 2", [mpiexec, "-np", "2", "--oversubscribe", collbench, "--backend", "gloo", "--op", "allreduce",
                 "--algo", "ring,library", *SMALL, "--json", str(out)],
@@ -198,6 +201,9 @@ def main(collbench, work, mpiexec=None):
     print("case seconds exit")
     for case, s, rc in TIMES:
         print(f"  {case}: {s:.1f} s, exit {rc}")
+    if missing:
+        print(f"SKIPPED: {', '.join(missing)} not installed: scripts/deps.sh installs it")
+        return 77
     return 0
 
 
