@@ -5,69 +5,69 @@
 # it mostly waits on launches, signals or files (measured alone: busy CPU / wall < 0.6 core) and
 # asserts no timing; "-" keeps what the test declares.
 set(COLLBENCH_TEST_SECONDS
-  analysis.backends_side_by_side          7 -
-  analysis.collplot                      12 -
-  analysis.compare                        9 -
-  analysis.compare_fixtures              60 -
-  analysis.ddp                            5 -
-  analysis.expect_write                   4 -
+  analysis.backends_side_by_side          5 -
+  analysis.collplot                      11 -
+  analysis.compare                        8 -
+  analysis.compare_fixtures              69 -
+  analysis.ddp                            4 -
+  analysis.expect_write                   3 -
   analysis.formats                        2 -
   analysis.load                           4 -
   analysis.model                          1 -
-  analysis.node_aware                     7 -
+  analysis.node_aware                     8 -
   analysis.report                        13 -
-  analysis.report_browser                32 -
+  analysis.report_browser                34 -
   analysis.schema                         9 -
   analysis.stragglers                     3 -
   analysis.targets                        1 -
-  analysis.tiny_report                    2 -
-  analysis.tune                          10 -
+  analysis.tiny_report                    3 -
+  analysis.tune                           9 -
   docs.checkers                           1 -
   docs.links                              1 -
   docs.options                            1 -
-  gloo.launch                            26 -
-  harness.allreduce                       8 -
-  harness.argv_fuzz                      14 -
-  harness.auto                            9 1
+  gloo.launch                            24 -
+  harness.allreduce                       9 -
+  harness.argv_fuzz                      17 -
+  harness.auto                            8 1
   harness.bad_inputs                      5 1
   harness.cli                             2 1
   harness.cli_first_minutes               1 1
   harness.cold                           16 -
-  harness.ddp                            25 1
+  harness.ddp                            20 1
   harness.expect_gate                     5 -
   harness.expect_provenance               3 -
-  harness.expect_write_expect             7 -
-  harness.faults_corrupt                 12 1
-  harness.faults_disk_full               12 1
-  harness.faults_signals                 31 1
+  harness.expect_write_expect             6 -
+  harness.faults_corrupt                 11 1
+  harness.faults_disk_full               13 1
+  harness.faults_signals                 40 1
   harness.faults_stall_control            8 -
-  harness.faults_stall_library            7 -
+  harness.faults_stall_library            6 -
   harness.faults_stall_shm                6 -
   harness.formats                         2 1
   harness.layers                          1 1
   harness.layers_self_test                1 1
   harness.list_json                       1 1
   harness.memory                         44 -
-  harness.modes                           9 1
-  harness.nvtx                            5 1
-  harness.pingpong                        6 1
-  harness.raw_compare                     7 1
+  harness.modes                          14 1
+  harness.nvtx                            3 1
+  harness.pingpong                        4 1
+  harness.raw_compare                    14 1
   harness.registered                      4 -
   harness.reliability_hang                6 -
-  harness.reliability_kill                4 -
-  harness.reliability_resume              6 1
+  harness.reliability_kill                3 -
+  harness.reliability_resume              7 1
   harness.stragglers                      4 -
-  harness.sweep                           5 1
+  harness.sweep                           3 1
   harness.sync                            4 -
   harness.terminal                        6 2
   harness.thread                          4 2
   harness.timeout                         2 -
-  install.deb                           107 -
-  install.tree                           28 -
+  install.deb                           109 -
+  install.tree                           25 -
   mpi.harness_measure.np1                 1 1
   mpi.harness_measure.np2                 3 -
   mpi.mpi_collectives.np2                 2 -
-  mpi.mpi_collectives.np3                 3 -
+  mpi.mpi_collectives.np3                 4 -
   mpi.mpi_collectives.np4                 4 -
   mpi.mpi_collectives.np5                 5 -
   mpi.mpi_split.np1                       1 1
@@ -78,32 +78,32 @@ set(COLLBENCH_TEST_SECONDS
   mpi.mpi_split.np6                       1 -
   mpi.mpi_split.np7                       1 -
   mpi.mpi_split.np8                       1 -
-  mpi.mpi_transport.np2                   2 -
+  mpi.mpi_transport.np2                   3 -
   mpi.quiet_comm.np2                      1 1
   mpi.quiet_comm.np3                      1 1
   mpi.quiet_harness.np3                   1 1
-  mpi.tuned_forcing                      65 1
+  mpi.tuned_forcing                      73 1
   slurm.cluster                           6 -
-  slurm.layout                           31 2
-  slurm.node_loss                        61 2
+  slurm.layout                           33 2
+  slurm.node_loss                        59 2
   slurm.profile                           2 -
-  slurm.profile_srun                      3 -
-  slurm.sweep                            81 -
+  slurm.profile_srun                      4 -
+  slurm.sweep                            90 -
   slurm.testbed                           4 -
-  slurm.time_limit                       53 -
-  unit.collectives                       77 -
+  slurm.time_limit                       51 -
+  unit.collectives                       64 -
   unit.collectives_scratch               39 -
   unit.core                               1 -
-  unit.gloo                              19 -
-  unit.gpu                                6 -
-  unit.gpu_bundle_script                 18 -
-  unit.gpu_check_script                  14 -
-  unit.gpu_nccl_model                     5 -
+  unit.gloo                              16 -
+  unit.gpu                                7 -
+  unit.gpu_bundle_script                 20 -
+  unit.gpu_check_script                  16 -
+  unit.gpu_nccl_model                     4 -
   unit.harness                            6 -
   unit.nccl_version_match                 1 -
   unit.nccl_version_mismatch              1 -
   unit.op_traits                          1 -
   unit.patterns                           1 -
   unit.rendezvous                         4 -
-  unit.transport                          5 -
+  unit.transport                          6 -
 )

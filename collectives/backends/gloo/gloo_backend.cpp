@@ -8,8 +8,11 @@
 #include <gloo/context.h>
 #include <gloo/transport/device.h>
 
+#include <algorithm>
+#include <array>
 #include <cstdlib>
 #include <cstring>
+#include <span>
 
 #include "collectives/backends/backend.hpp"
 #include "collectives/backends/gloo/gloo_mesh.hpp"
