@@ -55,32 +55,22 @@ using Why = std::optional<std::string>;
 
 // ---- allreduce: the four algorithm classes ------------------------------------------------
 
+// The static texts a blocking call publishes for the watchdog, per class (string literals: the
+// watchdog reads them from another thread while the call runs).
 template <template <class> class Algo>
 struct AllreduceClass;
-template <>
-struct AllreduceClass<gloo::AllreduceRing> {
-  static constexpr const char* name = "gloo::AllreduceRing";
-  static constexpr const char* make = "making gloo::AllreduceRing";
-  static constexpr const char* run = "in gloo::AllreduceRing::run (some rank never arrived)";
-};
-template <>
-struct AllreduceClass<gloo::AllreduceRingChunked> {
-  static constexpr const char* name = "gloo::AllreduceRingChunked";
-  static constexpr const char* make = "making gloo::AllreduceRingChunked";
-  static constexpr const char* run = "in gloo::AllreduceRingChunked::run (some rank never arrived)";
-};
-template <>
-struct AllreduceClass<gloo::AllreduceHalvingDoubling> {
-  static constexpr const char* name = "gloo::AllreduceHalvingDoubling";
-  static constexpr const char* make = "making gloo::AllreduceHalvingDoubling";
-  static constexpr const char* run = "in gloo::AllreduceHalvingDoubling::run (some rank never arrived)";
-};
-template <>
-struct AllreduceClass<gloo::AllreduceBcube> {
-  static constexpr const char* name = "gloo::AllreduceBcube";
-  static constexpr const char* make = "making gloo::AllreduceBcube";
-  static constexpr const char* run = "in gloo::AllreduceBcube::run (some rank never arrived)";
-};
+#define CB_GLOO_ALLREDUCE_CLASS(Class)                                                          \
+  template <>                                                                                  \
+  struct AllreduceClass<gloo::Class> {                                                         \
+    static constexpr const char* name = "gloo::" #Class;                                       \
+    static constexpr const char* make = "making gloo::" #Class;                                \
+    static constexpr const char* run = "in gloo::" #Class "::run (some rank never arrived)";  \
+  };
+CB_GLOO_ALLREDUCE_CLASS(AllreduceRing)
+CB_GLOO_ALLREDUCE_CLASS(AllreduceRingChunked)
+CB_GLOO_ALLREDUCE_CLASS(AllreduceHalvingDoubling)
+CB_GLOO_ALLREDUCE_CLASS(AllreduceBcube)
+#undef CB_GLOO_ALLREDUCE_CLASS
 
 template <template <class> class Algo>
 PreparedCall bind_allreduce_class(Transport& t, const CollArgs& a) {
