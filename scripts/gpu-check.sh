@@ -172,7 +172,11 @@ env_file=$out/environment.txt
   nvcc=$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)
   [[ -x $nvcc ]] && echo "cuda_toolkit: $("$nvcc" --version | sed -n 's/.*release \([0-9.]*\).*/\1/p')"
   hdr=/usr/local/cuda/include/nccl.h
-  [[ -f $hdr ]] && echo "nccl_header: $(awk '/^#define NCCL_(MAJOR|MINOR|PATCH) /{v = v (v ? "." : "") $3} END {print v}' "$hdr")"
+  if [[ -f $hdr ]]; then
+    echo "nccl_header: $(awk '/^#define NCCL_(MAJOR|MINOR|PATCH) /{v = v (v ? "." : "") $3} END {print v}' "$hdr")"
+  else  # a carried build was compiled elsewhere: its header is not here (the records name the runtime library)
+    echo "nccl_header: none here ($hdr)"
+  fi
   echo "cores: $(nproc)"
 } >"$env_file" 2>&1 || true
 missing=()
