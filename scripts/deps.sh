@@ -10,7 +10,7 @@ pkgs=(cmake g++ make git pkg-config iproute2 util-linux procps
       dpkg-dev mmdebstrap environment-modules ccache
       slurm-wlm munge clang libclang-rt-14-dev
       libhwloc-dev
-      libgloo-dev python3-torch)  # the gloo backend; PyTorch's own Gloo, torchrun (its comparison and launch tests)
+      libgloo-dev python3-torch python3-torchvision)  # the gloo backend; PyTorch's own Gloo, torchrun, DDP and torchvision's models (the comparisons and launch tests)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

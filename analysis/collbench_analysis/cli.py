@@ -1,4 +1,4 @@
-"""Command-line front ends: ``collplot``, ``collcompare`` and ``colltune``.
+"""Command-line front ends: ``collplot``, ``collcompare``, ``colltune`` and ``collmodel`` (PyTorch models -> DDP files).
 
 Both return an exit status instead of calling ``sys.exit`` so tests can run them
 in-process (matplotlib is imported once per test session, keeping tests fast).
@@ -7,6 +7,7 @@ Exit codes: 0 ok, 1 collcompare found a regression, 2 bad input or usage.
 from __future__ import annotations
 
 import argparse
+import json
 import math
 import shlex
 import sys
@@ -324,4 +325,90 @@ def colltune_main(argv: Sequence[str] | None = None) -> int:
     for line in tune.summary_lines(tuning):
         print(f"colltune: {line}")
     print(f"colltune: wrote {path}")
+    return EXIT_OK
+
+
+def collmodel_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="collmodel",
+        description="Export a PyTorch model's gradients as DDP sees them, for collbench --workload ddp: "
+                    "the parameter list (--model), the gradient-ready order DDP measured (--grad-order), DDP's own "
+                    "buckets (to check against) and, with --profile-steps, a per-parameter compute profile "
+                    "(--compute-profile). See docs/ddp.md.",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="example: collmodel torchvision.models:resnet50 --input 2,3,64,64 -o resnet50\n"
+               "         mpirun -np 2 build/collbench --workload ddp --model resnet50.model.json "
+               "--grad-order resnet50.grad-order.txt")
+    p.add_argument("model", metavar="MODEL", help="MODULE:NAME or FILE.py:NAME, called (with --kwargs) to make the nn.Module")
+    p.add_argument("--kwargs", default="{}", help="JSON object of keyword arguments for MODEL (default {})")
+    p.add_argument("--input", required=True, metavar="SHAPE[:DTYPE[:HIGH]]",
+                   help="the example input: 2,3,64,64 (randn) or 8,128:long:30522 (integers below HIGH)")
+    p.add_argument("--input-fn", metavar="MODULE:NAME", help="instead of --input's tensor: NAME() returns the input "
+                   "(a tuple is passed as positional arguments); --input's shape is still checked")
+    p.add_argument("--ignore", default="", help="comma-separated parameter names DDP is told to ignore "
+                   "(_set_params_and_buffers_to_ignore_for_model)")
+    p.add_argument("--bucket-cap-mb", type=float, default=25.0, help="DDP's bucket_cap_mb for the reference buckets (default 25)")
+    p.add_argument("--steps", type=int, default=3, help="DDP training steps (at least 3: buckets are rebuilt at step 1)")
+    p.add_argument("--profile-steps", type=int, default=0, metavar="N",
+                   help="also time N plain steps (after 2 discarded) into PREFIX.profile.yaml")
+    p.add_argument("--threads", type=int, default=1, help="torch.set_num_threads (default 1: one rank's core)")
+    p.add_argument("-o", "--output", required=True, metavar="PREFIX",
+                   help="writes PREFIX.model.json, PREFIX.grad-order.txt, PREFIX.ddp.json (and PREFIX.profile.yaml)")
+    return p
+
+
+def collmodel_main(argv: Sequence[str] | None = None) -> int:
+    args = collmodel_parser().parse_args(argv)
+    from . import ddp_export as dx
+
+    try:
+        import torch
+    except ImportError as err:
+        print(f"collmodel: error: PyTorch is not installed ({err}); Debian: apt install python3-torch", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    out = Path(args.output)
+    try:
+        kwargs = json.loads(args.kwargs)
+        if not isinstance(kwargs, dict):
+            raise dx.ExportError(f"--kwargs '{args.kwargs}' is not a JSON object")
+        if args.bucket_cap_mb <= 0 or args.profile_steps < 0 or args.threads < 1:
+            raise dx.ExportError("--bucket-cap-mb must be > 0, --profile-steps >= 0, --threads >= 1")
+        torch.set_num_threads(args.threads)
+        torch.manual_seed(0)
+        make = dx.input_maker(args.input)
+        if args.input_fn:
+            make = dx.load_callable(args.input_fn)
+        build = dx.load_callable(args.model)
+        name = args.model.rpartition(":")[2]
+        ignore = [n for n in args.ignore.split(",") if n]
+        view = dx.ddp_view(build(**kwargs), make, args.bucket_cap_mb, ignore, args.steps)
+        written = [out.with_name(out.name + s) for s in (".model.json", ".grad-order.txt", ".ddp.json")]
+        out.parent.mkdir(parents=True, exist_ok=True)
+        written[0].write_text(json.dumps(dx.model_json(name, view), indent=1) + "\n")
+        written[1].write_text(f"# {args.model}: gradient-ready order DDP recorded (torch {view.torch_version})\n" +
+                              "".join(view.names[i] + "\n" for i in view.ready_order))
+        written[2].write_text(json.dumps(dx.ddp_json(view), indent=1) + "\n")
+        if args.profile_steps:
+            prof = dx.step_profile(build(**kwargs), make, view.names, args.profile_steps)
+            written.append(out.with_name(out.name + ".profile.yaml"))
+            written[-1].write_text(dx.profile_yaml(prof, args.model))
+    except dx.ExportError as err:
+        print(f"collmodel: error: {err}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except (json.JSONDecodeError, TypeError) as err:
+        print(f"collmodel: error: {args.model}: {err}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except OSError as err:
+        print(f"collmodel: error: {args.output}: cannot write ({err.strerror or err})", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    mib = sum(view.bucket_sizes) / 2**20
+    print(f"collmodel: {len(view.names)} parameter tensors, {mib:.1f} MiB of gradients, DDP's buckets at cap "
+          f"{args.bucket_cap_mb:g} MB: {len(view.bucket_sizes)}")
+    for path in written:
+        print(f"collmodel: wrote {path}")
+    cmd = ["collbench", "--workload", "ddp", "--model", str(written[0]), "--grad-order", str(written[1]),
+           "--bucket-cap-mb", f"{args.bucket_cap_mb:g}"]
+    if args.profile_steps:
+        cmd += ["--compute-profile", str(written[3])]
+    print("collmodel: run: " + shlex.join(cmd))
     return EXIT_OK

@@ -92,6 +92,7 @@ PointResult::Ddp ddp_info(const DdpBlock& b) {
     out.count = k.count;
     out.bytes = k.bytes;
     out.dtype = dtype_name(k.dtype);
+    out.params = k.params;
     if (!k.params.empty()) {
       out.first = b.model.params[k.params.front()].name;
       out.last = b.model.params[k.params.back()].name;

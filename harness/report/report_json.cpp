@@ -263,7 +263,7 @@ json workload_json(const PointResult& r, const std::string& run_id) {
   for (std::size_t k = 0; k < d.buckets.size(); ++k) {
     const auto& b = d.buckets[k];
     json one = {{"index", k}, {"tensors", b.tensors}, {"count", b.count}, {"bytes", b.bytes}, {"dtype", b.dtype},
-                {"first", b.first}, {"last", b.last}};
+                {"first", b.first}, {"last", b.last}, {"params", b.params}};
     if (b.chosen) {  // --algo auto only
       one["chosen"] = *b.chosen;
       one["tuning"] = opt(b.tuning);

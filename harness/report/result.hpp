@@ -72,6 +72,8 @@ struct PointResult {
     std::size_t tensors = 0;
     std::uint64_t count = 0, bytes = 0;
     std::string dtype, first, last;  // first/last: parameter names, in the bucket's order
+    std::vector<std::size_t> params;  // indices into the model's parameter list, in the bucket's order (DDP's
+                                      // rebuilt_per_bucket_param_indices)
     std::optional<std::string> chosen, tuning;  // --algo auto: this bucket's algorithm and its FILE:LINE
   };
   struct Ddp {
