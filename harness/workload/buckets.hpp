@@ -32,7 +32,7 @@ struct Bucket {
 // gradient-ready order): one open bucket per dtype; a param joins its dtype's open bucket, which
 // closes once its bytes reach (>=) the limit: `first_cap_bytes` for a dtype's first bucket,
 // `cap_bytes` after (so a param larger than the limit is a bucket of its own). Open buckets are
-// closed at the end in the order their dtypes first appeared. Returned in closing order, which
+// closed at the end in the reverse of the order their dtypes first appeared, as DDP does. Returned in closing order, which
 // is the order they become ready in backward. `grad_dtype` replaces every param's dtype.
 // Throws UsageError when a cap is 0, std::invalid_argument when `ready` is not a permutation.
 std::vector<Bucket> assign_buckets(const Model& m, std::span<const std::size_t> ready, std::uint64_t cap_bytes,
