@@ -101,6 +101,10 @@ def check_workload(rec: dict, where: str) -> None:
         raise CheckError(f"{where}: buckets hold {sum(b['bytes'] for b in buckets)} B, grad_bytes {rec['grad_bytes']}")
     if sum(b["tensors"] for b in buckets) != rec["param_tensors"]:
         raise CheckError(f"{where}: buckets hold {sum(b['tensors'] for b in buckets)} tensors, param_tensors {rec['param_tensors']}")
+    if all("params" in b for b in buckets) and (  # revision 5: every parameter index once
+            any(len(b["params"]) != b["tensors"] for b in buckets)
+            or sorted(i for b in buckets for i in b["params"]) != list(range(rec["param_tensors"]))):
+        raise CheckError(f"{where}: the buckets' params are not every parameter index once, tensors each")
     if [b["index"] for b in buckets] != list(range(len(buckets))):
         raise CheckError(f"{where}: bucket indices are not 0..{len(buckets) - 1}")
     if rec["skipped"]:
