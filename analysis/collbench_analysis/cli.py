@@ -331,20 +331,20 @@ def colltune_main(argv: Sequence[str] | None = None) -> int:
 def collmodel_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="collmodel",
-        description="Export a PyTorch model's gradients as DDP sees them, for collbench --workload ddp: "
-                    "the parameter list (--model), the gradient-ready order DDP measured (--grad-order), DDP's own "
-                    "buckets (to check against) and, with --profile-steps, a per-parameter compute profile "
-                    "(--compute-profile). See docs/ddp.md.",
+        description="Export a PyTorch model's gradients as DDP sees them, for collbench --workload ddp:\n"
+                    "the parameter list (--model), the gradient-ready order DDP measured (--grad-order),\n"
+                    "DDP's own buckets (to check against) and, with --profile-steps, a per-parameter\n"
+                    "compute profile (--compute-profile). See docs/ddp.md.",
         formatter_class=argparse.RawDescriptionHelpFormatter,
         epilog="example: collmodel torchvision.models:resnet50 --input 2,3,64,64 -o resnet50\n"
                "         mpirun -np 2 build/collbench --workload ddp --model resnet50.model.json "
                "--grad-order resnet50.grad-order.txt")
     p.add_argument("model", metavar="MODEL", help="MODULE:NAME or FILE.py:NAME, called (with --kwargs) to make the nn.Module")
     p.add_argument("--kwargs", default="{}", help="JSON object of keyword arguments for MODEL (default {})")
-    p.add_argument("--input", required=True, metavar="SHAPE[:DTYPE[:HIGH]]",
+    p.add_argument("--input", metavar="SHAPE[:DTYPE[:HIGH]]",
                    help="the example input: 2,3,64,64 (randn) or 8,128:long:30522 (integers below HIGH)")
-    p.add_argument("--input-fn", metavar="MODULE:NAME", help="instead of --input's tensor: NAME() returns the input "
-                   "(a tuple is passed as positional arguments); --input's shape is still checked")
+    p.add_argument("--input-fn", metavar="MODULE:NAME", help="instead of --input: NAME() returns a fresh input per "
+                   "step (a tuple is passed as positional arguments)")
     p.add_argument("--ignore", default="", help="comma-separated parameter names DDP is told to ignore "
                    "(_set_params_and_buffers_to_ignore_for_model)")
     p.add_argument("--bucket-cap-mb", type=float, default=25.0, help="DDP's bucket_cap_mb for the reference buckets (default 25)")
@@ -375,9 +375,9 @@ def collmodel_main(argv: Sequence[str] | None = None) -> int:
             raise dx.ExportError("--bucket-cap-mb must be > 0, --profile-steps >= 0, --threads >= 1")
         torch.set_num_threads(args.threads)
         torch.manual_seed(0)
-        make = dx.input_maker(args.input)
-        if args.input_fn:
-            make = dx.load_callable(args.input_fn)
+        if (args.input is None) == (args.input_fn is None):
+            raise dx.ExportError("give the example input: --input SHAPE[:DTYPE[:HIGH]] or --input-fn MODULE:NAME")
+        make = dx.load_callable(args.input_fn) if args.input_fn else dx.input_maker(args.input)
         build = dx.load_callable(args.model)
         name = args.model.rpartition(":")[2]
         ignore = [n for n in args.ignore.split(",") if n]

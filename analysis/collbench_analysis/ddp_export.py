@@ -217,8 +217,13 @@ def step_profile(model, make_input: Callable[[], Any], names: list[str], steps: 
     params = [by_name[n] for n in names]
     opt = torch.optim.SGD(params, lr=1e-3, momentum=0.9)
     stamps: dict[int, float] = {}
-    hooks = [p.register_hook(lambda g, i=i: stamps.setdefault(i, time.perf_counter()) and None)
-             for i, p in enumerate(params)]
+
+    def stamp(i: int):
+        def hook(grad):  # returns None: the gradient is left as it is
+            stamps.setdefault(i, time.perf_counter())
+        return hook
+
+    hooks = [p.register_hook(stamp(i)) for i, p in enumerate(params)]
     fwd, optim, per_param = [], [], [[] for _ in params]
     try:
         for step in range(warmup + steps):

@@ -121,8 +121,7 @@ def check_vit(collbench: str, work: Path) -> None:
 
 def check_custom(collbench: str, collmodel: str, work: Path) -> None:
     prefix = work / "tied"
-    run([PYTHON, collmodel, f"{HERE / 'ddp_models.py'}:TiedNet", "--input", "2,16:long:4096",
-         "--input-fn", f"{HERE / 'ddp_models.py'}:tokens", "--ignore", "skip.weight,skip.bias", "--bucket-cap-mb", "4",
+    run([PYTHON, collmodel, f"{HERE / 'ddp_models.py'}:TiedNet", "--input-fn", f"{HERE / 'ddp_models.py'}:tokens", "--ignore", "skip.weight,skip.bias", "--bucket-cap-mb", "4",
          "-o", str(prefix)], "collmodel TiedNet")
     model = json.loads(Path(f"{prefix}.model.json").read_text())
     names = [p["name"] for p in model["params"]]
@@ -138,6 +137,7 @@ def check_custom(collbench: str, collmodel: str, work: Path) -> None:
 def check_bad_input(collmodel: str, work: Path) -> None:
     cases = [(["no.such.module:f", "--input", "1"], "cannot import no.such.module"),
              (["torchvision.models:resnet50", "--input", "1,x"], "comma-separated integers"),
+             (["torchvision.models:resnet50"], "give the example input"),
              (["torchvision.models:resnet50", "--input", "1,3,64,64", "--ignore", "fc.nope"], "fc.nope"),
              (["torchvision.models:resnet50", "--input", "1,3,64,64", "--steps", "2"], "at least 3")]
     for args, says in cases:
