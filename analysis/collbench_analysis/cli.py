@@ -361,42 +361,49 @@ def collmodel_main(argv: Sequence[str] | None = None) -> int:
     args = collmodel_parser().parse_args(argv)
     from . import ddp_export as dx
 
-    try:
-        import torch
-    except ImportError as err:
-        print(f"collmodel: error: PyTorch is not installed ({err}); Debian: apt install python3-torch", file=sys.stderr)
-        return EXIT_BAD_INPUT
     out = Path(args.output)
     try:
-        kwargs = json.loads(args.kwargs)
+        # What needs no PyTorch first, so bad options fail at once.
+        try:
+            kwargs = json.loads(args.kwargs)
+        except json.JSONDecodeError as err:
+            raise dx.ExportError(f"--kwargs '{args.kwargs}' is not JSON ({err})") from None
         if not isinstance(kwargs, dict):
             raise dx.ExportError(f"--kwargs '{args.kwargs}' is not a JSON object")
         if args.bucket_cap_mb <= 0 or args.profile_steps < 0 or args.threads < 1:
             raise dx.ExportError("--bucket-cap-mb must be > 0, --profile-steps >= 0, --threads >= 1")
-        torch.set_num_threads(args.threads)
-        torch.manual_seed(0)
+        if args.steps < dx.MIN_STEPS:
+            raise dx.ExportError(f"--steps must be at least {dx.MIN_STEPS}: DDP rebuilds its buckets at step 1 "
+                                 "and logs them after")
         if (args.input is None) == (args.input_fn is None):
             raise dx.ExportError("give the example input: --input SHAPE[:DTYPE[:HIGH]] or --input-fn MODULE:NAME")
-        make = dx.load_callable(args.input_fn) if args.input_fn else dx.input_maker(args.input)
         build = dx.load_callable(args.model)
-        name = args.model.rpartition(":")[2]
+        make = dx.load_callable(args.input_fn) if args.input_fn else dx.input_maker(args.input)
+        import torch
+
+        torch.set_num_threads(args.threads)
+        torch.manual_seed(0)
+
+        def model():
+            try:
+                return build(**kwargs)
+            except TypeError as err:
+                raise dx.ExportError(f"{args.model} with --kwargs {args.kwargs}: {err}") from None
+
         ignore = [n for n in args.ignore.split(",") if n]
-        view = dx.ddp_view(build(**kwargs), make, args.bucket_cap_mb, ignore, args.steps)
+        view = dx.ddp_view(model(), make, args.bucket_cap_mb, ignore, args.steps)
         written = [out.with_name(out.name + s) for s in (".model.json", ".grad-order.txt", ".ddp.json")]
         out.parent.mkdir(parents=True, exist_ok=True)
-        written[0].write_text(json.dumps(dx.model_json(name, view), indent=1) + "\n")
+        written[0].write_text(json.dumps(dx.model_json(args.model.rpartition(":")[2], view), indent=1) + "\n")
         written[1].write_text(f"# {args.model}: gradient-ready order DDP recorded (torch {view.torch_version})\n" +
                               "".join(view.names[i] + "\n" for i in view.ready_order))
         written[2].write_text(json.dumps(dx.ddp_json(view), indent=1) + "\n")
         if args.profile_steps:
-            prof = dx.step_profile(build(**kwargs), make, view.names, args.profile_steps)
+            prof = dx.step_profile(model(), make, view.names, args.profile_steps)
             written.append(out.with_name(out.name + ".profile.yaml"))
             written[-1].write_text(dx.profile_yaml(prof, args.model))
     except dx.ExportError as err:
         print(f"collmodel: error: {err}", file=sys.stderr)
-        return EXIT_BAD_INPUT
-    except (json.JSONDecodeError, TypeError) as err:
-        print(f"collmodel: error: {args.model}: {err}", file=sys.stderr)
         return EXIT_BAD_INPUT
     except OSError as err:
         print(f"collmodel: error: {args.output}: cannot write ({err.strerror or err})", file=sys.stderr)

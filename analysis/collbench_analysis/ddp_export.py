@@ -81,8 +81,6 @@ def load_callable(spec: str) -> Callable[..., Any]:
 def input_maker(spec: str) -> Callable[[], Any]:
     """SHAPE[:DTYPE[:HIGH]] -> a function making that input: 2,3,64,64 (randn, float32) or
     8,128:long:30522 (randint below HIGH)."""
-    import torch
-
     parts = spec.split(":")
     try:
         shape = [int(d) for d in parts[0].split(",")]
@@ -90,6 +88,8 @@ def input_maker(spec: str) -> Callable[[], Any]:
         raise ExportError(f"input '{spec}': the shape must be comma-separated integers (e.g. 2,3,64,64)") from None
     if not shape or any(d <= 0 for d in shape) or len(parts) > 3:
         raise ExportError(f"input '{spec}' is not SHAPE[:DTYPE[:HIGH]] with positive dimensions")
+    import torch
+
     dtype_name = parts[1] if len(parts) > 1 else "float32"
     dtype = getattr(torch, dtype_name, None)
     if not isinstance(dtype, torch.dtype):

@@ -139,7 +139,8 @@ def check_bad_input(collmodel: str, work: Path) -> None:
              (["torchvision.models:resnet50", "--input", "1,x"], "comma-separated integers"),
              (["torchvision.models:resnet50"], "give the example input"),
              (["torchvision.models:resnet50", "--input", "1,3,64,64", "--ignore", "fc.nope"], "fc.nope"),
-             (["torchvision.models:resnet50", "--input", "1,3,64,64", "--steps", "2"], "at least 3")]
+             (["torchvision.models:resnet50", "--input", "1,3,64,64", "--steps", "2"], "at least 3"),
+             (["torchvision.models:resnet50", "--input", "1,3,64,64", "--kwargs", '{"nope": 1}'], "unexpected keyword")]
     for args, says in cases:
         p = run([PYTHON, collmodel, *args, "-o", str(work / "bad")], f"collmodel {' '.join(args)}", expect_rc=2)
         lines = p.stderr.strip().splitlines()
