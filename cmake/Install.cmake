@@ -1,5 +1,5 @@
 # `cmake --install BUILD --prefix P` (and the .deb, cmake/Packaging.cmake):
-#   P/bin/collbench                      the program; collplot, collcompare, colltune (links)
+#   P/bin/collbench                      the program; collplot, collcompare, colltune, collmodel (links)
 #   P/lib/collbench/                     its two private shared libraries (RUNPATH $ORIGIN-relative)
 #   P/share/collbench/                   the checkout's layout, so the scripts run unchanged:
 #     slurm/  sweep.sh analyze.sh profile.sh local-sweep.sh, lib/, sweeps/, cluster/, testbed/
@@ -68,7 +68,7 @@ install(DIRECTORY slurm/cluster slurm/testbed DESTINATION ${COLLBENCH_INSTALL_DA
 # Analysis: the command scripts find their package beside them (realpath), so bin/ gets links.
 # The package's copy of the JSON Schema is a link into results/schema/ in the checkout; the
 # installed package gets the file itself.
-install(PROGRAMS analysis/collplot analysis/collcompare analysis/colltune
+install(PROGRAMS analysis/collplot analysis/collcompare analysis/colltune analysis/collmodel
         DESTINATION ${COLLBENCH_INSTALL_DATADIR}/analysis)
 install(FILES analysis/README.md analysis/pyproject.toml DESTINATION ${COLLBENCH_INSTALL_DATADIR}/analysis)
 install(DIRECTORY analysis/collbench_analysis DESTINATION ${COLLBENCH_INSTALL_DATADIR}/analysis
@@ -80,7 +80,7 @@ install(FILES results/README.md DESTINATION ${COLLBENCH_INSTALL_DATADIR}/results
 install(DIRECTORY docs/ DESTINATION ${COLLBENCH_INSTALL_DATADIR}/docs)
 install(DIRECTORY results/schema DESTINATION ${COLLBENCH_INSTALL_DATADIR}/results)
 _collbench_rel(_bin_to_analysis ${CMAKE_INSTALL_BINDIR} ${COLLBENCH_INSTALL_DATADIR}/analysis)
-foreach(_tool collplot collcompare colltune)
+foreach(_tool collplot collcompare colltune collmodel)
   file(CREATE_LINK ${_bin_to_analysis}/${_tool} ${PROJECT_BINARY_DIR}/install/${_tool} SYMBOLIC)
   install(FILES ${PROJECT_BINARY_DIR}/install/${_tool} DESTINATION ${CMAKE_INSTALL_BINDIR})
 endforeach()

@@ -80,7 +80,7 @@ for d in libopenmpi3 libyaml-cpp0.7 openmpi-bin python3 python3-matplotlib pytho
 done
 [[ $depends != *cuda* && $depends != *nccl* ]] || fail "Depends names CUDA/NCCL"
 dpkg-deb -x "$deb" "$work/deb"
-for f in usr/bin/collbench usr/bin/collplot usr/bin/collcompare usr/bin/colltune \
+for f in usr/bin/collbench usr/bin/collplot usr/bin/collcompare usr/bin/colltune usr/bin/collmodel \
   usr/share/collbench/slurm/sweep.sh usr/share/collbench/slurm/profile.sh usr/share/collbench/slurm/analyze.sh \
   usr/share/collbench/slurm/sweeps/default.yaml usr/share/collbench/analysis/collbench_analysis/collbench-1.json \
   usr/share/collbench/scripts/installed.sh usr/share/collbench/modulefiles/collbench; do

@@ -61,6 +61,12 @@ step "collcompare A/A"
 rc=0; collcompare "$out/r.jsonl" "$out/r.jsonl" -o "$out/compare" >"$out/compare.txt" 2>&1 || rc=$?
 ((rc == 0)) || { cat "$out/compare.txt"; fail "collcompare A/A: exit $rc (0 = no regression expected)"; }
 [[ -s $out/compare/compare.md ]] || fail "no compare.md"
+# collmodel without PyTorch (only suggested by the package): its help, and one line saying what is missing
+step "collmodel without PyTorch"
+collmodel --help >/dev/null || fail "collmodel --help"
+rc=0; msg=$(collmodel torch.nn:Linear --kwargs '{"in_features": 2, "out_features": 1}' --input 1,2 -o "$out/m" 2>&1) || rc=$?
+((rc == 2)) && [[ $msg == "collmodel: error: cannot import torch.nn"*"torch"* && $msg != *$'\n'* ]] ||
+  fail "collmodel without PyTorch: exit $rc, '$msg' (expected one line naming the missing torch, exit 2)"
 
 # the modulefile under Lmod (a site's module system; Debian's lmod, installed here for this check)
 step "apt-get install lmod; module load collbench"
