@@ -19,18 +19,33 @@ measured communication times, never a measurement:
   buckets in proportion to their bytes: ready_k = B · cumsum(bytes)[k] / total_bytes.
 - All-reduces run one at a time, in bucket order, on one communication stream:
   start_k = max(ready_k, end_{k-1}), end_k = start_k + bucket_p50_us[k].
-- Exposed communication = max(0, end_last − B), the part of the sync after backward ends;
-  step time = F + max(B, end_last) + O.
+- Overlap share φ: a CPU rank's all-reduce needs a core of its own (Gloo's worker thread or MPI's
+  progress does the copies and the reductions). The node's free cores are
+  free = online_cpus − ranks_per_node · threads (threads: compute threads per rank, 1 — collmodel
+  profiles with one and the bench runs DDP so), and φ = clamp(free / ranks_per_node, 0, 1), with
+  ``online_cpus`` from the run record (rank 0's node). φ = 1 on a device (cuda: compute runs
+  elsewhere) and where the run record has no ``online_cpus``.
+- Exposed communication = φ · max(0, end_last − B) + (1 − φ) · sync, sync = the sum of the
+  bucket times: without a free core the all-reduces take turns with backward on the same cores,
+  so none of the sync hides. With φ = 1 the last bucket is ready when backward ends (with a
+  profile: within its rounding), so its whole all-reduce is always exposed.
+- DDP's bucket copies (with a collmodel profile only, ``compute.source`` = ``"profile:…"``):
+  PyTorch 1.13's DDP (``gradient_as_bucket_view=False``) copies each gradient into its bucket
+  during backward and back after the all-reduce, 4 passes over the gradient bytes; the profile's
+  optimizer, SGD with momentum, makes 8 passes over the same bytes, so copies = O · 4/8. With
+  ``--compute-ms`` the optimizer is unknown and copies = 0.
+- Step = F + B + copies + exposed + O (with φ = 1 and no copies: F + max(B, end_last) + O).
 - Without compute (no ``--compute-ms``) nothing can overlap: exposed = the sum of the bucket
   times (buckets back to back from t = 0), and no step time or speed-up is given.
 - Projected speed-up over one device for the same global batch (strong scaling of the
-  data-parallel step): one device runs the global batch as n micro-batches,
-  T1 = n·(F + B) + O; n ranks take Tn = F + max(B, end_last) + O; speed-up = T1 / Tn,
+  data-parallel step): one device runs the global batch as n micro-batches without DDP,
+  T1 = n·(F + B) + O; n ranks take Tn = the step above; speed-up = T1 / Tn,
   efficiency = speed-up / n.
 
-Since the last bucket is ready exactly when backward ends (with a profile: within its
-rounding), its all-reduce is always exposed: exposed ≥ bucket_p50_us[last] whenever compute is
-given.
+What the model leaves out (ranks sharing the node's memory bandwidth, DDP's buffer broadcast and
+bookkeeping, the waiting part of an all-reduce that could overlap even without a free core) is
+measured against PyTorch's own DDP: ``ddp_measured`` records (bench/ddp_torch.py), compared by
+:func:`measured_tables`.
 """
 from __future__ import annotations
 
