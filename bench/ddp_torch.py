@@ -15,7 +15,9 @@ goes first (A B, B A, ...):
      files and the profile (`--compute-profile`), the same bucket cap.
 It writes one `ddp_measured` record per model and repetition to DIR/ddp_measured.jsonl beside collbench's
 own (results/README.md), so `analysis/collplot DIR` shows predicted against measured.
-With --launcher CMD, collbench is started through that command prefix instead of --spawn 2 (part 3).
+With --algos library,ring,rabenseifner collbench's own algorithms run interleaved beside Gloo's (part 3);
+the modelled step per algorithm is the report's "DDP step by algorithm". Across emulated nodes, run
+collbench itself through slurm/testbed/mpirun.sh (bench/README.md): PyTorch's side here is one node.
 
 A benchmark, not a test: measure on an idle machine only (nothing else running).
 
@@ -190,7 +192,7 @@ def torch_side(name, o, work):
 
 
 def collbench_side(name, prefix, o):
-    argv = [*o.launcher, os.path.join(o.build, "collbench"), *o.spawn, "--backend", "gloo", "--workload", "ddp",
+    argv = [os.path.join(o.build, "collbench"), "--spawn", str(WORLD), "--backend", "gloo", "--workload", "ddp",
             "--model", prefix + ".model.json", "--grad-order", prefix + ".grad-order.txt",
             "--compute-profile", prefix + ".profile.yaml", "--bucket-cap-mb", str(o.bucket_cap_mb),
             "--redop", "avg", "--algo", o.algos, "-n", str(o.cb_steps), "-w", "2", "--json", o.json]
@@ -237,9 +239,6 @@ def main():
     ap.add_argument("--profile-steps", type=int, default=5)
     ap.add_argument("--bucket-cap-mb", type=float, default=25.0)
     ap.add_argument("--algos", default="library", help="collbench's --algo list (part 3: library,ring,rabenseifner)")
-    ap.add_argument("--launcher", default="--spawn 2",
-                    help="how collbench starts its ranks: '--spawn 2', or a command prefix ending in nothing "
-                         "collbench-specific, e.g. 'slurm/testbed/mpirun.sh ... 2x1 --'")
     ap.add_argument("--quick", action="store_true", help="1 rep, 3 steps, 3 profile steps: a smoke run")
     ap.add_argument("--out", dest="outdir", default="results/local/ddp-torch",
                     help="folder: collbench's records go to results.jsonl, the ddp_measured records to "
@@ -265,11 +264,6 @@ def main():
         die(f"no collbench binary in {o.build} (--build DIR)")
     if o.reps < 1 or o.steps < 1 or o.cb_steps < 1:
         die("--reps, --steps and --cb-steps must be >= 1")
-    # "--spawn 2" goes after the binary; any other launcher is a command prefix before it.
-    o.launcher = o.launcher.split()
-    o.spawn = o.launcher if o.launcher == ["--spawn", str(WORLD)] else []
-    if o.spawn:
-        o.launcher = []
     os.makedirs(o.outdir, exist_ok=True)
     o.json = os.path.join(o.outdir, "results.jsonl")
     measured = os.path.join(o.outdir, "ddp_measured.jsonl")
