@@ -638,10 +638,16 @@ def plot_timeline(w: Workload, name: str, outdir: Path) -> FigureInfo:
     ax = fig.subplots()
     comm_row, compute_row = 0.0, 1.0
     colors = ("#4c72b0", "#8fb0dc")
+    serial = c is not None and ov.share == 0.0  # no free core: the all-reduces after backward, back to back
+    after = f_ms + (ov.backward_us + ov.copy_us) / 1e3
     for k in range(len(ov.bucket_us)):
-        s, e = f_ms + ov.start_us[k] / 1e3, f_ms + ov.end_us[k] / 1e3
+        if serial:
+            s = after + sum(ov.bucket_us[:k]) / 1e3
+            e = s + ov.bucket_us[k] / 1e3
+        else:
+            s, e = f_ms + ov.start_us[k] / 1e3, f_ms + ov.end_us[k] / 1e3
         _bar(ax, comm_row, s, e - s, facecolors=colors[k % 2], edgecolor="white", linewidth=0.4)
-        part = ov.exposed_part_us(k) / 1e3
+        part = (e - s) if serial else ov.exposed_part_us(k) / 1e3
         if part > 0:
             _bar(ax, comm_row, e - part, part, facecolors="none", edgecolor="#c44e52", hatch="///", linewidth=0.6)
         if len(ov.bucket_us) <= 16 and e - s > 0:
@@ -677,8 +683,8 @@ def plot_timeline(w: Workload, name: str, outdir: Path) -> FigureInfo:
     ax.set_ylim(-0.6, (compute_row if c else comm_row) + 0.6)
     ax.grid(axis="y", visible=False)
     ax.set_xlabel("Time in one training step (ms)" + (" (ticks: bucket ready)" if c else ""))
-    ax.set_title(f"DDP step timeline — {TIMELINE_LABEL}\n{w.model}, {w.layout} ({w.world_size} ranks), {name}: "
-                 f"{detail}")
+    ax.set_title(f"DDP step timeline — {TIMELINE_LABEL}\n" + textwrap.fill(
+        f"{w.model}, {w.layout} ({w.world_size} ranks), {name}: {detail}", 95), fontsize=11)
     ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0, fontsize=8)
     note = workload_note([w])
     profile = c.profile if c is not None else None
@@ -691,6 +697,9 @@ def plot_timeline(w: Workload, name: str, outdir: Path) -> FigureInfo:
            "step loses to the sync." if c else
            f"{w.model}, {w.layout}, {name}: bucket all-reduces back to back ({TIMELINE_LABEL}). Read: without "
            "--compute-ms nothing overlaps, so the whole row is exposed sync time.")
+    if serial:
+        cap += (f" No free core (overlap share φ = 0: {w.online_cpus} online CPUs, {w.ranks_per_node} ranks per node): "
+                "the all-reduces are drawn after backward and DDP's copies, none of them hidden.")
     return FigureInfo(SECTION, fname, cap, note)
 
 
