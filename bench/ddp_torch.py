@@ -13,7 +13,8 @@ goes first (A B, B A, ...):
      the max over ranks, each step starting after a barrier.
   B  collbench: `--backend gloo --spawn 2 --workload ddp --algo ALGOS --interleave` with those
      files and the profile (`--compute-profile`), the same bucket cap.
-It writes one `ddp_measured` record per model and repetition to DIR/ddp_measured.jsonl beside collbench's
+DDP's own timers (`_get_ddp_logging_data()`'s avg_*) are not used: sampled at some iterations and
+averaged with the warm-up. It writes one `ddp_measured` record per model and repetition to DIR/ddp_measured.jsonl beside collbench's
 own (results/README.md), so `analysis/collplot DIR` shows predicted against measured.
 With --algos library,ring,rabenseifner collbench's own algorithms run interleaved beside Gloo's (part 3);
 the modelled step per algorithm is the report's "DDP step by algorithm". Across emulated nodes, run
