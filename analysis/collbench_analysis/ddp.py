@@ -929,6 +929,11 @@ def measured_of(ds: Dataset) -> list[Measured]:
     return [parse_measured(rec, where) for where, rec in ds.ddp_measured_records]
 
 
+def _median(values: Iterable[float | None]) -> float:
+    vs = [v for v in values if v is not None and not math.isnan(v)]
+    return float(pd.Series(vs).median()) if vs else math.nan
+
+
 @dataclass(frozen=True)
 class Comparison:
     """PyTorch's DDP measured (medians over the repetitions) beside the model fed collbench's records.
@@ -942,15 +947,13 @@ class Comparison:
     reps: tuple[Measured, ...]
     predicted: tuple[Workload, ...]
 
-    def _med(self, values: Iterable[float]) -> float:
-        vs = [v for v in values if v is not None and not math.isnan(v)]
-        return float(pd.Series(vs).median()) if vs else math.nan
-
     def measured(self, attr: str) -> float:
-        return self._med(getattr(m, attr) for m in self.reps)
+        """The median over the repetitions of a :class:`Measured` field."""
+        return _median(getattr(m, attr) for m in self.reps)
 
     def model_ms(self, fn: Any) -> float:
-        return self._med(fn(w) for w in self.predicted) if self.predicted else math.nan
+        """The median over the compared workload records of ``fn(record)``."""
+        return _median(fn(w) for w in self.predicted)
 
     @property
     def step_ms(self) -> float:
@@ -1008,7 +1011,7 @@ def measured_tables(measured: Sequence[Measured], workloads: Sequence[Workload])
     head, parts = [], []
     for c in sorted(cs, key=lambda c: (c.model, layout_sort_key(c.layout))):
         ov = [workload_overlap(w) for w in c.predicted]
-        med = c._med
+        med = _median
         step, pred = c.measured("step_ms"), c.step_ms
         lo, hi = min(m.step_ms for m in c.reps), max(m.step_ms for m in c.reps)
         head.append([c.model, c.layout, str(len(c.reps)), _num(step), f"{_num(lo)}–{_num(hi)}", _num(pred),
