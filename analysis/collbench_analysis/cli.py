@@ -76,6 +76,7 @@ def collplot_main(argv: Sequence[str] | None = None) -> int:
 
     try:
         workloads = ddp.workloads_of(ds)
+        ddp.measured_of(ds)  # a malformed ddp_measured record: exit 2 here, not mid-report
     except LoadError as err:
         print(f"collplot: error: {err}", file=sys.stderr)
         return EXIT_BAD_INPUT

@@ -19,18 +19,33 @@ measured communication times, never a measurement:
   buckets in proportion to their bytes: ready_k = B · cumsum(bytes)[k] / total_bytes.
 - All-reduces run one at a time, in bucket order, on one communication stream:
   start_k = max(ready_k, end_{k-1}), end_k = start_k + bucket_p50_us[k].
-- Exposed communication = max(0, end_last − B), the part of the sync after backward ends;
-  step time = F + max(B, end_last) + O.
+- Overlap share φ: a CPU rank's all-reduce needs a core of its own (Gloo's worker thread or MPI's
+  progress does the copies and the reductions). The node's free cores are
+  free = online_cpus − ranks_per_node · threads (threads: compute threads per rank, 1 — collmodel
+  profiles with one and the bench runs DDP so), and φ = clamp(free / ranks_per_node, 0, 1), with
+  ``online_cpus`` from the run record (rank 0's node). φ = 1 on a device (cuda: compute runs
+  elsewhere) and where the run record has no ``online_cpus``.
+- Exposed communication = φ · max(0, end_last − B) + (1 − φ) · sync, sync = the sum of the
+  bucket times: without a free core the all-reduces take turns with backward on the same cores,
+  so none of the sync hides. With φ = 1 the last bucket is ready when backward ends (with a
+  profile: within its rounding), so its whole all-reduce is always exposed.
+- DDP's bucket copies (with a collmodel profile only, ``compute.source`` = ``"profile:…"``):
+  PyTorch 1.13's DDP (``gradient_as_bucket_view=False``) copies each gradient into its bucket
+  during backward and back after the all-reduce, 4 passes over the gradient bytes; the profile's
+  optimizer, SGD with momentum, makes 8 passes over the same bytes, so copies = O · 4/8. With
+  ``--compute-ms`` the optimizer is unknown and copies = 0.
+- Step = F + B + copies + exposed + O (with φ = 1 and no copies: F + max(B, end_last) + O).
 - Without compute (no ``--compute-ms``) nothing can overlap: exposed = the sum of the bucket
   times (buckets back to back from t = 0), and no step time or speed-up is given.
 - Projected speed-up over one device for the same global batch (strong scaling of the
-  data-parallel step): one device runs the global batch as n micro-batches,
-  T1 = n·(F + B) + O; n ranks take Tn = F + max(B, end_last) + O; speed-up = T1 / Tn,
+  data-parallel step): one device runs the global batch as n micro-batches without DDP,
+  T1 = n·(F + B) + O; n ranks take Tn = the step above; speed-up = T1 / Tn,
   efficiency = speed-up / n.
 
-Since the last bucket is ready exactly when backward ends (with a profile: within its
-rounding), its all-reduce is always exposed: exposed ≥ bucket_p50_us[last] whenever compute is
-given.
+What the model leaves out (ranks sharing the node's memory bandwidth, DDP's buffer broadcast and
+bookkeeping, the waiting part of an all-reduce that could overlap even without a free core) is
+measured against PyTorch's own DDP: ``ddp_measured`` records (bench/ddp_torch.py), compared by
+:func:`measured_tables`.
 """
 from __future__ import annotations
 
@@ -163,6 +178,7 @@ class Workload:
     skipped: bool = False
     skip_reason: str | None = None
     inter_node_link: str | None = None  # from the run record; None: no run record or nothing declared
+    online_cpus: int | None = None  # rank 0's node's online CPUs, from the run record; None: unknown
     per_node: tuple[int, ...] | None = None  # uneven layouts only, from the run record
 
     @property
@@ -223,6 +239,13 @@ def _check_profile(compute: Compute | None, n_buckets: int, where: str) -> None:
                             "(must be a finite number >= 0)")
 
 
+def _int_or_none(v: Any) -> int | None:
+    try:
+        return None if v is None or (isinstance(v, float) and math.isnan(v)) else int(v)
+    except (TypeError, ValueError):
+        return None
+
+
 def parse_workload(rec: Mapping[str, Any], where: str, run: Mapping[str, Any] | None = None) -> Workload:
     """One workload record; a missing or malformed field is a :class:`LoadError` naming ``where``.
 
@@ -258,6 +281,7 @@ def parse_workload(rec: Mapping[str, Any], where: str, run: Mapping[str, Any] | 
         buckets=buckets, bucket_p50_us=per_bucket, step=step, compute=compute,
         wrong=int(rec.get("wrong") or 0), skipped=skipped,
         inter_node_link=run.get("inter_node_link") if run is not None else None,
+        online_cpus=_int_or_none(run.get("online_cpus")) if run is not None else None,
         per_node=per_node_of(run.get("node_of_rank")) if same_world else None, **optional)
 
 
@@ -346,6 +370,8 @@ class Overlap:
     start_us: tuple[float, ...]
     end_us: tuple[float, ...]
     compute: Compute | None
+    share: float = 1.0  # overlap share φ: 1 = a free core per rank for communication, 0 = none
+    copy_us: float = 0.0  # DDP's bucket copies (serial with compute)
 
     @property
     def backward_us(self) -> float:
@@ -361,9 +387,16 @@ class Overlap:
         return self.end_us[-1] if self.end_us else 0.0
 
     @property
-    def exposed_us(self) -> float:
-        """Communication after backward ends: max(0, end_last − B); all of it without compute."""
+    def overlapped_exposed_us(self) -> float:
+        """What the one-stream schedule leaves after backward: max(0, end_last − B) (all of it without compute)."""
         return max(0.0, self.comm_end_us - self.backward_us)
+
+    @property
+    def exposed_us(self) -> float:
+        """φ · max(0, end_last − B) + (1 − φ) · sync: with no free core the sync cannot overlap compute."""
+        if self.compute is None:
+            return self.sync_us
+        return self.share * self.overlapped_exposed_us + (1.0 - self.share) * self.sync_us
 
     def exposed_part_us(self, k: int) -> float:
         """How much of bucket k's all-reduce lies after backward ends (the hatched part of the timeline)."""
@@ -371,14 +404,51 @@ class Overlap:
 
     @property
     def step_us(self) -> float | None:
-        """F + max(B, end_last) + O; None without compute."""
+        """F + B + copies + exposed + O; None without compute (with φ = 1 and no copies: F + max(B, end_last) + O)."""
         if self.compute is None:
             return None
         c = self.compute
-        return (c.forward_ms + c.optimizer_ms) * 1e3 + max(self.backward_us, self.comm_end_us)
+        return (c.forward_ms + c.optimizer_ms) * 1e3 + self.backward_us + self.copy_us + self.exposed_us
 
 
-def overlap(bucket_bytes: Sequence[int], bucket_us: Sequence[float], compute: Compute | None) -> Overlap:
+# Compute threads per rank: collmodel profiles with torch.set_num_threads(1), and the bench runs
+# DDP so; a record does not say otherwise.
+COMPUTE_THREADS = 1
+# Passes over the gradients' bytes (a pass: one read or one write of every byte). DDP (1.13,
+# gradient_as_bucket_view=False) copies each gradient into its bucket during backward and back
+# after the all-reduce: 2 reads + 2 writes. collmodel's profile optimizer, SGD with momentum
+# (torch 1.13's per-tensor path): buf.mul_ (1 read, 1 write), buf.add_(grad) (2 reads, 1 write),
+# param.add_(buf) (2 reads, 1 write).
+DDP_COPY_PASSES = 4
+SGD_MOMENTUM_PASSES = 8
+
+
+def overlap_share(device: str, online_cpus: int | None, ranks_per_node: int,
+                  threads: int = COMPUTE_THREADS) -> float:
+    """φ, the share of the sync that can overlap compute: the free cores per rank, capped at 1.
+
+    A CPU rank's all-reduce needs a core of its own (Gloo's or MPI's progress, the reductions, the
+    copies); the cores the node's ranks do not compute on are free = online_cpus − ranks_per_node ·
+    threads, and φ = clamp(free / ranks_per_node, 0, 1). Devices (cuda) compute elsewhere: φ = 1;
+    so is an unknown CPU count (records without ``online_cpus``).
+    """
+    if device != "cpu" or online_cpus is None or ranks_per_node <= 0:
+        return 1.0
+    free = online_cpus - ranks_per_node * threads
+    return min(1.0, max(0.0, free / ranks_per_node))
+
+
+def copy_us(compute: Compute | None) -> float:
+    """DDP's bucket copies: DDP_COPY_PASSES over the gradients at the streaming rate of the profile's
+    optimizer (SGD_MOMENTUM_PASSES over the same bytes): O · 4/8. Only for a collmodel profile (its
+    optimizer is known); 0 with --compute-ms (an unknown optimizer) or without compute."""
+    if compute is None or compute.profile is None:
+        return 0.0
+    return compute.optimizer_ms * 1e3 * DDP_COPY_PASSES / SGD_MOMENTUM_PASSES
+
+
+def overlap(bucket_bytes: Sequence[int], bucket_us: Sequence[float], compute: Compute | None,
+            share: float = 1.0) -> Overlap:
     """The overlap model (module docstring): ready, start and end time of every bucket.
 
     Ready times come from ``compute.bucket_backward_ms`` when the record has a per-layer
@@ -398,11 +468,13 @@ def overlap(bucket_bytes: Sequence[int], bucket_us: Sequence[float], compute: Co
     else:
         ready = ready_times_us(bucket_bytes, compute.backward_ms * 1e3)
     starts, ends = schedule_us(ready, bucket_us)
-    return Overlap(tuple(float(t) for t in bucket_us), tuple(ready), tuple(starts), tuple(ends), compute)
+    return Overlap(tuple(float(t) for t in bucket_us), tuple(ready), tuple(starts), tuple(ends), compute,
+                   share, copy_us(compute))
 
 
 def workload_overlap(w: Workload) -> Overlap:
-    return overlap(w.bucket_bytes, w.bucket_p50_us, w.compute)
+    return overlap(w.bucket_bytes, w.bucket_p50_us, w.compute,
+                   overlap_share(w.device, w.online_cpus, w.ranks_per_node))
 
 
 @dataclass(frozen=True)
@@ -422,19 +494,18 @@ class Projection:
         return self.speedup / self.world_size if self.world_size > 0 else math.nan
 
 
-def project(world_size: int, compute: Compute, exposed_ms: float) -> Projection:
-    """T1 = n·(F + B) + O (one device, the global batch as n micro-batches); Tn = F + B + exposed + O.
-
-    F + B + exposed equals F + max(B, end_last), since exposed = max(0, end_last − B).
-    """
+def project(world_size: int, compute: Compute, exposed_ms: float, copy_ms: float = 0.0) -> Projection:
+    """T1 = n·(F + B) + O (one device, the global batch as n micro-batches, no DDP);
+    Tn = F + B + copies + exposed + O, the modelled step."""
     f, b, o = compute.forward_ms, compute.backward_ms, compute.optimizer_ms
-    return Projection(world_size, world_size * (f + b) + o, f + b + exposed_ms + o)
+    return Projection(world_size, world_size * (f + b) + o, f + b + copy_ms + exposed_ms + o)
 
 
 def workload_projection(w: Workload) -> Projection | None:
     if w.compute is None or not w.measured:
         return None
-    return project(w.world_size, w.compute, workload_overlap(w).exposed_us / 1e3)
+    ov = workload_overlap(w)
+    return project(w.world_size, w.compute, ov.exposed_us / 1e3, ov.copy_us / 1e3)
 
 
 # --------------------------------------------------------------------------- naming
@@ -567,10 +638,16 @@ def plot_timeline(w: Workload, name: str, outdir: Path) -> FigureInfo:
     ax = fig.subplots()
     comm_row, compute_row = 0.0, 1.0
     colors = ("#4c72b0", "#8fb0dc")
+    serial = c is not None and ov.share == 0.0  # no free core: the all-reduces after backward, back to back
+    after = f_ms + (ov.backward_us + ov.copy_us) / 1e3
     for k in range(len(ov.bucket_us)):
-        s, e = f_ms + ov.start_us[k] / 1e3, f_ms + ov.end_us[k] / 1e3
+        if serial:
+            s = after + sum(ov.bucket_us[:k]) / 1e3
+            e = s + ov.bucket_us[k] / 1e3
+        else:
+            s, e = f_ms + ov.start_us[k] / 1e3, f_ms + ov.end_us[k] / 1e3
         _bar(ax, comm_row, s, e - s, facecolors=colors[k % 2], edgecolor="white", linewidth=0.4)
-        part = ov.exposed_part_us(k) / 1e3
+        part = (e - s) if serial else ov.exposed_part_us(k) / 1e3
         if part > 0:
             _bar(ax, comm_row, e - part, part, facecolors="none", edgecolor="#c44e52", hatch="///", linewidth=0.6)
         if len(ov.bucket_us) <= 16 and e - s > 0:
@@ -581,7 +658,9 @@ def plot_timeline(w: Workload, name: str, outdir: Path) -> FigureInfo:
     if c is not None:
         _bar(ax, compute_row, 0.0, f_ms, facecolors="#55a868")
         _bar(ax, compute_row, f_ms, b_ms, facecolors="#dd8452")
-        wait = max(0.0, ov.comm_end_us / 1e3 - b_ms)
+        # After backward: DDP's copies and the exposed sync (the schedule's tail scaled by φ, plus
+        # (1 − φ) of the sync: what cannot overlap without a free core).
+        wait = (ov.copy_us + ov.exposed_us) / 1e3
         if wait > 0:
             _bar(ax, compute_row, f_ms + b_ms, wait, facecolors="#eeeeee", edgecolor="#c44e52", hatch="///",
                  linewidth=0.6)
@@ -593,8 +672,10 @@ def plot_timeline(w: Workload, name: str, outdir: Path) -> FigureInfo:
         handles = [Patch(facecolor="#55a868", label="forward"), Patch(facecolor="#dd8452", label="backward"),
                    Patch(facecolor="#8172b3", label="optimizer"), *handles]
         ax.set_yticks([comm_row, compute_row], ["all-reduce", "compute"])
-        detail = (f"exposed {fmt_num(ov.exposed_us / 1e3)} ms of {fmt_num(ov.sync_us / 1e3)} ms sync, "
-                  f"step {fmt_num(ov.step_us / 1e3)} ms")  # type: ignore[operator]
+        detail = (f"exposed {fmt_num(ov.exposed_us / 1e3)} ms of {fmt_num(ov.sync_us / 1e3)} ms sync"
+                  + (f" (overlap share φ = {ov.share:.2g})" if ov.share < 1 else "")
+                  + (f", DDP copies {fmt_num(ov.copy_us / 1e3)} ms" if ov.copy_us > 0 else "")
+                  + f", step {fmt_num(ov.step_us / 1e3)} ms")  # type: ignore[operator]
     else:
         ax.set_yticks([comm_row], ["all-reduce"])
         detail = f"no --compute-ms: nothing overlaps, exposed = all {fmt_num(ov.sync_us / 1e3)} ms"
@@ -602,8 +683,8 @@ def plot_timeline(w: Workload, name: str, outdir: Path) -> FigureInfo:
     ax.set_ylim(-0.6, (compute_row if c else comm_row) + 0.6)
     ax.grid(axis="y", visible=False)
     ax.set_xlabel("Time in one training step (ms)" + (" (ticks: bucket ready)" if c else ""))
-    ax.set_title(f"DDP step timeline — {TIMELINE_LABEL}\n{w.model}, {w.layout} ({w.world_size} ranks), {name}: "
-                 f"{detail}")
+    ax.set_title(f"DDP step timeline — {TIMELINE_LABEL}\n" + textwrap.fill(
+        f"{w.model}, {w.layout} ({w.world_size} ranks), {name}: {detail}", 95), fontsize=11)
     ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0, fontsize=8)
     note = workload_note([w])
     profile = c.profile if c is not None else None
@@ -616,6 +697,9 @@ def plot_timeline(w: Workload, name: str, outdir: Path) -> FigureInfo:
            "step loses to the sync." if c else
            f"{w.model}, {w.layout}, {name}: bucket all-reduces back to back ({TIMELINE_LABEL}). Read: without "
            "--compute-ms nothing overlaps, so the whole row is exposed sync time.")
+    if serial:
+        cap += (f" No free core (overlap share φ = 0: {w.online_cpus} online CPUs, {w.ranks_per_node} ranks per node): "
+                "the all-reduces are drawn after backward and DDP's copies, none of them hidden.")
     return FigureInfo(SECTION, fname, cap, note)
 
 
@@ -783,3 +867,201 @@ def answer_table(workloads: Sequence[Workload]) -> Table:
     for header in ("library sync p50 (ms)", "library ÷ fastest", "projected step (ms)", "projected speed-up"):
         t.drop_blank_column(header)
     return t
+
+
+# --------------------------------------------------------------------------- PyTorch's DDP, measured
+
+MEASURED_TITLE = "DDP step: predicted vs measured (PyTorch DDP)"
+
+
+@dataclass(frozen=True)
+class Measured:
+    """One ``ddp_measured`` record (bench/ddp_torch.py): PyTorch's own DDP step, one repetition (ms, p50s)."""
+
+    source: str
+    model: str
+    world_size: int
+    nodes: int
+    ranks_per_node: int
+    backend: str
+    device: str
+    threads_per_rank: int
+    bucket_cap_mb: float
+    step_ms: float
+    step_p5_ms: float
+    step_p95_ms: float
+    noop_hook_ms: float
+    no_sync_ms: float
+    single_ms: float
+    online_cpus: int
+    cpu_model: str | None
+    torch: str
+    start_time: str
+    run_ids: tuple[str, ...] = ()
+
+    @property
+    def layout(self) -> str:
+        return layout_name(self.nodes, self.ranks_per_node)
+
+    @property
+    def speedup(self) -> float:
+        return self.single_ms / self.step_ms if self.step_ms > 0 else math.nan
+
+
+def parse_measured(rec: Mapping[str, Any], where: str) -> Measured:
+    """A ``ddp_measured`` record (schema-checked by the loader); a malformed one is a :class:`LoadError`."""
+    try:
+        return Measured(
+            source=where, model=str(rec["model"]), world_size=int(rec["world_size"]), nodes=int(rec["nodes"]),
+            ranks_per_node=int(rec["ranks_per_node"]), backend=str(rec["backend"]), device=str(rec["device"]),
+            threads_per_rank=int(rec["threads_per_rank"]), bucket_cap_mb=float(rec["bucket_cap_mb"]),
+            step_ms=float(rec["step_ms"]["p50"]), step_p5_ms=float(rec["step_ms"]["p5"]),
+            step_p95_ms=float(rec["step_ms"]["p95"]), noop_hook_ms=float(rec["noop_hook_step_ms"]["p50"]),
+            no_sync_ms=float(rec["no_sync_step_ms"]["p50"]), single_ms=float(rec["single_step_ms"]["p50"]),
+            online_cpus=int(rec["online_cpus"]), cpu_model=rec.get("cpu_model"), torch=str(rec["torch"]),
+            start_time=str(rec["start_time"]), run_ids=tuple(str(r) for r in rec.get("collbench_run_ids", ())))
+    except (KeyError, TypeError, ValueError) as err:
+        raise LoadError(f"{where}: ddp_measured record: malformed field ({err!r})") from None
+
+
+def measured_of(ds: Dataset) -> list[Measured]:
+    """The ``ddp_measured`` records :func:`.load.load` collected, in file order."""
+    return [parse_measured(rec, where) for where, rec in ds.ddp_measured_records]
+
+
+def _median(values: Iterable[float | None]) -> float:
+    vs = [v for v in values if v is not None and not math.isnan(v)]
+    return float(pd.Series(vs).median()) if vs else math.nan
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """PyTorch's DDP measured (medians over the repetitions) beside the model fed collbench's records.
+
+    ``predicted`` are the collbench workload records (library algorithm, same model, layout, backend
+    and bucket cap) the model is fed: those of the runs the bench named, else every matching one.
+    """
+
+    model: str
+    layout: str
+    reps: tuple[Measured, ...]
+    predicted: tuple[Workload, ...]
+
+    def measured(self, attr: str) -> float:
+        """The median over the repetitions of a :class:`Measured` field."""
+        return _median(getattr(m, attr) for m in self.reps)
+
+    def model_ms(self, fn: Any) -> float:
+        """The median over the compared workload records of ``fn(record)``."""
+        return _median(fn(w) for w in self.predicted)
+
+    @property
+    def step_ms(self) -> float:
+        return self.model_ms(lambda w: workload_overlap(w).step_us / 1e3)  # type: ignore[operator]
+
+    @property
+    def t1_ms(self) -> float:
+        return self.model_ms(lambda w: workload_projection(w).t1_ms)  # type: ignore[union-attr]
+
+    @property
+    def speedup(self) -> float:
+        return self.model_ms(lambda w: workload_projection(w).speedup)  # type: ignore[union-attr]
+
+
+def compare(measured: Sequence[Measured], workloads: Sequence[Workload]) -> list[Comparison]:
+    """Pair each (model, layout, backend, bucket cap) PyTorch measured with collbench's library records of it."""
+    groups: dict[tuple[str, str, str, float], list[Measured]] = {}
+    for m in measured:
+        groups.setdefault((m.model, m.layout, m.backend, m.bucket_cap_mb), []).append(m)
+    usable = [w for w in workloads if w.measured and w.compute is not None and w.algo == LIBRARY_ALGO]
+    out = []
+    for (model, layout, backend, cap), reps in groups.items():
+        same = [w for w in usable if (w.model, w.layout, w.backend, w.bucket_cap_mb) == (model, layout, backend, cap)]
+        named = {r for m in reps for r in m.run_ids}
+        out.append(Comparison(model, layout, tuple(reps), tuple([w for w in same if w.run_id in named] or same)))
+    return out
+
+
+def _pct(pred: float, meas: float) -> str:
+    return f"{(pred / meas - 1):+.0%}" if meas > 0 and not math.isnan(pred) and not math.isnan(meas) else "—"
+
+
+def _num(v: float) -> str:
+    return "—" if v is None or math.isnan(v) else fmt_num(v)
+
+
+def machine_note(measured: Sequence[Measured]) -> str:
+    """The caveat, once: the CPUs the ranks shared, their threads, the CPU model, PyTorch's version."""
+    parts = sorted({f"{m.online_cpus} online CPUs shared by the node's {m.ranks_per_node} ranks "
+                    f"({m.threads_per_rank} compute thread{'s' * (m.threads_per_rank > 1)} + Gloo's worker each), "
+                    f"{m.cpu_model or 'CPU unknown'}, PyTorch {m.torch}" for m in measured})
+    return "Machine: " + "; ".join(parts) + "."
+
+
+def measured_tables(measured: Sequence[Measured], workloads: Sequence[Workload]) -> list[Table]:
+    """Predicted vs measured step and speed-up per model, then where the step's time goes.
+
+    Empty without ``ddp_measured`` records. Measured: PyTorch's DDP (bench/ddp_torch.py), medians
+    over repetitions of each repetition's p50. Predicted: the overlap model fed collbench's
+    bucket times and compute profile (library algorithm: Gloo's, what DDP runs).
+    """
+    cs = compare(measured, workloads)
+    if not cs:
+        return []
+    head, parts = [], []
+    for c in sorted(cs, key=lambda c: (c.model, layout_sort_key(c.layout))):
+        ov = [workload_overlap(w) for w in c.predicted]
+        med = _median
+        step, pred = c.measured("step_ms"), c.step_ms
+        lo, hi = min(m.step_ms for m in c.reps), max(m.step_ms for m in c.reps)
+        head.append([c.model, c.layout, str(len(c.reps)), _num(step), f"{_num(lo)}–{_num(hi)}", _num(pred),
+                     _pct(pred, step), _num(c.measured("single_ms")), _num(c.t1_ms),
+                     f"{_num(c.measured('speedup'))}×", f"{_num(c.speedup)}×"])
+        comp = [w.compute for w in c.predicted]
+        profile_ms = med(x.forward_ms + x.backward_ms + x.optimizer_ms for x in comp)  # type: ignore[union-attr]
+        parts.append([c.model, c.layout,
+                      _num(c.measured("no_sync_ms")), _num(profile_ms),
+                      _num(c.measured("noop_hook_ms") - c.measured("no_sync_ms")), _num(med(o.copy_us / 1e3 for o in ov)),
+                      _num(c.measured("step_ms") - c.measured("noop_hook_ms")), _num(med(o.exposed_us / 1e3 for o in ov)),
+                      _num(med(o.sync_us / 1e3 for o in ov)), _num(med(o.share for o in ov))])
+    note = (f"Measured: PyTorch's own DDP step (bench/ddp_torch.py), median over repetitions of each one's p50, "
+            "max over ranks; one process: the global batch without DDP. Predicted: the overlap model (docs/ddp.md) "
+            "fed collbench's measured bucket all-reduce times (library algorithm, the runs measured beside it) and "
+            f"the per-parameter compute profile. {machine_note(measured)}")
+    t1 = Table.of(MEASURED_TITLE,
+                  ["model", "layout", "reps", "measured step p50 (ms)", "range over reps (ms)", "predicted step (ms)",
+                   "predicted ÷ measured − 1", "measured one process (ms)", "projected one process (ms)",
+                   "measured speed-up", "projected speed-up"], head, align="llrrrrrrrrr", note=note)
+    t2 = Table.of("DDP step: where the time goes, measured vs model",
+                  ["model", "layout", "compute: no_sync (ms)", "compute: profile F+B+O (ms)",
+                   "DDP copies: no-op hook − no_sync (ms)", "DDP copies: model (ms)",
+                   "exposed sync: step − no-op hook (ms)", "exposed sync: model (ms)", "collbench sync p50 (ms)",
+                   "overlap share φ"], parts, align="llrrrrrrrr",
+                  note="Each measured part is a difference of PyTorch steps (synced, no-op communication hook, "
+                       "no_sync), medians over repetitions; the model's from collbench's records. The no-op hook "
+                       "minus no_sync also holds DDP's buffer broadcast (BatchNorm) and its bookkeeping.")
+    return [t1, t2]
+
+
+def algorithm_table(workloads: Sequence[Workload]) -> Table:
+    """"Would my step be faster with another algorithm than the library's?": per model and layout, each
+    algorithm's modelled step (overlap model, docs/ddp.md) and its ratio to the library's. Empty without
+    compute or without a second algorithm."""
+    ws = [w for w in latest(workloads) if w.measured and w.compute is not None]
+    fields = varying(ws) if ws else []
+    names = sorted({(series_name(w, fields), w.algo) for w in ws}, key=_series_order)
+    if len(names) < 2:
+        return Table.of("DDP step by algorithm", ["model", "layout"])
+    rows = []
+    for model, grp in by_model(ws):
+        for layout in sorted({w.layout for w in grp}, key=layout_sort_key):
+            steps = {series_name(w, fields): workload_overlap(w).step_us for w in grp if w.layout == layout}
+            lib = next((steps[n] for n, a in names if a == LIBRARY_ALGO and n in steps), None)
+            best = min(steps, key=lambda n: steps[n])  # type: ignore[arg-type,return-value]
+            cells = [(f"{_ms(steps[n])} ({steps[n] / lib:.2f})" if lib and n in steps and a != LIBRARY_ALGO  # type: ignore[operator]
+                      else _ms(steps[n]) if n in steps else "—") for n, a in names]
+            rows.append([model, layout, *cells, best])
+    return Table.of("DDP step by algorithm", ["model", "layout", *(n for n, _ in names), "fastest step"], rows,
+                    align="ll" + "r" * len(names) + "l",
+                    note="Modelled step in ms (÷ the library's), from each algorithm's measured bucket all-reduce times "
+                         f"and the record's compute: {MODEL_LABEL}. {workload_note(ws)}".rstrip() )

@@ -201,6 +201,9 @@ class Dataset:
     warnings: list[str] = field(default_factory=list)
     # DDP "workload" records as (file:line, record), in file order: ddp.workloads_of(ds) parses them.
     workload_records: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
+    # bench/ddp_torch.py's "ddp_measured" records (PyTorch's DDP measured), validated, as (file:line,
+    # record): ddp.measured_of(ds) parses them.
+    ddp_measured_records: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
 
     @property
     def workloads(self) -> int:
@@ -285,8 +288,9 @@ def _read_lines(path: Path) -> list[str]:
 
 
 def _load_file(path: Path, results: list[dict[str, Any]], runs: dict[str, dict[str, Any]],
-               workloads: list[tuple[str, dict[str, Any]]], warnings: list[str], warn: WarnFn) -> None:
-    """Append the file's results, runs and workload records."""
+               workloads: list[tuple[str, dict[str, Any]]], warnings: list[str], warn: WarnFn,
+               measured: list[tuple[str, dict[str, Any]]] | None = None) -> None:
+    """Append the file's results, runs, workload and ddp_measured records."""
     lines = _read_lines(path)
     nonblank = [i for i, line in enumerate(lines, 1) if line.strip()]
     if not nonblank:
@@ -320,8 +324,12 @@ def _load_file(path: Path, results: list[dict[str, Any]], runs: dict[str, dict[s
             _apply_end(runs, rec, where)
         elif kind == "workload":
             workloads.append((where, rec))
+        elif kind == "ddp_measured" and measured is not None:
+            _validate(rec, where)
+            measured.append((where, rec))
         else:
-            raise LoadError(f"{where}: unknown record type {kind!r} (expected run, result or end)")
+            raise LoadError(f"{where}: unknown record type {kind!r} (expected run, result, workload, end or "
+                            "ddp_measured)")
 
 
 def runs_frame(rows: Iterable[Mapping[str, Any]]) -> pd.DataFrame:
@@ -394,9 +402,10 @@ def load(paths: Sequence[str | Path], warn: WarnFn = warn_stderr) -> Dataset:
     runs: dict[str, dict[str, Any]] = {}
     warnings: list[str] = []
     workloads: list[tuple[str, dict[str, Any]]] = []
+    measured: list[tuple[str, dict[str, Any]]] = []
     for path in files:
-        _load_file(path, results, runs, workloads, warnings, warn)
-    if not results and not workloads:
+        _load_file(path, results, runs, workloads, warnings, warn, measured)
+    if not results and not workloads and not measured:
         raise LoadError(f"no result records in {', '.join(str(f) for f in files)}")
     run_df = runs_frame(runs.values())
     res = results_frame(results, run_df)
@@ -407,7 +416,7 @@ def load(paths: Sequence[str | Path], warn: WarnFn = warn_stderr) -> Dataset:
                "a flat candidate; docs/analysis.md \"Algorithm traits\")")
         warnings.append(msg)
         warn(msg)
-    return Dataset(files, res, run_df, warnings, workloads)
+    return Dataset(files, res, run_df, warnings, workloads, measured)
 
 
 # --------------------------------------------------------------------------- points of one view

@@ -19,7 +19,9 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
-from .ddp import SECTION as DDP_SECTION, Workload, answer_table as ddp_answer_table, tables as ddp_tables
+from .ddp import SECTION as DDP_SECTION, Workload, algorithm_table as ddp_algorithm_table, \
+    answer_table as ddp_answer_table, measured_of as ddp_measured_of, measured_tables as ddp_measured_tables, \
+    tables as ddp_tables
 from .load import (
     LIBRARY_ALGO, Dataset, algorithm_traits, backend_order, describe_links, format_bytes, frame_note,
     inter_node_links, latest, layout_sort_key, library_internal, sort_layouts, views,
@@ -894,7 +896,8 @@ def build_tables(ds: Dataset, workloads: Sequence[Workload] = ()) -> Tables:
         runs=runs_table(ds),
         models=models,
         model_note=model_note(ds, models),
-        ddp=ddp_tables(workloads),
+        ddp=[*ddp_measured_tables(ddp_measured_of(ds), workloads),
+             *[t for t in (ddp_algorithm_table(workloads),) if t.rows], *ddp_tables(workloads)],
         extra=extra_tables(ds),
     )
 

@@ -20,7 +20,7 @@ import jsonschema
 # Beside this file: in the checkout a link to results/schema/, in an installed package (pip,
 # cmake --install) a copy.
 SCHEMA_FILE = Path(__file__).resolve().parent / "collbench-1.json"
-RECORD_TYPES = ("run", "result", "workload", "end")
+RECORD_TYPES = ("run", "result", "workload", "end", "ddp_measured")
 
 _VALIDATOR = jsonschema.Draft202012Validator
 _TYPE_WORDS = {"integer": "an integer", "number": "a number", "string": "a string", "boolean": "true or false",

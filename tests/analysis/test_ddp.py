@@ -103,7 +103,8 @@ def test_profile_ready_times_differ_from_the_bytes_rule() -> None:
     assert prof.start_us == pytest.approx((10000.0, 12000.0, 14000.0))  # bucket 0 late: the stream queues
     assert prof.end_us == pytest.approx((12000.0, 14000.0, 16000.0))
     assert prof.exposed_us == pytest.approx(4000.0)
-    assert prof.step_us == pytest.approx((5.0 + 16.0 + 1.0) * 1e3)
+    assert prof.copy_us == pytest.approx(500.0)  # a profile: DDP's copies, O · 4/8
+    assert prof.step_us == pytest.approx((5.0 + 16.0 + 0.5 + 1.0) * 1e3)
     # The same record without the profile: backward spread by bytes (equal here).
     flat = overlap(bytes_, times, Compute(5.0, 12.0, 1.0))
     assert flat.ready_us == pytest.approx((4000.0, 8000.0, 12000.0))
@@ -318,3 +319,130 @@ def test_record_without_source_or_profile_behaves_as_before(tmp_path: Path) -> N
     assert "compute from --compute-ms" in t.note and "profile" not in t.note
     caps = " ".join(f.caption for f in make_figures(ws, tmp_path / "o"))
     assert "spread over buckets by bytes" in caps and "profile" not in caps
+
+
+# --------------------------------------------------------------------------- cores, copies; PyTorch's DDP measured
+
+@pytest.mark.parametrize("device, cpus, rpn, threads, share", [
+    ("cpu", 2, 2, 1, 0.0),     # this machine: 2 ranks on 2 cores, no core left for Gloo's worker
+    ("cpu", 3, 2, 1, 0.5),     # one free core for two ranks
+    ("cpu", 16, 2, 1, 1.0),    # free cores: the one-stream overlap model as it was
+    ("cpu", 16, 4, 4, 0.0),    # threads count: 4 ranks x 4 threads fill 16 cores
+    ("cpu", None, 2, 1, 1.0),  # unknown CPU count (older records): as before
+    ("cuda", 2, 2, 1, 1.0),    # a device computes elsewhere
+])
+def test_overlap_share_is_free_cores_per_rank(device: str, cpus: int | None, rpn: int, threads: int,
+                                              share: float) -> None:
+    from collbench_analysis.ddp import overlap_share
+
+    assert overlap_share(device, cpus, rpn, threads) == pytest.approx(share)
+
+
+def test_no_free_core_serialises_the_sync_and_copies_add() -> None:
+    from collbench_analysis.ddp import Compute, overlap
+
+    prof = Compute(4.0, 10.0, 2.0, "profile:p.yaml", (2.5, 2.5, 5.0))
+    # Schedule as in test_comm_hidden_but_the_last_buckets_tail: alone it leaves 0.5 ms after backward.
+    free = overlap([1000, 1000, 2000], [300.0, 400.0, 500.0], prof, share=1.0)
+    assert free.exposed_us == pytest.approx(500.0)
+    assert free.copy_us == pytest.approx(1000.0)  # O · 4/8: DDP's 4 passes at SGD-momentum's 8-pass rate
+    assert free.step_us == pytest.approx((4.0 + 10.0 + 1.0 + 0.5 + 2.0) * 1e3)
+    none = overlap([1000, 1000, 2000], [300.0, 400.0, 500.0], prof, share=0.0)
+    assert none.exposed_us == pytest.approx(1200.0) == none.sync_us  # nothing hides under backward
+    assert none.step_us == pytest.approx((4.0 + 10.0 + 1.0 + 1.2 + 2.0) * 1e3)
+    half = overlap([1000, 1000, 2000], [300.0, 400.0, 500.0], prof, share=0.5)
+    assert half.exposed_us == pytest.approx(0.5 * 500.0 + 0.5 * 1200.0)
+    # --compute-ms: the optimizer is unknown, so no copies are charged.
+    assert overlap([1, 1], [1.0, 1.0], Compute(1.0, 1.0, 8.0)).copy_us == 0.0
+
+
+def test_run_records_cpus_drive_the_share(tmp_path: Path) -> None:
+    from collbench_analysis.ddp import load_workloads, workload_overlap, workload_projection
+
+    ctx = RunCtx("w", 1, 2, extra={"online_cpus": 2})
+    rec = workload(ctx, "library", [8, 8, 8], [2000.0, 2000.0, 2000.0], compute=_profile([10.0, 1.0, 1.0]))
+    (w,) = load_workloads([write_jsonl(tmp_path / "w.jsonl", [ctx.record(), rec])])
+    assert w.online_cpus == 2
+    ov = workload_overlap(w)
+    assert ov.share == 0.0 and ov.exposed_us == pytest.approx(6000.0)
+    # F 5 + B 12 + copies 0.5 + sync 6 + O 1 = 24.5 ms; T1 = 2·17 + 1 = 35 ms.
+    assert ov.step_us == pytest.approx(24500.0)
+    p = workload_projection(w)
+    assert p is not None and p.tn_ms == pytest.approx(24.5) and p.t1_ms == pytest.approx(35.0)
+
+
+def measured(model: str = "toy", step: float = 25.0, noop: float = 19.0, no_sync: float = 17.0,
+             single: float = 34.0, run_ids: Sequence[str] = (), **extra: Any) -> dict[str, Any]:
+    """One ddp_measured record as bench/ddp_torch.py writes it (results/README.md)."""
+    def st(p50: float) -> dict[str, Any]:
+        return {"p50": p50, "p5": p50 * 0.95, "p95": p50 * 1.1, "min": p50 * 0.9, "max": p50 * 1.2, "n": 8}
+
+    rec = {"type": "ddp_measured", "schema": SCHEMA, "model": model, "model_spec": "m.py:Toy", "input": "2,8",
+           "world_size": 2, "nodes": 1, "ranks_per_node": 2, "backend": "mpi", "device": "cpu", "threads_per_rank": 1,
+           "bucket_cap_mb": 25.0, "rebuilt_bucket_sizes": [8, 8, 8], "steps": 8, "discarded": 2,
+           "step_ms": st(step), "noop_hook_step_ms": st(noop), "no_sync_step_ms": st(no_sync),
+           "single_step_ms": st(single), "speedup": single / step, "collbench_run_ids": list(run_ids),
+           "torch": "1.13.1", "cpu_model": "Test CPU", "online_cpus": 2,
+           "start_time": "2026-11-27T10:00:00Z", "end_time": "2026-11-27T10:01:00Z"}
+    rec.update(extra)
+    return rec
+
+
+@pytest.fixture
+def measured_dir(tmp_path: Path) -> Path:
+    """collbench's library + ring records of model toy on 1x2 (2 online CPUs, a profile) and two
+    PyTorch repetitions measured beside the first run, in their own file as the bench writes them."""
+    root = tmp_path / "in"
+    ctx = RunCtx("ab12cd34ab12cd34", 1, 2, extra={"online_cpus": 2})
+    other = RunCtx("ffffffffffffffff", 1, 2, extra={"online_cpus": 2})
+    prof = _profile([10.0, 1.0, 1.0])
+    write_jsonl(root / "results.jsonl", [
+        ctx.record(), workload(ctx, "library", [8, 8, 8], [2000.0] * 3, compute=prof),
+        workload(ctx, "ring", [8, 8, 8], [1000.0] * 3, compute=prof), ctx.end(0),
+        # Not named by the measured records: must not be the one compared.
+        other.record(), workload(other, "library", [8, 8, 8], [9000.0] * 3, compute=prof), other.end(0)])
+    write_jsonl(root / "ddp_measured.jsonl", [measured(step=25.0, run_ids=[ctx.run_id]),
+                                              measured(step=27.0, run_ids=[ctx.run_id])])
+    return root
+
+
+def test_measured_table_by_hand(measured_dir: Path) -> None:
+    from collbench_analysis.ddp import measured_of, measured_tables, workloads_of
+    from collbench_analysis.load import load
+
+    ds = load([measured_dir])
+    ms = measured_of(ds)
+    assert [m.step_ms for m in ms] == [25.0, 27.0] and ms[0].layout == "1x2"
+    head, parts = measured_tables(ms, workloads_of(ds))
+    # Measured: median of 25 and 27 = 26 ms. Predicted: 24.5 ms (test_run_records_cpus_drive_the_share)
+    # -> -6 %; one process 34 ms measured, 35 ms projected; speed-ups 34/26 and 35/24.5.
+    assert head.rows == [["toy", "1x2", "2", "26", "25–27", "24.5", "-6%", "34", "35", "1.31×", "1.43×"]]
+    assert "2 online CPUs shared by the node's 2 ranks" in head.note and "Test CPU" in head.note
+    # no_sync 17 vs profile 18; copies 19−17 = 2 vs 0.5; exposed 26−19 = 7 vs 6; sync 6; φ 0.
+    assert parts.rows == [["toy", "1x2", "17", "18", "2", "0.5", "7", "6", "6", "0"]]
+
+
+def test_report_shows_predicted_vs_measured_and_algorithms(measured_dir: Path, tmp_path: Path) -> None:
+    from collbench_analysis.cli import collplot_main
+
+    out = tmp_path / "out"
+    assert collplot_main([str(measured_dir), "-o", str(out), "-q"]) == 0
+    for text in ((out / "report.html").read_text(), (out / "summary.md").read_text()):
+        assert "DDP step: predicted vs measured (PyTorch DDP)" in text
+        assert text.count("2 online CPUs shared by") == 1  # the machine caveat, once
+        assert "DDP step by algorithm" in text
+    rows = [" ".join(line.split()) for line in (out / "summary.md").read_text().splitlines()]
+    # Modelled steps, φ = 0: ring 5 + 12 + 0.5 + 3 + 1 = 21.5 ms; the library's latest record (the other run,
+    # 9 ms buckets) 5 + 12 + 0.5 + 27 + 1 = 45.5 ms: ring ÷ library = 0.47.
+    assert "| toy | 1x2 | 45.5 | 21.5 (0.47) | ring |" in rows
+
+
+def test_bad_measured_record_is_one_line_and_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from collbench_analysis.cli import collplot_main
+
+    rec = measured()
+    del rec["step_ms"]
+    path = write_jsonl(tmp_path / "ddp_measured.jsonl", [rec])
+    assert collplot_main([str(path), "-o", str(tmp_path / "o"), "-q"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "ddp_measured.jsonl:1" in err[0] and "step_ms" in err[0]
