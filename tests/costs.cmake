@@ -7,67 +7,68 @@
 set(COLLBENCH_TEST_SECONDS
   analysis.backends_side_by_side          5 -
   analysis.collplot                      11 -
-  analysis.compare                        8 -
-  analysis.compare_fixtures              69 -
-  analysis.ddp                            4 -
+  analysis.compare                        9 -
+  analysis.compare_fixtures              68 -
+  analysis.ddp                            6 -
   analysis.expect_write                   3 -
-  analysis.formats                        2 -
+  analysis.formats                        1 -
   analysis.load                           4 -
   analysis.model                          1 -
   analysis.node_aware                     8 -
   analysis.report                        13 -
-  analysis.report_browser                34 -
-  analysis.schema                         9 -
-  analysis.stragglers                     3 -
+  analysis.report_browser                29 -
+  analysis.schema                         8 -
+  analysis.stragglers                     2 -
   analysis.targets                        1 -
-  analysis.tiny_report                    3 -
-  analysis.tune                           9 -
+  analysis.tiny_report                    2 -
+  analysis.tune                          10 -
   docs.checkers                           1 -
   docs.links                              1 -
   docs.options                            1 -
-  gloo.launch                            24 -
-  harness.allreduce                       9 -
-  harness.argv_fuzz                      17 -
-  harness.auto                            8 1
-  harness.bad_inputs                      5 1
+  gloo.launch                            26 -
+  harness.allreduce                       7 -
+  harness.argv_fuzz                      14 -
+  harness.auto                           12 1
+  harness.bad_inputs                      6 1
   harness.cli                             2 1
   harness.cli_first_minutes               1 1
-  harness.cold                           16 -
-  harness.ddp                            20 1
-  harness.expect_gate                     5 -
-  harness.expect_provenance               3 -
-  harness.expect_write_expect             6 -
-  harness.faults_corrupt                 11 1
-  harness.faults_disk_full               13 1
-  harness.faults_signals                 40 1
+  harness.cold                           14 -
+  harness.ddp                            25 1
+  harness.ddp_torch                      20 -
+  harness.expect_gate                     6 -
+  harness.expect_provenance               2 -
+  harness.expect_write_expect             5 -
+  harness.faults_corrupt                 12 1
+  harness.faults_disk_full               11 1
+  harness.faults_signals                 60 1
   harness.faults_stall_control            8 -
   harness.faults_stall_library            6 -
-  harness.faults_stall_shm                6 -
+  harness.faults_stall_shm                5 -
   harness.formats                         2 1
   harness.layers                          1 1
   harness.layers_self_test                1 1
   harness.list_json                       1 1
-  harness.memory                         44 -
-  harness.modes                          14 1
-  harness.nvtx                            3 1
-  harness.pingpong                        4 1
-  harness.raw_compare                    14 1
-  harness.registered                      4 -
+  harness.memory                         40 -
+  harness.modes                           8 1
+  harness.nvtx                            4 1
+  harness.pingpong                        5 1
+  harness.raw_compare                     6 1
+  harness.registered                      5 -
   harness.reliability_hang                6 -
   harness.reliability_kill                3 -
-  harness.reliability_resume              7 1
-  harness.stragglers                      4 -
+  harness.reliability_resume              8 1
+  harness.stragglers                      3 -
   harness.sweep                           3 1
   harness.sync                            4 -
   harness.terminal                        6 2
   harness.thread                          4 2
   harness.timeout                         2 -
-  install.deb                           109 -
-  install.tree                           25 -
+  install.deb                           104 -
+  install.tree                           33 -
   mpi.harness_measure.np1                 1 1
   mpi.harness_measure.np2                 3 -
   mpi.mpi_collectives.np2                 2 -
-  mpi.mpi_collectives.np3                 4 -
+  mpi.mpi_collectives.np3                 3 -
   mpi.mpi_collectives.np4                 4 -
   mpi.mpi_collectives.np5                 5 -
   mpi.mpi_split.np1                       1 1
@@ -82,21 +83,21 @@ set(COLLBENCH_TEST_SECONDS
   mpi.quiet_comm.np2                      1 1
   mpi.quiet_comm.np3                      1 1
   mpi.quiet_harness.np3                   1 1
-  mpi.tuned_forcing                      73 1
+  mpi.tuned_forcing                      61 1
   slurm.cluster                           6 -
   slurm.layout                           33 2
-  slurm.node_loss                        59 2
-  slurm.profile                           2 -
+  slurm.node_loss                        61 2
+  slurm.profile                           1 -
   slurm.profile_srun                      4 -
-  slurm.sweep                            90 -
+  slurm.sweep                            93 -
   slurm.testbed                           4 -
-  slurm.time_limit                       51 -
-  unit.collectives                       64 -
-  unit.collectives_scratch               39 -
+  slurm.time_limit                       53 -
+  unit.collectives                       86 -
+  unit.collectives_scratch               25 -
   unit.core                               1 -
-  unit.gloo                              16 -
-  unit.gpu                                7 -
-  unit.gpu_bundle_script                 20 -
+  unit.gloo                              19 -
+  unit.gpu                                6 -
+  unit.gpu_bundle_script                 19 -
   unit.gpu_check_script                  16 -
   unit.gpu_nccl_model                     4 -
   unit.harness                            6 -
@@ -105,5 +106,5 @@ set(COLLBENCH_TEST_SECONDS
   unit.op_traits                          1 -
   unit.patterns                           1 -
   unit.rendezvous                         4 -
-  unit.transport                          6 -
+  unit.transport                          5 -
 )
