@@ -335,7 +335,10 @@ int run_sweep(const RunConfig& cfg, const LaunchEnv& launch, World& world, Proce
   // Checks first, the same on every rank, so a bad run stops before any output exists.
   // The launcher's count is the world's only where the launcher started the ranks (not threads
   // of one process started by one task, e.g. srun -n1 collbench --backend thread).
-  if (!Backends::get().check(cfg.backend, cfg.device).ranks_share_process) check_world_size(launch, control.size());
+  Versions vers = versions();
+  vers.facts = process.launch_facts;  // the backend's are added once it exists
+  if (!Backends::get().check(cfg.backend, cfg.device).ranks_share_process)
+    check_world_size(launch, control.size(), vers.fact("mpi"));
   check_ranks(cfg, control.size());
   check_plan_for_world(plan, control.size());
   const Topology topo = discover_topology(control);
@@ -346,8 +349,6 @@ int run_sweep(const RunConfig& cfg, const LaunchEnv& launch, World& world, Proce
   backend->transport().set_node_layout(topo.node_of_rank);      // for node-aware algorithms' splits
   FaultInjector fault(fault_from_env(), backend->transport(), control.rank());  // test-only; bad syntax: exit 2
   Reports reports(cfg, control, last_words);
-  Versions vers = versions();
-  vers.facts = process.launch_facts;
   backend->describe(vers.facts);
 
   RunRecord run{control.broadcast(random_run_id()),

@@ -61,12 +61,36 @@ LaunchEnv read_launch_env(const GetEnv& getenv_fn) {
   return e;
 }
 
-void check_world_size(const LaunchEnv& env, int world_size) {
+namespace {
+
+// Who sets a launcher variable (read_launch_env's sources).
+std::string_view launcher_named_by(std::string_view var) {
+  if (var == "OMPI_COMM_WORLD_SIZE") return "Open MPI's mpirun";
+  if (var == "PMI_SIZE") return "a PMI launcher (MPICH's mpiexec.hydra, srun --mpi=pmi2)";
+  if (var == "COLLBENCH_SPAWN_SIZE") return "collbench --spawn";
+  if (var == "WORLD_SIZE") return "torchrun";
+  if (var.starts_with("SLURM_")) return "srun";
+  return "the launcher";
+}
+
+// How the MPI named by its library version string starts its ranks.
+std::string_view launch_of_library(std::string_view mpi_library) {
+  if (mpi_library.find("MPICH") != std::string_view::npos) return "mpiexec.hydra -n N, or srun --mpi=pmi2";
+  if (mpi_library.find("Open MPI") != std::string_view::npos) return "mpirun -np N, or srun --mpi=pmix";
+  return "mpirun -np N, or srun with the --mpi plugin this MPI was built for";
+}
+
+}  // namespace
+
+void check_world_size(const LaunchEnv& env, int world_size, std::string_view mpi_library) {
   if (!env.declared_size || *env.declared_size == world_size) return;
+  const std::string built = mpi_library.empty() ? std::string("this collbench's MPI")
+                                                : "this collbench's MPI (" + std::string(mpi_library) + ")";
   throw UsageError("the launcher started " + std::to_string(*env.declared_size) + " ranks (" + env.declared_by + "=" +
-                   std::to_string(*env.declared_size) + ") but MPI sees a world of " + std::to_string(world_size) +
-                   " (MPI and launcher disagree, e.g. Open MPI under srun without --mpi=pmix starts singletons)"
-                   "; accepted: mpirun -np N, or srun --mpi=pmix with an MPI built for it");
+                   std::to_string(*env.declared_size) + ", set by " + std::string(launcher_named_by(env.declared_by)) +
+                   ") but MPI sees a world of " + std::to_string(world_size) + ": MPI and launcher disagree, and " +
+                   built + " runs each rank as a singleton (an MPICH build under Open MPI's mpirun, Open MPI under srun "
+                   "without --mpi=pmix ...); accepted: " + std::string(launch_of_library(mpi_library)));
 }
 
 Versions versions() {

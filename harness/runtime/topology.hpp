@@ -8,6 +8,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace collbench {
@@ -25,7 +26,10 @@ struct LaunchEnv {
 LaunchEnv read_launch_env(const GetEnv& getenv_fn);
 
 // Throws UsageError when the launcher started a different number of ranks than the bootstrap sees.
-void check_world_size(const LaunchEnv& env, int world_size);
+// UsageError when the launcher declared another world size than MPI's: one line naming the
+// launcher (from the variable) and how `mpi_library` (the run record's versions.mpi, e.g.
+// "MPICH Version: 4.0.2"; may be empty) starts its ranks.
+void check_world_size(const LaunchEnv& env, int world_size, std::string_view mpi_library = {});
 
 struct Versions {
   std::string collbench;

@@ -182,8 +182,34 @@ TEST(LaunchEnv, SingletonTrapIsAnError) {
     const std::string s = err.what();
     EXPECT_NE(s.find("started 4 ranks (SLURM_STEP_NUM_TASKS=4)"), std::string::npos) << s;
     EXPECT_NE(s.find("world of 1"), std::string::npos) << s;
+    EXPECT_NE(s.find("set by srun"), std::string::npos) << s;
   }
   EXPECT_NO_THROW(check_world_size(LaunchEnv{}, 3)) << "no launcher information: nothing to check";
+}
+
+// An MPICH build under Open MPI's mpirun (and the reverse): the line names the launcher, the
+// build's MPI and how that MPI starts its ranks.
+TEST(LaunchEnv, MismatchedMpiNamesBothSides) {
+  auto m = env_of({{"OMPI_COMM_WORLD_SIZE", "2"}, {"OMPI_COMM_WORLD_RANK", "0"}});
+  try {
+    check_world_size(read_launch_env(getter(m)), 1, "MPICH Version:\t4.0.2");
+    FAIL();
+  } catch (const UsageError& err) {
+    const std::string s = err.what();
+    for (const char* part : {"(OMPI_COMM_WORLD_SIZE=2, set by Open MPI's mpirun)", "(MPICH Version:\t4.0.2)",
+                             "accepted: mpiexec.hydra -n N, or srun --mpi=pmi2"})
+      EXPECT_NE(s.find(part), std::string::npos) << part << " not in: " << s;
+    EXPECT_EQ(s.find('\n'), std::string::npos) << "one line: " << s;
+  }
+  m = env_of({{"PMI_SIZE", "3"}, {"PMI_RANK", "1"}});
+  try {
+    check_world_size(read_launch_env(getter(m)), 1, "Open MPI v4.1.4, package: Debian OpenMPI");
+    FAIL();
+  } catch (const UsageError& err) {
+    const std::string s = err.what();
+    EXPECT_NE(s.find("set by a PMI launcher"), std::string::npos) << s;
+    EXPECT_NE(s.find("accepted: mpirun -np N, or srun --mpi=pmix"), std::string::npos) << s;
+  }
 }
 
 TEST(Slurm, JobVariablesOrNull) {
