@@ -10,8 +10,9 @@
 #              (skipped with a reason without a GPU), install
 #   sanitizers the unit suite under ASan + UBSan (clang, build-asan/), then the libFuzzer
 #   fuzzers   targets of the same tree for COLLBENCH_FUZZ_SECONDS each (scripts/ci-extra.sh)
+#   mpich      collbench built against MPICH (build-mpich/) and tests/mpich/smoke.py
 # Extra arguments go to the main ctest (e.g. -L unit, -R allreduce). COLLBENCH_QUICK=1 skips
-# the sanitizer and fuzzer stages.
+# the sanitizer, fuzzer and MPICH stages.
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 case ${1:-} in -h | --help) usage_from_header; exit 0 ;; esac
@@ -59,4 +60,5 @@ stage ctest bash -c 'set -o pipefail; cd "$1" && shift && ctest --output-on-fail
 if [[ ${COLLBENCH_QUICK:-0} != 1 ]]; then
   stage sanitizers scripts/ci-extra.sh sanitizers
   stage fuzzers scripts/ci-extra.sh fuzzers
+  stage mpich scripts/ci-extra.sh mpich
 fi

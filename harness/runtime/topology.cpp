@@ -84,8 +84,9 @@ std::string_view launch_of_library(std::string_view mpi_library) {
 
 void check_world_size(const LaunchEnv& env, int world_size, std::string_view mpi_library) {
   if (!env.declared_size || *env.declared_size == world_size) return;
-  const std::string built = mpi_library.empty() ? std::string("this collbench's MPI")
-                                                : "this collbench's MPI (" + std::string(mpi_library) + ")";
+  std::string library(mpi_library);  // "MPICH Version:\t4.0.2": one line reads it with a space
+  std::replace(library.begin(), library.end(), '\t', ' ');
+  const std::string built = library.empty() ? std::string("this collbench's MPI") : "this collbench's MPI (" + library + ")";
   throw UsageError("the launcher started " + std::to_string(*env.declared_size) + " ranks (" + env.declared_by + "=" +
                    std::to_string(*env.declared_size) + ", set by " + std::string(launcher_named_by(env.declared_by)) +
                    ") but MPI sees a world of " + std::to_string(world_size) + ": MPI and launcher disagree, and " +

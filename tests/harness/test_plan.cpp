@@ -180,9 +180,8 @@ TEST(LaunchEnv, SingletonTrapIsAnError) {
     FAIL();
   } catch (const UsageError& err) {
     const std::string s = err.what();
-    EXPECT_NE(s.find("started 4 ranks (SLURM_STEP_NUM_TASKS=4)"), std::string::npos) << s;
+    EXPECT_NE(s.find("started 4 ranks (SLURM_STEP_NUM_TASKS=4, set by srun)"), std::string::npos) << s;
     EXPECT_NE(s.find("world of 1"), std::string::npos) << s;
-    EXPECT_NE(s.find("set by srun"), std::string::npos) << s;
   }
   EXPECT_NO_THROW(check_world_size(LaunchEnv{}, 3)) << "no launcher information: nothing to check";
 }
@@ -196,7 +195,7 @@ TEST(LaunchEnv, MismatchedMpiNamesBothSides) {
     FAIL();
   } catch (const UsageError& err) {
     const std::string s = err.what();
-    for (const char* part : {"(OMPI_COMM_WORLD_SIZE=2, set by Open MPI's mpirun)", "(MPICH Version:\t4.0.2)",
+    for (const char* part : {"(OMPI_COMM_WORLD_SIZE=2, set by Open MPI's mpirun)", "(MPICH Version: 4.0.2)",
                              "accepted: mpiexec.hydra -n N, or srun --mpi=pmi2"})
       EXPECT_NE(s.find(part), std::string::npos) << part << " not in: " << s;
     EXPECT_EQ(s.find('\n'), std::string::npos) << "one line: " << s;
