@@ -4,7 +4,8 @@
     smoke.py COLLBENCH MPIEXEC_HYDRA WORKDIR
 
 1. Under mpiexec.hydra, 1 and 2 ranks: every op and algorithm over 8 B - 64 KiB, verified (0
-   wrong), schema-valid records; the run record names MPICH (versions.mpi), and the library's
+   wrong), schema-valid records; the run record names MPICH (versions.mpi, and versions.mpi_library
+   in full: its device), and the library's
    points record MPICH's own control variables (library_config: MPIR_CVAR_DEVICE_COLLECTIVES and
    the op's MPIR_CVAR_<OP>_INTRA_ALGORITHM), not Open MPI's.
 2. Open MPI's components are not built: --list names no coll/tuned variant (library:ALGO of
@@ -44,7 +45,8 @@ def check_runs(collbench: str, hydra: str, work: Path) -> None:
         cc.check_file(str(out))
         recs = [json.loads(line) for line in out.read_text().splitlines()]
         (runrec,) = [r for r in recs if r["type"] == "run"]
-        if not str(runrec["versions"]["mpi"]).startswith("MPICH") or runrec["world_size"] != n:
+        if not str(runrec["versions"]["mpi"]).startswith("MPICH") or "MPICH Device:" not in str(
+                runrec["versions"].get("mpi_library")) or runrec["world_size"] != n:
             raise Failed(f"np {n}: run record versions.mpi {runrec['versions']['mpi']!r}, world {runrec['world_size']}")
         res = [r for r in recs if r["type"] == "result" and not r["skipped"]]
         wrong = [(r["op"], r["algo"], r["bytes"]) for r in res if r["wrong"]]

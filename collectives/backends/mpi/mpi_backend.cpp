@@ -20,15 +20,22 @@
 namespace collbench {
 namespace {
 
-// The first line of MPI_Get_library_version (callable before MPI_Init), without the padding
-// some MPIs leave; "" if it fails.
-std::string library_version() {
+// MPI_Get_library_version (callable before MPI_Init) in full, without the padding some MPIs
+// leave; "" if it fails.
+std::string library_version_full() {
   char buf[MPI_MAX_LIBRARY_VERSION_STRING];
   int len = 0;
   if (MPI_Get_library_version(buf, &len) != MPI_SUCCESS) return "";
   std::string v(buf, static_cast<std::size_t>(len));
+  while (!v.empty() && (v.back() == ' ' || v.back() == '\0' || v.back() == ',' || v.back() == '\n')) v.pop_back();
+  return v;
+}
+
+// Its first line: the short name the tables show ("Open MPI v4.1.4, ...", "MPICH Version: 4.0.2").
+std::string library_version() {
+  std::string v = library_version_full();
   v = v.substr(0, v.find('\n'));
-  while (!v.empty() && (v.back() == ' ' || v.back() == '\0' || v.back() == ',')) v.pop_back();
+  while (!v.empty() && (v.back() == ' ' || v.back() == ',')) v.pop_back();
   return v;
 }
 
@@ -63,6 +70,7 @@ class MpiBootstrap final : public Bootstrap {
   void describe(Facts& f) const override {
     f.emplace_back(kLauncherVersionKey, "mpi");
     if (std::string v = library_version(); !v.empty()) f.emplace_back("mpi", v);
+    if (std::string v = library_version_full(); !v.empty()) f.emplace_back("mpi_library", v);
   }
 };
 
@@ -131,7 +139,7 @@ COLLBENCH_REGISTER_BACKEND(BackendInfo{
     "MPI point-to-point (isend/irecv) and MPI's own collectives; host or device memory (staged or CUDA-aware)",
     {"mpi"},
     {"cpu", "cuda"},
-    {"mpi", "device_transfer"},
+    {"mpi", "mpi_library", "device_transfer"},
     false,
     [](std::string_view device) { return device == "cuda" ? cuda_unavailable() : std::string(); },
     [](const BackendContext& ctx) -> std::unique_ptr<Backend> { return std::make_unique<MpiBackend>(ctx); },
