@@ -751,7 +751,7 @@ def plot_speedup(model: str, ws: Sequence[Workload], style: Style, outdir: Path)
                        for w in with_compute})
     cs = "; ".join(f"F={fmt_num(f)}, B={fmt_num(b)}, O={fmt_num(o)} ms" for f, b, o in computes)
     return FigureInfo(SECTION, name, f"{model}: projected speed-up over one device for the same global batch, "
-                      f"T1/Tn with T1 = n·(F+B)+O and Tn = F+max(B, end of last all-reduce)+O ({cs}) — "
+                      f"T1/Tn with T1 = n·(F+B)+O and Tn = the modelled step, F+B+copies+exposed sync+O (overlap share φ; docs/ddp.md) ({cs}) — "
                       f"{MODEL_LABEL}, not a measurement; one line per algorithm and node count. Read: the closer a "
                       "line stays to the dashed ideal, the less the gradient sync limits scaling.",
                       note)
