@@ -43,6 +43,16 @@ AlgoTraits Registry::default_traits(const AlgoEntry& e) {
   return t;
 }
 
+void Registry::add_elsewhere(std::string algo, std::string backend, std::string reason) {
+  mutable_instance().elsewhere_.push_back({std::move(algo), std::move(backend), std::move(reason)});
+}
+
+std::optional<std::string> Registry::elsewhere(std::string_view algo, std::string_view backend) const {
+  for (const Elsewhere& e : elsewhere_)
+    if (e.algo == algo && e.backend == backend) return e.reason;
+  return std::nullopt;
+}
+
 const AlgoEntry* Registry::find(Op op, std::string_view algo, std::string_view backend) const {
   for (const auto& e : entries_)
     if (e.op == op && e.algo == algo && (e.backend == "any" || e.backend == backend)) return &e;

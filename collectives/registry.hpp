@@ -104,9 +104,18 @@ class Registry {
   std::vector<const AlgoEntry*> for_op(Op op, std::string_view backend) const;
   const std::vector<AlgoEntry>& all() const { return entries_; }
 
+  // An algo name another build of collbench has (Open MPI's han in an MPICH build), and why this
+  // one has not: --algo NAME says so in one line instead of "unknown algo".
+  static void add_elsewhere(std::string algo, std::string backend, std::string reason);
+  std::optional<std::string> elsewhere(std::string_view algo, std::string_view backend) const;
+
  private:
   static Registry& mutable_instance();
+  struct Elsewhere {
+    std::string algo, backend, reason;
+  };
   std::vector<AlgoEntry> entries_;
+  std::vector<Elsewhere> elsewhere_;
 };
 
 struct Registrar {

@@ -2,7 +2,7 @@
 # Installs the Debian packages collbench needs, only those missing (< 1 s when all present).
 set -euo pipefail
 pkgs=(cmake g++ make git pkg-config iproute2 util-linux procps
-      openmpi-bin libopenmpi-dev mpich libmpich-dev libyaml-cpp-dev nlohmann-json3-dev libcli11-dev
+      openmpi-bin libopenmpi-dev mpich libmpich-dev libucx-dev libyaml-cpp-dev nlohmann-json3-dev libcli11-dev
       libgtest-dev libgmock-dev libbenchmark-dev
       python3 python3-matplotlib python3-numpy python3-scipy python3-pytest python3-jsonschema python3-yaml
       chromium chromium-driver python3-selenium

@@ -56,6 +56,7 @@ std::vector<const AlgoEntry*> resolve_algos(Op op, const std::vector<std::string
     }
     const AlgoEntry* e = name == kAutoAlgo ? &auto_entry(op) : find_algo(available, name);
     if (!e) {
+      if (auto why = registry.elsewhere(name, backend)) throw UsageError("--algo " + name + ": " + *why);
       std::vector<std::string> names;
       for (const AlgoEntry* a : available) names.push_back(a->algo);
       throw UsageError("unknown algo '" + name + "' for op " + std::string(op_name(op)) + " (backend " + backend + ")" +

@@ -275,6 +275,11 @@ def collbench_records(collbench: str, mpiexec: str, workdir: Path, mca: list[str
     cmd = [mpiexec, "-np", "4", "--oversubscribe", *mca, collbench, "--op", "allreduce", "--algo",
            "ring,library,library:ring,library:segmented_ring,library:rabenseifner", "--interleave",
            "-b", "8", "-e", "64K", "-f", "8192", "-n", "5", "-w", "2", "--json", str(out)]
+    return run_collbench(cmd, out)
+
+
+def run_collbench(cmd: list[str], out: Path) -> dict:
+    """Runs a collbench launch writing --json `out` (one run); {(algo, bytes): result record}."""
     p = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
     if p.returncode != 0:
         fail(f"{' '.join(cmd)} exited {p.returncode}:\n{p.stdout[-3000:]}\n{p.stderr[-3000:]}")
@@ -310,11 +315,7 @@ def check_collbench(collbench: str, mpiexec: str, workdir: Path) -> None:
     out.unlink(missing_ok=True)
     cmd = [mpiexec, "-np", "4", "--oversubscribe", collbench, "--op", "allreduce", "--algo", "auto", "--tuning",
            str(tuning), "-b", "64K", "-e", "64K", "-n", "5", "-w", "2", "--quiet", "--json", str(out)]
-    p = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
-    if p.returncode != 0:
-        fail(f"{' '.join(cmd)} exited {p.returncode}:\n{p.stdout[-3000:]}\n{p.stderr[-3000:]}")
-    cc.check_file(str(out), runs=1)
-    (auto,) = [r for r in map(json.loads, out.read_text().splitlines()) if r["type"] == "result"]
+    (auto,) = run_collbench(cmd, out).values()
     if auto["algo"] != "auto" or auto["chosen"] != "library:ring" or auto["skipped"] or auto["wrong"] \
             or (auto["library_config"] or {}).get("coll_tuned_allreduce_algorithm") != "ring":
         fail(f"--algo auto with a tuning file naming library:ring must run it and record ring: {auto}")

@@ -8,8 +8,8 @@
    in full: its device), and the library's
    points record MPICH's own control variables (library_config: MPIR_CVAR_DEVICE_COLLECTIVES and
    the op's MPIR_CVAR_<OP>_INTRA_ALGORITHM), not Open MPI's.
-2. Open MPI's components are not built: --list names no coll/tuned variant (library:ALGO of
-   backend mpi) and no han; --algo han is refused in one line (exit 2).
+2. --list names MPICH's library:ALGO entries, exactly those test_mpich_forcing.py proves by their
+   message patterns, and no han; --algo han is refused in one line naming Open MPI (exit 2).
 3. The MPICH binary under Open MPI's mpirun (each rank an MPICH singleton): one line naming
    Open MPI's mpirun and MPICH, exit non-zero, within 60 s.
 World sizes stop at 2: MPICH's ch4 progress never yields, and 3-5 ranks on 2 cores cost 13-31x
@@ -25,6 +25,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "harness"))
 import collbench_check as cc  # noqa: E402
+import test_mpich_forcing as forcing  # noqa: E402  (the variants it proves)
 
 
 class Failed(Exception):
@@ -61,17 +62,21 @@ def check_runs(collbench: str, hydra: str, work: Path) -> None:
               f"MPICH's variables; versions.mpi {runrec['versions']['mpi']!r}")
 
 
-def check_open_mpi_only(collbench: str, hydra: str, work: Path) -> None:
+def check_variants(collbench: str, hydra: str) -> None:
+    """--list shows MPICH's library:ALGO entries and nothing of Open MPI's: exactly the set whose
+    message patterns test_mpich_forcing.py proves (its checks at 4 ranks name every one)."""
     p = run([collbench, "--list"])
     rows = [line.split() for line in p.stdout.splitlines() if line.strip()]
-    bad = [r[:3] for r in rows if len(r) >= 3 and r[2] == "mpi" and (r[1].startswith("library:") or r[1] == "han")]
-    if p.returncode != 0 or bad:
-        raise Failed(f"--list under MPICH shows Open MPI's variants: {bad[:5]} (exit {p.returncode})")
+    listed = {(r[0], r[1]) for r in rows if len(r) >= 3 and r[2] == "mpi" and (r[1].startswith("library:") or r[1] == "han")}
+    proven = {(op, "library:" + algo) for op, algos in forcing.checks(4, 1).items() for algo in algos}
+    if p.returncode != 0 or listed != proven:
+        raise Failed(f"--list under MPICH: mpi variants {sorted(listed)}, the forcing test proves {sorted(proven)} "
+                     f"(exit {p.returncode})")
     p = run([hydra, "-n", "1", collbench, "--op", "allreduce", "--algo", "han", "-b", "8", "-e", "8"])
     lines = p.stderr.strip().splitlines()
-    if p.returncode != 2 or len(lines) != 1 or "han" not in lines[0]:
-        raise Failed(f"--algo han under MPICH: exit {p.returncode}, stderr {p.stderr!r} (one line, exit 2 expected)")
-    print(f"smoke: no coll/tuned variant or han listed; --algo han refused: {lines[0][:120]}")
+    if p.returncode != 2 or len(lines) != 1 or "Open MPI" not in lines[0] or "MPICH" not in lines[0]:
+        raise Failed(f"--algo han under MPICH: exit {p.returncode}, stderr {p.stderr!r} (one line naming Open MPI, exit 2)")
+    print(f"smoke: --list shows MPICH's {len(listed)} variants, no han; --algo han refused: {lines[0][:120]}")
 
 
 def check_mismatch(collbench: str, work: Path) -> None:
@@ -96,7 +101,7 @@ def main(argv: list[str]) -> int:
     work.mkdir(parents=True)
     try:
         check_runs(collbench, hydra, work)
-        check_open_mpi_only(collbench, hydra, work)
+        check_variants(collbench, hydra)
         check_mismatch(collbench, work)
     except (Failed, cc.CheckError, subprocess.TimeoutExpired) as e:
         print(f"FAIL: {e}", file=sys.stderr)

@@ -9,6 +9,7 @@
 #include <typeinfo>
 
 #include "collectives/backends/mpi/mpi_library.hpp"
+#include "collectives/backends/mpi/mpi_mpich.hpp"
 #include "collectives/backends/mpi/mpi_ompi_vars.hpp"
 
 namespace collbench {
@@ -229,6 +230,34 @@ void scatter(Transport& t, const CollArgs& a) { bind_scatter(t, a)(); }
 void reduce_scatter(Transport& t, const CollArgs& a) { bind_reduce_scatter(t, a)(); }
 void alltoall(Transport& t, const CollArgs& a) { bind_alltoall(t, a)(); }
 
+PreparedCall bind(Op op, Transport& t, const CollArgs& a) {
+  switch (op) {
+    case Op::broadcast: return bind_bcast(t, a);
+    case Op::reduce: return bind_reduce(t, a);
+    case Op::allreduce: return bind_allreduce(t, a);
+    case Op::gather: return bind_gather(t, a);
+    case Op::allgather: return bind_allgather(t, a);
+    case Op::scatter: return bind_scatter(t, a);
+    case Op::reduce_scatter: return bind_reduce_scatter(t, a);
+    case Op::alltoall: return bind_alltoall(t, a);
+  }
+  throw NotSupported("no MPI call for this op", t.error_context());
+}
+
+std::string_view call_name(Op op) {
+  switch (op) {
+    case Op::broadcast: return "MPI_Bcast";
+    case Op::reduce: return "MPI_Reduce";
+    case Op::allreduce: return "MPI_Allreduce";
+    case Op::gather: return "MPI_Gather";
+    case Op::allgather: return "MPI_Allgather";
+    case Op::scatter: return "MPI_Scatter";
+    case Op::reduce_scatter: return "MPI_Reduce_scatter_block";
+    case Op::alltoall: return "MPI_Alltoall";
+  }
+  return "";
+}
+
 std::string_view tuned_name(Op op) {
   switch (op) {
     case Op::broadcast: return "bcast";
@@ -247,17 +276,15 @@ std::string_view tuned_name(Op op) {
 // forced algorithm; MPICH's MPIR-layer algorithm and whether the device's own selection (ch4,
 // POSIX release_gather) comes first (MPIR_CVAR_DEVICE_COLLECTIVES).
 LibraryConfig default_config(const AlgoEntry& e, const CollArgs&) {
-  LibraryConfig c;
 #if defined(MPICH_VERSION)
-  std::string op(tuned_name(e.op));
-  for (char& ch : op) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
-  const std::string names[] = {"MPIR_CVAR_DEVICE_COLLECTIVES", "MPIR_CVAR_" + op + "_INTRA_ALGORITHM"};
+  return mpich_default_config(e.op);
 #else
-  const std::string names[] = {"coll_tuned_use_dynamic_rules", "coll_tuned_" + std::string(tuned_name(e.op)) + "_algorithm"};
-#endif
-  for (const std::string& name : names)
+  LibraryConfig c;
+  for (const std::string& name :
+       {std::string("coll_tuned_use_dynamic_rules"), "coll_tuned_" + std::string(tuned_name(e.op)) + "_algorithm"})
     if (auto v = ompi::cvar_text(name)) c.emplace_back(name, *v);
   return c;
+#endif
 }
 
 }  // namespace mpi_library

@@ -27,6 +27,12 @@ void allgather(Transport& t, const CollArgs& a);
 void scatter(Transport& t, const CollArgs& a);
 void reduce_scatter(Transport& t, const CollArgs& a);  // MPI_Reduce_scatter_block
 void alltoall(Transport& t, const CollArgs& a);
+// The op's call bound once on `t` (the MPI library entries' PrepareFn, for any op): what a
+// variant that wraps the plain call (MPICH's forced algorithms) calls.
+PreparedCall bind(Op op, Transport& t, const CollArgs& a);
+
+// The MPI call an op's library entry makes ("MPI_Bcast", "MPI_Reduce_scatter_block").
+std::string_view call_name(Op op);
 
 // Open MPI's coll/tuned name of an op, as in coll_tuned_<name>_algorithm ("bcast",
 // "reduce_scatter_block": the call reduce_scatter makes).

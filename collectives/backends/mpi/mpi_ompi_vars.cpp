@@ -59,15 +59,6 @@ std::optional<std::string> enum_name(MPI_T_enum e, long long value) {
   return std::nullopt;
 }
 
-int read_int(int index) {
-  std::vector<char> buf;
-  int count = 0;
-  if (!read(index, buf, count)) return 0;
-  int v = 0;
-  std::memcpy(&v, buf.data(), sizeof v);
-  return v;
-}
-
 }  // namespace
 
 std::optional<int> cvar_index(const std::string& name) {
@@ -109,33 +100,71 @@ std::optional<int> enum_value(int index, std::string_view item) {
   return std::nullopt;
 }
 
-ScopedCvar::ScopedCvar(int index, int value, const Transport& t) : index_(index) {
-  saved_ = read_int(index);
+std::optional<std::string> cvar_description(int index) {
+  int verbosity = 0, bind = 0, scope = 0, name_len = 0, desc_len = 0;
+  MPI_Datatype type;
+  MPI_T_enum e;
+  if (!mpit_ready() || MPI_T_cvar_get_info(index, nullptr, &name_len, &verbosity, &type, &e, nullptr, &desc_len, &bind,
+                                           &scope) != MPI_SUCCESS)
+    return std::nullopt;
+  std::string d(static_cast<std::size_t>(std::max(desc_len, 1)), '\0');
+  if (MPI_T_cvar_get_info(index, nullptr, &name_len, &verbosity, &type, &e, d.data(), &desc_len, &bind, &scope) !=
+      MPI_SUCCESS)
+    return std::nullopt;
+  d.resize(std::strlen(d.c_str()));
+  return d;
+}
+
+std::optional<int> cvar_int(int index) {
+  std::vector<char> buf;
+  int count = 0;
+  if (!read(index, buf, count)) return std::nullopt;
+  int v = 0;
+  std::memcpy(&v, buf.data(), sizeof v);
+  return v;
+}
+
+bool cvar_write(int index, int value) {
   MPI_T_cvar_handle h = MPI_T_CVAR_HANDLE_NULL;
   int count = 0;
-  int rc = MPI_T_cvar_handle_alloc(index, nullptr, &h, &count);
-  if (rc == MPI_SUCCESS) {
-    rc = MPI_T_cvar_write(h, &value);
-    MPI_T_cvar_handle_free(&h);
-  }
-  if (rc != MPI_SUCCESS) {
+  if (MPI_T_cvar_handle_alloc(index, nullptr, &h, &count) != MPI_SUCCESS) return false;
+  const bool ok = MPI_T_cvar_write(h, &value) == MPI_SUCCESS;
+  MPI_T_cvar_handle_free(&h);
+  return ok;
+}
+
+static_assert(sizeof(MPI_T_cvar_handle) == sizeof(void*), "CvarHandle keeps the handle as a pointer");
+
+CvarHandle::CvarHandle(int index) {
+  MPI_T_cvar_handle h = MPI_T_CVAR_HANDLE_NULL;
+  int count = 0;
+  if (mpit_ready() && MPI_T_cvar_handle_alloc(index, nullptr, &h, &count) == MPI_SUCCESS)
+    handle_ = reinterpret_cast<void*>(h);
+}
+
+CvarHandle::~CvarHandle() {
+  if (!handle_) return;
+  auto h = reinterpret_cast<MPI_T_cvar_handle>(handle_);
+  MPI_T_cvar_handle_free(&h);
+}
+
+bool CvarHandle::write(int value) const {
+  return MPI_T_cvar_write(reinterpret_cast<MPI_T_cvar_handle>(handle_), &value) == MPI_SUCCESS;
+}
+
+ScopedCvar::ScopedCvar(int index, int value, const Transport& t) : index_(index) {
+  saved_ = cvar_int(index).value_or(0);
+  if (!cvar_write(index, value)) {
     std::array<char, 256> name{};
     int n = static_cast<int>(name.size()), verbosity = 0, bind = 0, scope = 0, desc = 0;
     MPI_Datatype type;
     MPI_T_enum e;
     MPI_T_cvar_get_info(index, name.data(), &n, &verbosity, &type, &e, nullptr, &desc, &bind, &scope);
-    throw NotSupported(std::string("MPI_T refuses to set ") + name.data() + " (error " + std::to_string(rc) + ")",
-                       t.error_context());
+    throw NotSupported(std::string("MPI_T refuses to set ") + name.data(), t.error_context());
   }
 }
 
-ScopedCvar::~ScopedCvar() {
-  MPI_T_cvar_handle h = MPI_T_CVAR_HANDLE_NULL;
-  int count = 0;
-  if (MPI_T_cvar_handle_alloc(index_, nullptr, &h, &count) != MPI_SUCCESS) return;
-  MPI_T_cvar_write(h, &saved_);
-  MPI_T_cvar_handle_free(&h);
-}
+ScopedCvar::~ScopedCvar() { cvar_write(index_, saved_); }
 
 template <class T>
 ScopedMcaValue<T>::ScopedMcaValue(const char* framework, const char* component, const char* name, T value,

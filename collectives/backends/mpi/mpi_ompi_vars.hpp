@@ -1,6 +1,7 @@
 #pragma once
-// Open MPI's settings read and set from inside a running job, for the library variants
-// (han, coll/tuned's forced algorithms) and for what library results record:
+// MPI settings read and set from inside a running job, for the library variants (Open MPI's han
+// and coll/tuned algorithms, MPICH's forced algorithms) and for what library results record.
+// The MPI_T functions serve both MPIs; the rest is Open MPI's:
 // - MPI_T control variables, the standard interface: coll/tuned's algorithm choices
 //   (coll_tuned_<op>_algorithm, _segmentsize) are writable there;
 // - Open MPI's MCA variable store, for variables MPI_T marks read-only although Open MPI reads
@@ -25,6 +26,26 @@ std::optional<int> cvar_index(const std::string& name);
 std::optional<std::string> cvar_text(const std::string& name);
 // The value of enumerator `item` in control variable `index`'s enum; nullopt where it has none.
 std::optional<int> enum_value(int index, std::string_view item);
+// The variable's MPI_T description: where MPICH keeps its enumerators (mpich_enum.hpp).
+std::optional<std::string> cvar_description(int index);
+// An int variable's value, and writing one: nullopt / false where MPI_T refuses.
+std::optional<int> cvar_int(int index);
+bool cvar_write(int index, int value);
+
+// A handle on int variable `index`, allocated once, for a caller that writes it around every
+// call (MPICH's forced algorithms): a write is then one MPI_T_cvar_write.
+class CvarHandle {
+ public:
+  explicit CvarHandle(int index);  // NotSupported-free: valid() says whether MPI_T gave one
+  ~CvarHandle();
+  CvarHandle(const CvarHandle&) = delete;
+  CvarHandle& operator=(const CvarHandle&) = delete;
+  bool valid() const { return handle_ != nullptr; }
+  bool write(int value) const;
+
+ private:
+  void* handle_ = nullptr;  // MPI_T_cvar_handle, an opaque pointer in both MPIs
+};
 
 // Writes int control variable `index` and restores its value when destroyed. NotSupported
 // (naming the variable) where MPI_T refuses the write.

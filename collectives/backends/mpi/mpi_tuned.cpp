@@ -101,16 +101,6 @@ constexpr Variant kVariants[] = {
     {Op::reduce_scatter, "butterfly", &mpi_library::reduce_scatter, "butterfly", nullptr},
 };
 
-std::string_view mpi_call(Op op) {
-  switch (op) {
-    case Op::broadcast: return "MPI_Bcast";
-    case Op::allreduce: return "MPI_Allreduce";
-    case Op::allgather: return "MPI_Allgather";
-    case Op::reduce_scatter: return "MPI_Reduce_scatter_block";
-    default: return "the MPI call";
-  }
-}
-
 std::string algorithm_var(Op op) { return "coll_tuned_" + std::string(mpi_library::tuned_name(op)) + "_algorithm"; }
 
 // The communicator the variant runs on: every rank of `t`, made on the first call with the
@@ -173,7 +163,7 @@ LibraryConfig config(const AlgoEntry& e, const CollArgs& a) {
 template <std::size_t... I>
 bool register_all(std::index_sequence<I...>) {
   (Registry::add(AlgoEntry{kVariants[I].op, std::string("library:") + kVariants[I].name, "mpi",
-                           std::string(mpi_call(kVariants[I].op)) + " with Open MPI coll/tuned's " + kVariants[I].name +
+                           std::string(mpi_library::call_name(kVariants[I].op)) + " with Open MPI coll/tuned's " + kVariants[I].name +
                                " forced: " + kVariants[I].description,
                            "Open MPI (coll/tuned), world size >= 2; any root, any count below 2^31 elements", &run<I>,
                            &supports<I>, nullptr, false, &config<I>, /*on_request=*/true}),
