@@ -15,16 +15,18 @@ import textwrap
 from pathlib import Path
 from typing import Sequence
 
-from .load import LoadError, format_bytes, load, parse_size
+from .load import LoadError, format_bytes, load, name_mpis, parse_size
 
 EXIT_OK, EXIT_REGRESSED, EXIT_BAD_INPUT = 0, 1, 2
 
 
 def extra_figures(ds, outdir: Path) -> list:
-    """Figures of the pandas modules: hot vs cold cache, per-rank heat maps (stragglers)."""
-    from . import cache_state, stragglers
+    """Figures of the pandas modules: several MPIs side by side, hot vs cold cache, per-rank heat maps
+    (stragglers)."""
+    from . import cache_state, mpis, stragglers
 
-    return cache_state.make_figures(ds.results, outdir) + stragglers.make_figures(stragglers.frame(ds), outdir)
+    return (mpis.make_figures(ds, outdir) + cache_state.make_figures(ds.results, outdir)
+            + stragglers.make_figures(stragglers.frame(ds), outdir))
 
 
 def _sizes(text: str) -> list[int]:
@@ -53,7 +55,8 @@ def collplot_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="collplot",
         description="Plot collbench JSON Lines results: bandwidth/latency curves, custom vs library, "
-                    "intra vs inter node p2p, scaling, α–β model; writes PNGs, report.html and summary.md.",
+                    "intra vs inter node p2p, scaling, α–β model, several backends or MPIs side by side; writes PNGs, "
+                    "report.html and summary.md.",
         epilog="example: collplot results/ -o plots --sizes 1K,1M,64M --title 'allreduce on n[1-4]'")
     p.add_argument("inputs", nargs="+", metavar="INPUT", help="*.jsonl file or folder (searched recursively)")
     p.add_argument("-o", "--outdir", required=True, type=Path, help="output folder (created if missing)")
@@ -198,11 +201,14 @@ def collcompare_main(argv: Sequence[str] | None = None) -> int:
         return EXIT_BAD_INPUT
     from . import compare as cmp
 
-    different = cmp.no_shared_backend(before.results, after.results)
+    b_res, a_res = before.results, after.results
+    if len({*b_res["mpi"].dropna(), *a_res["mpi"].dropna()}) > 1:  # an Open MPI run is no earlier run of an MPICH one
+        b_res, a_res = name_mpis(b_res, a_res)
+    different = cmp.no_shared_backend(b_res, a_res)
     if different:
         print(f"collcompare: error: {different}", file=sys.stderr)
         return EXIT_BAD_INPUT
-    res = cmp.compare(before.results, after.results, args.threshold, mode=args.mode, controls=args.control,
+    res = cmp.compare(b_res, a_res, args.threshold, mode=args.mode, controls=args.control,
                       alpha=args.alpha, correction=args.correction, quantile=args.quantile)
     for line in cmp.header_lines(res, args.before, args.after):
         print(f"collcompare: {line}")

@@ -392,8 +392,9 @@ def compare(before: pd.DataFrame, after: pd.DataFrame, threshold: float = 0.10, 
 # --------------------------------------------------------------------------- several backends
 
 SIDE_BY_SIDE = ("to set backends side by side, load both sides into one report: collplot BEFORE AFTER -o DIR "
-                "(its tables 'Backends side by side': which backend is faster at each size, by how much, ties "
-                "within noise; docs/analysis.md \"Several backends in one results file\")")
+                "(its tables 'Backends side by side', or for two MPIs its section 'Open MPI vs MPICH': which is "
+                "faster at each size, by how much, ties within noise; docs/analysis.md \"Several backends in one "
+                "results file\")")
 
 
 def backends_sentence(backends: tuple[Sequence[str], Sequence[str]]) -> str:

@@ -15,7 +15,9 @@ written): the acceptance gate writer (:mod:`.expect`), the efficiency figures, h
 ``host_of_rank``, ``cpu_model``, ``hardware``, ``binding``, ``links``, ``loadavg``,
 ``online_cpus`` and ``algorithms``, and the end record's ``expect`` verdict (:mod:`.provenance`)
 and ``loadavg`` (as ``end_loadavg``); None where a record lacks them. DDP ``workload``
-records are kept as read (``workload_records``) for :func:`.ddp.workloads_of`.
+records are kept as read (``workload_records``) for :func:`.ddp.workloads_of`. ``mpi`` names the
+MPI implementation of a ``backend`` mpi row (:func:`mpi_name`; None for other backends); when the
+results hold several, those rows' ``backend`` is that name (``Open MPI``, ``MPICH``), not ``mpi``.
 
 Algorithm traits (node-aware, peer memory, library code, simplicity rank) come from collbench's
 registry, never from names: each result row carries its algorithm's (:data:`TRAIT_COLUMNS`,
@@ -46,9 +48,30 @@ AUTO_ALGO = "auto"
 REFERENCE_BACKEND = "mpi"
 
 
+# Several MPI implementations in one results folder (an Open MPI build's runs and an MPICH build's):
+# both write backend "mpi", so :func:`results_frame` names those rows' backend by their implementation
+# (mpi_name) instead, and every table, figure and model keeps them apart. The one the others are set
+# against: Open MPI, collbench's first MPI.
+REFERENCE_MPI = "Open MPI"
+
+
 def backend_order(backends: Iterable[str]) -> list[str]:
-    """The distinct backends, :data:`REFERENCE_BACKEND` first, then by name."""
-    return sorted(set(backends), key=lambda b: (b != REFERENCE_BACKEND, b))
+    """The distinct backends, :data:`REFERENCE_BACKEND` (or :data:`REFERENCE_MPI`) first, then by name."""
+    return sorted(set(backends), key=lambda b: (b not in (REFERENCE_BACKEND, REFERENCE_MPI), b))
+
+
+_MPI_VERSION = re.compile(r"[\s,:]+(?:v?\d|version\b)", re.IGNORECASE)
+
+
+def mpi_name(versions: Mapping[str, Any] | None) -> str | None:
+    """The MPI implementation a run record names (``versions.mpi``, the first line of
+    MPI_Get_library_version): ``Open MPI`` for "Open MPI v4.1.4, package: …", ``MPICH`` for
+    "MPICH Version: 4.0.2", else its words before the version; None without MPI."""
+    line = (versions or {}).get("mpi")
+    if not isinstance(line, str) or not line.strip():
+        return None
+    return _MPI_VERSION.split(line.strip(), maxsplit=1)[0].strip() or None
+
 
 # --------------------------------------------------------------------------- algorithm traits
 
@@ -372,7 +395,17 @@ def results_frame(rows: Sequence[Mapping[str, Any]], runs: pd.DataFrame) -> pd.D
     df["per_node"] = [pn if ok else None for pn, ok in zip(df["per_node"], same_world)]
     df["layout"] = [layout_name(n, r, pn) for n, r, pn in zip(df["nodes"], df["ranks_per_node"], df["per_node"])]
     _add_traits(df, meta["algorithms"].to_numpy())
-    return df
+    df["mpi"] = pd.Series([mpi_name(v) if b == REFERENCE_BACKEND and isinstance(v, dict) else None
+                           for b, v in zip(df["backend"], meta["versions"])], index=df.index, dtype=object)
+    return name_mpis(df) if df["mpi"].nunique() > 1 else df
+
+
+def name_mpis(*frames: pd.DataFrame) -> pd.DataFrame | tuple[pd.DataFrame, ...]:
+    """The results frames with each mpi row's ``backend`` its MPI's name (``Open MPI``, ``MPICH``): where
+    several MPIs meet (in one load, or the two sides of collcompare), so that no table, figure, model or
+    point match takes one MPI's point for a re-run of the other's."""
+    named = tuple(f.assign(backend=f["mpi"].where(f["mpi"].notna(), f["backend"])) for f in frames)
+    return named[0] if len(named) == 1 else named
 
 
 def _add_traits(df: pd.DataFrame, run_algorithms: Sequence[Any]) -> None:

@@ -621,16 +621,32 @@ def custom_vs_library_table(c: pd.DataFrame) -> Table:
 # A results file may hold several backends' runs on the same layouts (an mpi sweep and a gloo sweep of one
 # job): every answer above is then taken across all of them (series ``algo (backend)``), and these tables
 # say by how much one backend's fastest and library are slower or faster than the reference backend's
-# (load.REFERENCE_BACKEND, mpi, else the first by name) at each size, ties by the shared rule.
+# (load.REFERENCE_BACKEND, mpi, else the first by name) at each size, ties by the shared rule. Several MPI
+# implementations (load.REFERENCE_MPI) are set side by side the same way, in their own section (mpis.py).
 BACKEND_KEYS = [*GROUP, "bytes"]
 BACKEND_POINT_COLUMNS = [*BACKEND_KEYS, "backend", "fastest", "fastest_p50", "fastest_p5", "fastest_p95",
                          "lib_p50", "lib_p5", "lib_p95"]
 
 
-def backend_points(c: pd.DataFrame) -> pd.DataFrame:
-    """Per (op, layout, variant, size) measured on more than one backend, one row per backend: its fastest
-    series (the lowest p50, equal p50s the simplest: the shared rule's "best") and its plain library entry
-    (NaN where not measured), each with the medians of p50, p5 and p95 over its results (:func:`.ranking.pooled`)."""
+def mpi_sides(c: pd.DataFrame) -> list[str]:
+    """The MPI implementations of the results as their rows' backend names, the reference first (one, or
+    none: nothing to set side by side; several: ``Open MPI``, ``MPICH``, see :data:`.load.REFERENCE_MPI`)."""
+    return backend_order(c.loc[c["mpi"].notna(), "backend"])
+
+
+def backend_sides(c: pd.DataFrame) -> list[str]:
+    """The backends the 'Backends side by side' tables compare, the reference first: one name per backend,
+    the reference MPI standing for mpi (the others are compared with it in the MPIs' own section)."""
+    other_mpis = mpi_sides(c)[1:]
+    return [b for b in backend_order(c["backend"]) if b not in other_mpis]
+
+
+def backend_points(c: pd.DataFrame, sides: Sequence[str] | None = None) -> pd.DataFrame:
+    """Per (op, layout, variant, size) measured on more than one of ``sides`` (default :func:`backend_sides`),
+    one row per backend: its fastest series (the lowest p50, equal p50s the simplest: the shared rule's
+    "best") and its plain library entry (NaN where not measured), each with the medians of p50, p5 and p95
+    over its results (:func:`.ranking.pooled`)."""
+    c = c[c["backend"].isin(backend_sides(c) if sides is None else sides)]
     m = c[c.groupby(BACKEND_KEYS)["backend"].transform("nunique") > 1] if len(c) else c
     if m.empty:
         return pd.DataFrame(columns=BACKEND_POINT_COLUMNS)
@@ -687,7 +703,7 @@ def backend_versus(c: pd.DataFrame) -> pd.DataFrame:
             "lib_ratio", "lib_tie"]
     if pts.empty:
         return pd.DataFrame(columns=cols)
-    ref = backend_order(c["backend"])[0]
+    ref = backend_sides(c)[0]
     both = pts[pts["backend"] != ref].merge(pts[pts["backend"] == ref].drop(columns="backend"), on=BACKEND_KEYS,
                                             suffixes=("", "_ref"))
     rows = []
@@ -771,7 +787,7 @@ def backends_per_size_table(c: pd.DataFrame) -> Table:
     cols = ["op", "layout", "variant", "size", "answer (all backends)"]
     if pts.empty:
         return Table.of("Backends side by side per (op, layout, size)", cols)
-    order = backend_order(c["backend"])
+    order = backend_sides(c)
     ref, others = order[0], order[1:]
     v = backend_versus(c).set_index([*BACKEND_KEYS, "backend"])
     r = ranked(c).merge(pts[BACKEND_KEYS].drop_duplicates(), on=BACKEND_KEYS).set_index(BACKEND_KEYS)
@@ -854,11 +870,12 @@ class Tables:
 
 
 def extra_tables(ds: Dataset) -> dict[str, list[Table]]:
-    """The tables of the pandas modules: hot vs cold cache, stragglers."""
-    from . import cache_state, stragglers
+    """The tables of the pandas modules: several MPIs side by side, hot vs cold cache, stragglers."""
+    from . import cache_state, mpis, stragglers
 
-    out = {cache_state.SECTION: cache_state.tables(ds.results), stragglers.SECTION: stragglers.tables(
-        stragglers.frame(ds))}
+    c = collectives(ds)
+    out = {mpis.section(mpi_sides(c)): mpis.tables(c), cache_state.SECTION: cache_state.tables(ds.results),
+           stragglers.SECTION: stragglers.tables(stragglers.frame(ds))}
     return {s: ts for s, ts in out.items() if ts}
 
 

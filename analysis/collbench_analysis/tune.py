@@ -336,6 +336,10 @@ def tune(ds: Dataset, ops: Sequence[str] | None = None, margin: float = 0.0, gen
 
     Raises :class:`TuneError` when no result can be used (the message says what was left out).
     """
+    mpis = backend_order(ds.results["mpi"].dropna())
+    if len(mpis) > 1:  # the loader named their rows by MPI (load.name_mpis): no backend collbench could run
+        raise TuneError(f"results of several MPIs ({', '.join(mpis)}): a tuning file is for one collbench build, "
+                        "built against one MPI; tune on one MPI's results (collplot sets the MPIs side by side)")
     reasons = left_out_reasons(ds.results, ops)
     left_out: Counter[str] = Counter(reasons.dropna())
     usable = ds.results[reasons.isna()]
