@@ -58,25 +58,48 @@ testbed_layout() {
   ((N >= 1 && N <= 253)) || die "bad layout '$layout'"
 }
 
-# testbed_program PROGRAM -> PROGRAM_PATH: absolute, or a name on PATH (the nodes share the
-# filesystem, not the working directory's meaning for a remote shell).
-testbed_program() {
-  PROGRAM_PATH=$1
-  if [[ $PROGRAM_PATH != /* ]]; then
-    if [[ $PROGRAM_PATH == */* ]]; then PROGRAM_PATH=$(realpath -- "$PROGRAM_PATH")
-    else command -v -- "$PROGRAM_PATH" >/dev/null || die "PROGRAM '$PROGRAM_PATH' not found on PATH"; fi
+# testbed_launch_args LAUNCHER-OPTIONS-NAME "$@": the command line mpirun.sh and mpiexec.sh share,
+#   [--state DIR] [--no-up] [--print] LAYOUT [LAUNCHER-OPTIONS...] -- PROGRAM [ARGS...]
+# -> STATE (absolute, exported as COLLBENCH_TESTBED_STATE), PRINT, LAYOUT (testbed_layout's
+# PER_NODE, N, NP), EXTRA[] (the launcher's options), COMMAND[] (PROGRAM ARGS; PROGRAM absolute
+# or on PATH: the nodes share the filesystem, not a remote shell's working directory). Then the
+# nodes n1..nN are up: if not, the testbed is brought up (grown to N nodes, never shrunk, keeping
+# the recorded --rate), or with --no-up that is an error.
+testbed_launch_args() {
+  local opts=$1 auto_up=1 have want rate=()
+  shift
+  STATE=${COLLBENCH_TESTBED_STATE:-/tmp/collbench-testbed} PRINT=0
+  while (($#)); do
+    case $1 in
+      --state) STATE=$2; shift 2 ;;
+      --state=*) STATE=${1#*=}; shift ;;
+      --no-up) auto_up=0; shift ;;
+      --print) PRINT=1; shift ;;
+      -h | --help) usage_from_header; exit 0 ;;
+      *) break ;;
+    esac
+  done
+  (($#)) || die "usage: $PROG [--state DIR] LAYOUT [$opts...] -- PROGRAM [ARGS...]"
+  LAYOUT=$1; shift
+  testbed_layout "$LAYOUT"
+  EXTRA=()
+  while (($#)) && [[ $1 != -- ]]; do EXTRA+=("$1"); shift; done
+  [[ ${1:-} == -- ]] || die "missing '--' before PROGRAM"
+  shift
+  (($#)) || die "missing PROGRAM after '--'"
+  COMMAND=("$@")
+  if [[ $1 != /* ]]; then
+    if [[ $1 == */* ]]; then COMMAND[0]=$(realpath -- "$1")
+    else command -v -- "$1" >/dev/null || die "PROGRAM '$1' not found on PATH"; fi
   fi
-}
-
-# testbed_ensure_up STATE N AUTO_UP: nodes n1..nN up; if not, bring the testbed up (grown to N
-# nodes, never shrunk, keeping the recorded --rate) unless AUTO_UP is 0 (then an error).
-testbed_ensure_up() {
-  local state=$1 n=$2 auto_up=$3 have want rate=()
-  "$TESTBED_DIR/nodes.sh" check "$n" --state "$state" && return 0
-  ((auto_up)) || die "testbed nodes n1..n$n are not up (run: $TESTBED_DIR/nodes.sh up $n --state $state)"
-  have=$("$TESTBED_DIR/nodes.sh" status --state "$state" 2>/dev/null |
+  [[ $(id -u) == 0 ]] || die "must run as root (it enters network namespaces)"
+  STATE=$(realpath -m "$STATE")
+  export COLLBENCH_TESTBED_STATE=$STATE
+  "$TESTBED_DIR/nodes.sh" check "$N" --state "$STATE" && return 0
+  ((auto_up)) || die "testbed nodes n1..n$N are not up (run: $TESTBED_DIR/nodes.sh up $N --state $STATE)"
+  have=$("$TESTBED_DIR/nodes.sh" status --state "$STATE" 2>/dev/null |
     awk '$1 ~ /^n[0-9]+$/ {sub("n","",$1); if ($1+0>m) m=$1+0} END{print m+0}' || true)
-  want=$((have > n ? have : n))
-  [[ -s $state/rate ]] && rate=(--rate "$(cat "$state/rate")")
-  "$TESTBED_DIR/nodes.sh" up "$want" --state "$state" "${rate[@]}" >&2
+  want=$((have > N ? have : N))
+  [[ -s $STATE/rate ]] && rate=(--rate "$(cat "$STATE/rate")")
+  "$TESTBED_DIR/nodes.sh" up "$want" --state "$STATE" "${rate[@]}" >&2
 }

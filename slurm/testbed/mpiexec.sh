@@ -28,38 +28,11 @@
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source=slurm/testbed/lib.sh
-source "$here/lib.sh" # testbed_layout, testbed_program, testbed_ensure_up, testbed_mpi_env ...
-
-STATE=${COLLBENCH_TESTBED_STATE:-/tmp/collbench-testbed}
-auto_up=1 print=0
-while (($#)); do
-  case $1 in
-    --state) STATE=$2; shift 2 ;;
-    --state=*) STATE=${1#*=}; shift ;;
-    --no-up) auto_up=0; shift ;;
-    --print) print=1; shift ;;
-    -h | --help) usage_from_header; exit 0 ;;
-    *) break ;;
-  esac
-done
-(($#)) || die "usage: mpiexec.sh [--state DIR] LAYOUT [MPIEXEC-OPTIONS...] -- PROGRAM [ARGS...]"
-testbed_layout "$1" # -> PER_NODE, N, NP
-shift
-extra=()
-while (($#)) && [[ $1 != -- ]]; do extra+=("$1"); shift; done
-[[ ${1:-} == -- ]] || die "missing '--' before PROGRAM"
-shift
-(($#)) || die "missing PROGRAM after '--'"
-testbed_program "$1"; shift
-set -- "$PROGRAM_PATH" "$@"
+source "$here/lib.sh" # testbed_launch_args, testbed_mpi_env, testbed_link_text
+testbed_launch_args MPIEXEC-OPTIONS "$@" # -> STATE, PRINT, LAYOUT, PER_NODE, N, NP, EXTRA, COMMAND
 hydra=${COLLBENCH_MPIEXEC:-mpiexec.hydra}
 command -v -- "$hydra" >/dev/null || die "'$hydra' not found (apt-get install mpich, or set COLLBENCH_MPIEXEC)"
 hydra=$(command -v -- "$hydra")
-[[ $(id -u) == 0 ]] || die "must run as root (it enters network namespaces)"
-
-STATE=$(realpath -m "$STATE")
-export COLLBENCH_TESTBED_STATE=$STATE
-testbed_ensure_up "$STATE" "$N" "$auto_up"
 
 eval "$(testbed_mpi_env)"
 COLLBENCH_INTER_NODE_LINK=${COLLBENCH_INTER_NODE_LINK:-$(testbed_link_text "$STATE")}
@@ -70,7 +43,7 @@ for ((i = 1; i <= N; i++)); do hosts+=("n$i:$((10#${PER_NODE[i - 1]}))"); done
 user_args=(${COLLBENCH_MPIEXEC_ARGS:-})
 
 cmd=("$hydra" -launcher rsh -launcher-exec "$here/rsh-agent.sh"
-  -hosts "$(IFS=,; echo "${hosts[*]}")" -n "$NP" "${user_args[@]}" "${extra[@]}" "$@")
-if ((print)); then printf '%q ' "$here/nodes.sh" exec n1 "${cmd[@]}"; echo; exit 0; fi
+  -hosts "$(IFS=,; echo "${hosts[*]}")" -n "$NP" "${user_args[@]}" "${EXTRA[@]}" "${COMMAND[@]}")
+if ((PRINT)); then printf '%q ' "$here/nodes.sh" exec n1 "${cmd[@]}"; echo; exit 0; fi
 # mpiexec runs on n1 (its namespaces, hostname n1); exec keeps the PID so signals reach it.
 exec "$here/nodes.sh" exec --state "$STATE" n1 "${cmd[@]}"

@@ -25,39 +25,12 @@
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source=slurm/testbed/lib.sh
-source "$here/lib.sh" # testbed_layout, testbed_program, testbed_ensure_up, testbed_link_text
-
-STATE=${COLLBENCH_TESTBED_STATE:-/tmp/collbench-testbed}
-auto_up=1 print=0
-while (($#)); do
-  case $1 in
-    --state) STATE=$2; shift 2 ;;
-    --state=*) STATE=${1#*=}; shift ;;
-    --no-up) auto_up=0; shift ;;
-    --print) print=1; shift ;;
-    -h | --help) usage_from_header; exit 0 ;;
-    *) break ;;
-  esac
-done
-(($#)) || die "usage: mpirun.sh [--state DIR] LAYOUT [MPIRUN-OPTIONS...] -- PROGRAM [ARGS...]"
-layout=$1; shift
-testbed_layout "$layout" # -> PER_NODE, N, NP
-extra=()
-while (($#)) && [[ $1 != -- ]]; do extra+=("$1"); shift; done
-[[ ${1:-} == -- ]] || die "missing '--' before PROGRAM"
-shift
-(($#)) || die "missing PROGRAM after '--'"
-testbed_program "$1"; shift
-set -- "$PROGRAM_PATH" "$@"
-[[ $(id -u) == 0 ]] || die "must run as root (it enters network namespaces)"
-
-STATE=$(realpath -m "$STATE")
-export COLLBENCH_TESTBED_STATE=$STATE
+source "$here/lib.sh" # testbed_launch_args, testbed_link_text
+testbed_launch_args MPIRUN-OPTIONS "$@" # -> STATE, PRINT, LAYOUT, PER_NODE, N, NP, EXTRA, COMMAND
 nodes="$here/nodes.sh"
-testbed_ensure_up "$STATE" "$N" "$auto_up"
 
 mkdir -p "$STATE"
-hostfile="$STATE/hostfile-${layout}"
+hostfile="$STATE/hostfile-${LAYOUT}"
 tmp=$(mktemp "$hostfile.XXXXXX")
 for ((i = 1; i <= N; i++)); do echo "n$i slots=$((10#${PER_NODE[i - 1]}))"; done >"$tmp"
 mv -f "$tmp" "$hostfile"
@@ -83,7 +56,7 @@ declare -A mca=(
   [pml]=ob1 [btl]="self,vader,tcp"
   [btl_tcp_if_include]=10.77.0.0/24 [oob_tcp_if_include]=10.77.0.0/24
 )
-all_user=("${user_args[@]}" "${extra[@]}")
+all_user=("${user_args[@]}" "${EXTRA[@]}")
 for ((k = 0; k < ${#all_user[@]}; k++)); do
   case ${all_user[k]} in --mca | -mca | --gmca | -gmca) unset "mca[${all_user[k + 1]:-}]" ;; esac
 done
@@ -92,7 +65,7 @@ for k in "${!mca[@]}"; do mca_args+=(--mca "$k" "${mca[$k]}"); done
 
 cmd=(mpirun
   --hostfile "$hostfile" -np "$NP" --map-by slot --bind-to none --oversubscribe
-  "${mca_args[@]}" "${xargs_[@]}" "${user_args[@]}" "${extra[@]}" "$@")
-if ((print)); then printf '%q ' "$nodes" exec n1 "${cmd[@]}"; echo; exit 0; fi
+  "${mca_args[@]}" "${xargs_[@]}" "${user_args[@]}" "${EXTRA[@]}" "${COMMAND[@]}")
+if ((PRINT)); then printf '%q ' "$nodes" exec n1 "${cmd[@]}"; echo; exit 0; fi
 # mpirun runs on n1 (its namespaces, hostname n1); exec keeps the PID so signals reach it.
 exec "$nodes" exec --state "$STATE" n1 "${cmd[@]}"
