@@ -13,11 +13,13 @@
 #
 # SWEEP.yaml defaults to slurm/sweeps/default.yaml. Its `layouts:` (NxR = N nodes x R ranks per
 # node, from `collbench --config SWEEP.yaml --print-layouts`) are run one after another, each
-# as ONE step `srun --mpi=pmix -N N --ntasks-per-node=R ... collbench --config SWEEP.yaml
-# (--mpi=none for a backend whose ranks meet without MPI: gloo, from `collbench --print-backend`)
+# as ONE step `srun --mpi=M -N N --ntasks-per-node=R ... collbench --config SWEEP.yaml
 # --json <jobdir>/results.jsonl --links <jobdir>/links.json EXTRA...` (one link calibration
-# for the whole job). Layouts that do not fit the allocation are skipped with a message. A failed step is recorded and the sweep goes on; the job fails (exit 1)
-# at the end if any step failed.
+# for the whole job). M is the PMI of the MPI the binary was built against (`collbench --version`):
+# pmix for Open MPI, pmi2 for MPICH (and MVAPICH, Intel MPI); none for a backend whose ranks meet
+# without MPI (gloo, from `collbench --print-backend`). Layouts that do not fit the allocation
+# are skipped with a message. A failed step is recorded and the sweep goes on; the job fails
+# (exit 1) at the end if any step failed.
 #
 # Faults: --no-kill keeps the allocation when a node fails (Slurm's default cancels the whole
 # job): the step on that node ends, later layouts that fit the remaining nodes still run.
@@ -39,7 +41,8 @@
 #   --out DIR          job folder (default $COLLBENCH_OUT, else $COLLBENCH_RESULTS/<jobid>);
 #                      an existing folder is resumed: layouts recorded ok are not run again
 #   --layouts LIST     run only these layouts (e.g. 2x2,3x1) instead of the YAML's
-#   --launcher L       srun (default, PMIx) or mpirun (sites without PMIx)
+#   --launcher L       srun (default) or mpirun (the MPI's own launcher: Open MPI's mpirun or
+#                      MPICH's mpiexec.hydra, for sites whose srun lacks the PMI plugin)
 #   --no-analysis      do not run analysis/collplot at the end
 #   --tune             then analysis/colltune --tie median -> <jobdir>/tuning.yaml (even with --no-analysis)
 #   -h, --help         this text
@@ -83,6 +86,7 @@ REPO=$(cd "$REPO" && pwd)
   source "$REPO/slurm/lib/options.sh"     # parse_args, find_binary, find_sweep, read_layouts
   source "$REPO/slurm/lib/allocation.sh"  # read_allocation, pick_hosts
   source "$REPO/slurm/lib/launcher.sh"    # setup_mpi_env, launch_cmd
+  source "$REPO/slurm/testbed/lib.sh"     # testbed_mpi_env (the local cluster's emulated nodes)
   source "$REPO/slurm/lib/steps.sh"       # open_job_folder, run_layouts, print_summary
   source "$REPO/slurm/lib/analysis.sh"    # analyze, make_tuning
 }
@@ -95,10 +99,11 @@ main() {
   find_binary      # -> BIN
   find_sweep       # -> SWEEP
   read_layouts     # -> LAYOUTS
-  read_backend     # -> BACKEND, SRUN_MPI
+  read_backend     # -> BACKEND, MPI_NAME, MPI_FAMILY, SRUN_MPI
   open_job_folder  # -> OUT, CONFIG_KEY
   setup_mpi_env
-  say "job $JOB_ID on ${HOSTS[*]} (tasks per node: ${SLOTS[*]}), launcher $LAUNCHER, backend $BACKEND$([[ $LAUNCHER == srun ]] && echo " (srun --mpi=$SRUN_MPI)")"
+  say "job $JOB_ID on ${HOSTS[*]} (tasks per node: ${SLOTS[*]}), launcher $LAUNCHER, backend $BACKEND$([[ $LAUNCHER == srun ]] && echo " (srun --mpi=${SRUN_MPI:-<MpiDefault>})")"
+  say "MPI: ${MPI_NAME:-none}"
   say "collbench: $BIN"
   say "sweep: $SWEEP (config $CONFIG_KEY)${EXTRA[*]:+, extra args: ${EXTRA[*]}}"
   say "layouts: ${LAYOUTS[*]}"

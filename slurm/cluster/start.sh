@@ -16,6 +16,7 @@
 # Defaults: N=3, C=4, S=15, DIR=${COLLBENCH_CLUSTER_STATE:-/tmp/collbench-cluster}.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/../lib/cluster.sh"
+source "$SLURM_DIR/testbed/lib.sh" # testbed_mpi_env
 
 N=3 CPUS=4 RATE=none SLURMD_TIMEOUT=15 WAIT_S=${COLLBENCH_CLUSTER_WAIT:-30}
 while (($#)); do
@@ -176,13 +177,9 @@ export COLLBENCH_CLUSTER_STATE='$STATE'
 export COLLBENCH_TESTBED_STATE='$STATE/testbed'
 export SLURM_CONF='$CONF'
 # exported into jobs (sbatch/srun propagate the environment): Open MPI as root, oversubscribed
-# ranks must yield, TCP only between the emulated nodes
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-export OMPI_MCA_mpi_yield_when_idle=\${OMPI_MCA_mpi_yield_when_idle:-1}
-export OMPI_MCA_pml=\${OMPI_MCA_pml:-ob1}
-export OMPI_MCA_btl=\${OMPI_MCA_btl:-self,vader,tcp}
-export OMPI_MCA_btl_tcp_if_include=\${OMPI_MCA_btl_tcp_if_include:-10.77.0.0/24}
-export OMPI_MCA_oob_tcp_if_include=\${OMPI_MCA_oob_tcp_if_include:-10.77.0.0/24}
+# ranks must yield, TCP only between the emulated nodes (Open MPI's BTLs, MPICH's UCX;
+# slurm/testbed/lib.sh testbed_mpi_env says why)
 ENV
+testbed_mpi_env >>"$STATE/env.sh"
 echo "$SIG" >"$STATE/cluster.sig"
 log "up: $N nodes x $CPUS CPUs idle in $(elapsed "$t_start" %.2f) s; state $STATE; clients: $CLUSTER_DIR/client.sh CMD..."

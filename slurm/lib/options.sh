@@ -70,16 +70,40 @@ find_sweep() {
   [[ -n $SWEEP ]] || die "sweep file '$p' not found (looked in $PWD and $REPO)"
 }
 
-# read_backend -> BACKEND, SRUN_MPI: the sweep's backend (with the extra arguments) and srun's
-# --mpi for its steps: none when the backend's ranks meet without MPI under srun (gloo: its own
-# rendezvous, docs/launching.md), else pmix (MPI_Init through Slurm's PMIx plugin).
+# read_backend -> BACKEND, MPI_NAME, MPI_FAMILY, SRUN_MPI: the sweep's backend (with the extra
+# arguments), the MPI the binary was built against and srun's --mpi for its steps: none when the
+# backend's ranks meet without MPI under srun (gloo: its own rendezvous, docs/launching.md), else
+# the PMI the MPI's library speaks (mpi_family).
 read_backend() {
   local out boots
   out=$("$BIN" --config "$SWEEP" "${EXTRA[@]}" --print-backend 2>&1) ||
     die "'$BIN --config $SWEEP ${EXTRA[*]} --print-backend' failed: $out"
   read -r BACKEND boots <<<"$out"
-  SRUN_MPI=pmix
+  read_mpi
   if [[ " $boots " == *" srun "* && ! " ${boots%% srun *} " == *" mpi "* ]]; then SRUN_MPI=none; fi
+}
+
+# read_mpi -> MPI_NAME (first line of MPI_Get_library_version, from `collbench --version`'s
+# "mpi:" line), MPI_FAMILY, SRUN_MPI. Read from the binary, so a sweep never launches an MPICH
+# build the Open MPI way (N singletons) because of a setting kept by hand.
+read_mpi() {
+  local out
+  out=$("$BIN" --version 2>&1) || die "'$BIN --version' failed: $out"
+  MPI_NAME=$(sed -n 's/^mpi: *//p' <<<"$out" | head -n1)
+  mpi_family "$MPI_NAME"
+}
+
+# mpi_family LIBRARY-VERSION -> MPI_FAMILY, SRUN_MPI. Open MPI 4 starts under Slurm's PMIx plugin
+# (Debian's does not speak pmi2); MPICH and its derivatives (MVAPICH, Intel MPI) through their
+# PMI-1/PMI-2 client, which Slurm's pmi2 plugin serves (Debian's MPICH fails under pmix). Anything
+# else: the cluster's MpiDefault (srun without --mpi). COLLBENCH_SRUN_ARGS="--mpi=..." comes after
+# ours on srun's command line, and srun takes the last.
+mpi_family() {
+  case $1 in
+    "Open MPI"*) MPI_FAMILY=openmpi SRUN_MPI=pmix ;;
+    MPICH* | MVAPICH* | "Intel(R) MPI"*) MPI_FAMILY=mpich SRUN_MPI=pmi2 ;;
+    *) MPI_FAMILY=unknown SRUN_MPI="" ;;
+  esac
 }
 
 # read_layouts -> LAYOUTS[]: --layouts, else the sweep file's, else the whole allocation

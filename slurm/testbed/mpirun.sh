@@ -24,70 +24,22 @@
 # PROGRAM must be an absolute path or on PATH on every node (the filesystem is shared).
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-# shellcheck source=scripts/lib.sh
-source "$here/../../scripts/lib.sh"
-
-STATE=${COLLBENCH_TESTBED_STATE:-/tmp/collbench-testbed}
-auto_up=1 print=0
-while (($#)); do
-  case $1 in
-    --state) STATE=$2; shift 2 ;;
-    --state=*) STATE=${1#*=}; shift ;;
-    --no-up) auto_up=0; shift ;;
-    --print) print=1; shift ;;
-    -h | --help) usage_from_header; exit 0 ;;
-    *) break ;;
-  esac
-done
-(($#)) || die "usage: mpirun.sh [--state DIR] LAYOUT [MPIRUN-OPTIONS...] -- PROGRAM [ARGS...]"
-layout=$1; shift
-per_node=()  # ranks on n1, n2, ...
-if [[ $layout =~ ^([0-9]+)x([0-9]+)$ ]]; then
-  for ((i = 0; i < 10#${BASH_REMATCH[1]}; i++)); do per_node+=($((10#${BASH_REMATCH[2]}))); done
-elif [[ $layout =~ ^[0-9]+(\+[0-9]+)+$ ]]; then
-  IFS=+ read -r -a per_node <<<"$layout"
-else
-  die "LAYOUT must be NxR (nodes x ranks per node) or R1+R2+... (ranks per node), got '$layout'"
-fi
-N=${#per_node[@]} NP=0
-for r in "${per_node[@]}"; do ((10#$r >= 1)) || die "bad layout '$layout'"; NP=$((NP + 10#$r)); done
-((N >= 1 && N <= 253)) || die "bad layout '$layout'"
-extra=()
-while (($#)) && [[ $1 != -- ]]; do extra+=("$1"); shift; done
-[[ ${1:-} == -- ]] || die "missing '--' before PROGRAM"
-shift
-(($#)) || die "missing PROGRAM after '--'"
-prog=$1
-if [[ $prog != /* ]]; then
-  if [[ $prog == */* ]]; then prog=$(realpath -- "$prog"); shift; set -- "$prog" "$@"
-  else command -v -- "$prog" >/dev/null || die "PROGRAM '$prog' not found on PATH"; fi
-fi
-[[ $(id -u) == 0 ]] || die "must run as root (it enters network namespaces)"
-
-STATE=$(realpath -m "$STATE")
-export COLLBENCH_TESTBED_STATE=$STATE
+# shellcheck source=slurm/testbed/lib.sh
+source "$here/lib.sh" # testbed_launch_args, testbed_link_text
+testbed_launch_args MPIRUN-OPTIONS "$@" # -> STATE, PRINT, LAYOUT, PER_NODE, N, NP, EXTRA, COMMAND
 nodes="$here/nodes.sh"
-if ! "$nodes" check "$N" --state "$STATE"; then
-  ((auto_up)) || die "testbed nodes n1..n$N are not up (run: $nodes up $N --state $STATE)"
-  have=$("$nodes" status --state "$STATE" 2>/dev/null | awk '$1 ~ /^n[0-9]+$/ {sub("n","",$1); if ($1+0>m) m=$1+0} END{print m+0}' || true)
-  want=$((have > N ? have : N))
-  rate=()
-  [[ -s $STATE/rate ]] && rate=(--rate "$(cat "$STATE/rate")")
-  "$nodes" up "$want" --state "$STATE" "${rate[@]}" >&2
-fi
 
 mkdir -p "$STATE"
-hostfile="$STATE/hostfile-${layout}"
+hostfile="$STATE/hostfile-${LAYOUT}"
 tmp=$(mktemp "$hostfile.XXXXXX")
-for ((i = 1; i <= N; i++)); do echo "n$i slots=$((10#${per_node[i - 1]}))"; done >"$tmp"
+for ((i = 1; i <= N; i++)); do echo "n$i slots=$((10#${PER_NODE[i - 1]}))"; done >"$tmp"
 mv -f "$tmp" "$hostfile"
 
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 export OMPI_MCA_mpi_yield_when_idle=${OMPI_MCA_mpi_yield_when_idle:-1}
 # Said in collbench's run record (inter_node_link), so plots of these runs say the link is emulated.
-link_rate=unlimited
-[[ -s $STATE/rate ]] && link_rate="tbf $(cat "$STATE/rate")"
-export COLLBENCH_INTER_NODE_LINK=${COLLBENCH_INTER_NODE_LINK:-"emulated: TCP over veth through a Linux bridge on one machine, rate $link_rate"}
+COLLBENCH_INTER_NODE_LINK=${COLLBENCH_INTER_NODE_LINK:-$(testbed_link_text "$STATE")}
+export COLLBENCH_INTER_NODE_LINK
 xargs_=(-x OMPI_MCA_mpi_yield_when_idle -x COLLBENCH_INTER_NODE_LINK)
 cbenv=${COLLBENCH_MPIRUN_ENV:-}
 for v in ${cbenv//,/ }; do
@@ -104,7 +56,7 @@ declare -A mca=(
   [pml]=ob1 [btl]="self,vader,tcp"
   [btl_tcp_if_include]=10.77.0.0/24 [oob_tcp_if_include]=10.77.0.0/24
 )
-all_user=("${user_args[@]}" "${extra[@]}")
+all_user=("${user_args[@]}" "${EXTRA[@]}")
 for ((k = 0; k < ${#all_user[@]}; k++)); do
   case ${all_user[k]} in --mca | -mca | --gmca | -gmca) unset "mca[${all_user[k + 1]:-}]" ;; esac
 done
@@ -113,7 +65,7 @@ for k in "${!mca[@]}"; do mca_args+=(--mca "$k" "${mca[$k]}"); done
 
 cmd=(mpirun
   --hostfile "$hostfile" -np "$NP" --map-by slot --bind-to none --oversubscribe
-  "${mca_args[@]}" "${xargs_[@]}" "${user_args[@]}" "${extra[@]}" "$@")
-if ((print)); then printf '%q ' "$nodes" exec n1 "${cmd[@]}"; echo; exit 0; fi
+  "${mca_args[@]}" "${xargs_[@]}" "${user_args[@]}" "${EXTRA[@]}" "${COMMAND[@]}")
+if ((PRINT)); then printf '%q ' "$nodes" exec n1 "${cmd[@]}"; echo; exit 0; fi
 # mpirun runs on n1 (its namespaces, hostname n1); exec keeps the PID so signals reach it.
 exec "$nodes" exec --state "$STATE" n1 "${cmd[@]}"

@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
-# collbench testbed: Open MPI remote-launch agent (instead of ssh).
+# collbench testbed: the remote-launch agent of Open MPI and MPICH's hydra (instead of ssh).
 #
-#   mpirun --mca plm_rsh_agent /abs/path/slurm/testbed/rsh-agent.sh ...
+#   mpirun --mca plm_rsh_agent /abs/path/slurm/testbed/rsh-agent.sh ...        (mpirun.sh)
+#   mpiexec.hydra -launcher rsh -launcher-exec /abs/path/slurm/testbed/rsh-agent.sh ...  (mpiexec.sh)
 #
-# Open MPI calls it like ssh: `rsh-agent.sh [ssh-options] HOST CMD ARGS...`, where CMD ARGS
-# form a shell command line (ssh joins them with spaces for the remote shell). We enter the
-# emulated node HOST (n2, 2 or 10.77.0.2) through `nodes.sh exec` — its network namespace, a
-# fresh UTS namespace with hostname nI, a mount namespace with the testbed's /etc/hosts — and
-# run the command line with sh. The environment is inherited as is (unlike ssh), so
-# COLLBENCH_TESTBED_STATE and every variable mpirun sees reach orted and the ranks.
+# Both call it like ssh: `rsh-agent.sh [ssh-options] HOST CMD ARGS...`, where CMD ARGS form a
+# shell command line (ssh joins them with spaces for the remote shell; hydra quotes its proxy's
+# path in it). We enter the emulated node HOST (n2, 2 or 10.77.0.2) through `nodes.sh exec` —
+# its network namespace, a fresh UTS namespace with hostname nI, a mount namespace with the
+# testbed's /etc/hosts — and run the command line with sh. The environment is inherited as is (unlike ssh), so
+# COLLBENCH_TESTBED_STATE and every variable the launcher sees reach its daemon and the ranks.
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # skip ssh-style options (Open MPI adds none for a non-ssh agent, but be tolerant)

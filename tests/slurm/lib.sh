@@ -106,11 +106,12 @@ wait_job() {
   ((rc == 124)) && { timeout 10 "$C" scancel "$1"; fail "job $1 still running after ${limit}s"; }
   [[ $st == "$2" ]] || fail "job $1 ended $st, expected $2"
 }
-# require_cluster_tools BIN: slurm, munge and Open MPI installed; BIN (collbench) executable.
+# require_cluster_tools BIN [LAUNCHER]: slurm, munge and the MPI's launcher (default Open MPI's
+# mpirun; MPICH's mpiexec.hydra) installed; BIN (collbench) executable.
 require_cluster_tools() {
   local c
-  for c in slurmctld slurmd munged srun mpirun; do
-    command -v "$c" >/dev/null || fail "'$c' not installed (apt-get install slurm-wlm munge openmpi-bin)"
+  for c in slurmctld slurmd munged srun "${2:-mpirun}"; do
+    command -v "$c" >/dev/null || fail "'$c' not installed (apt-get install slurm-wlm munge openmpi-bin mpich)"
   done
   BIN=${1:-${COLLBENCH:-}}
   [[ -n $BIN ]] || fail "usage: $(basename "$0") /path/to/collbench"
