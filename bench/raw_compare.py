@@ -50,7 +50,7 @@ import tempfile
 import time
 
 # The same mpirun environment and result checks as bench/compare.sh (bench/ is on sys.path).
-from targets import RunFailed, checked_results, mpirun_env
+from targets import RunFailed, checked_results, launch, mpirun_env
 
 KiB, MiB = 1 << 10, 1 << 20
 COLL_OPS = ["allreduce", "broadcast", "allgather", "reduce_scatter"]
@@ -112,7 +112,7 @@ def size_arg(b):
 class Runner:
     def __init__(self, o, workdir):
         self.o, self.workdir = o, workdir
-        self.mpirun = [o.mpirun, "-np", str(o.np), "--oversubscribe"] + shlex.split(o.mpirun_args)
+        self.mpirun = launch(o.mpirun, o.np) + shlex.split(o.mpirun_args)
         self.commands = {}  # (group, band, tool) -> shown command (first repetition)
         self.counter = 0
 
@@ -241,7 +241,8 @@ def main():
     ap.add_argument("--build", default="build", help="build directory (collbench, bench/collbench_raw); default build")
     ap.add_argument("--collbench", help="collbench executable (default BUILD/collbench)")
     ap.add_argument("--raw", help="collbench_raw executable (default BUILD/bench/collbench_raw)")
-    ap.add_argument("--mpirun", default="mpirun", help="mpirun executable (default mpirun)")
+    ap.add_argument("--mpirun", default="mpirun",
+                    help="mpirun executable (default mpirun; mpiexec.hydra for a build with COLLBENCH_MPI=mpich)")
     ap.add_argument("--mpirun-args", default="", help="extra mpirun arguments for BOTH tools, e.g. '--bind-to core'")
     ap.add_argument("--np", type=int, default=2, help="ranks (default 2; pingpong uses ranks 0 and 1)")
     ap.add_argument("--reps", type=int, default=3, help="repetitions: A B, then B A, ... (default 3)")

@@ -23,6 +23,7 @@ import argparse
 import json
 import os
 import shlex
+import shutil
 import statistics
 import subprocess
 import sys
@@ -34,6 +35,14 @@ MiB = 1 << 20
 
 class RunFailed(Exception):
     pass
+
+
+def launch(mpirun, np_):
+    """The launch prefix for np_ ranks: Open MPI's mpirun is told to oversubscribe; MPICH's
+    mpiexec.hydra (a build with COLLBENCH_MPI=mpich) does so as is and refuses the flag."""
+    real = os.path.basename(os.path.realpath(shutil.which(mpirun) or mpirun))
+    hydra = "hydra" in real or "mpich" in real
+    return [mpirun, "-np", str(np_)] + ([] if hydra else ["--oversubscribe"])
 
 
 def mpirun_env(np_):
@@ -52,7 +61,7 @@ def run(collbench, np_, args, workdir, label):
     out = os.path.join(workdir, label + ".jsonl")
     if os.path.exists(out):
         os.remove(out)
-    cmd = ["mpirun", "-np", str(np_), "--oversubscribe", collbench] + args + ["--json", out]
+    cmd = launch("mpirun", np_) + [collbench] + args + ["--json", out]
     shown = " ".join(shlex.quote(c) for c in cmd[:-2])  # without the scratch --json path
     p = subprocess.run(cmd, env=mpirun_env(np_), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     if p.returncode != 0:

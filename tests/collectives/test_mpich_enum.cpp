@@ -54,9 +54,11 @@ TEST(MpichEnum, UnknownNamesAndProseAreNone) {
 }
 
 TEST(MpichEnum, NamesFromCandidates) {
-  EXPECT_EQ(enum_name(kDevice, 2, {"all", "none", "percoll"}), "percoll");
-  EXPECT_EQ(enum_name(kAllreduce, 0, {"recursive_doubling", "auto"}), "auto");
-  EXPECT_EQ(enum_name(kAllreduce, 1, {"auto", "smp"}), std::nullopt);
+  constexpr std::string_view device[] = {"all", "none", "percoll"};
+  constexpr std::string_view some[] = {"recursive_doubling", "auto", "smp"};
+  EXPECT_EQ(enum_name(kDevice, 2, device), "percoll");
+  EXPECT_EQ(enum_name(kAllreduce, 0, some), "auto");
+  EXPECT_EQ(enum_name(kAllreduce, 1, some), std::nullopt);  // nb: not a candidate
 }
 
 }  // namespace

@@ -5,13 +5,16 @@
 // ranks with MPI_Init (nccl).
 #include <mpi.h>
 
+#include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <exception>
 #include <memory>
 #include <string>
 
 #include "collectives/backends/backend.hpp"
 #include "collectives/backends/device.hpp"
+#include "collectives/backends/mpi/finalize_guard.hpp"
 #include "collectives/backends/mpi/mpi_device.hpp"
 #include "collectives/backends/mpi/mpi_transport.hpp"
 #include "collectives/backends/mpi/mpi_world.hpp"
@@ -19,6 +22,10 @@
 
 namespace collbench {
 namespace {
+
+// How long MPI_Finalize may take once the run has ended: well beyond what it takes (under 1 s here,
+// seconds on large jobs), far below a Slurm step's time limit.
+constexpr std::chrono::seconds kFinalizeLimit{30};
 
 // MPI_Get_library_version (callable before MPI_Init) in full, without the padding some MPIs
 // leave; "" if it fails.
@@ -64,6 +71,17 @@ class MpiBootstrap final : public Bootstrap {
       MPI_Abort(MPI_COMM_WORLD, failed);
       return failed;
     }
+    // Every record is written by now: a rank stuck in MPI_Finalize (MPICH 4.0.2 over UCX across
+    // nodes, finalize_guard.hpp) ends after kFinalizeLimit with the run's status, saying so.
+    std::fflush(stdout);
+    const FinalizeGuard guard(kFinalizeLimit, [rank, status] {
+      std::fprintf(stderr,
+                   "collbench: warning: rank %d: MPI_Finalize has not returned %lld s after the run ended with every "
+                   "result written; exiting (MPICH 4.0.2 over UCX does this across nodes: pmodels/mpich#6596)\n",
+                   rank, static_cast<long long>(kFinalizeLimit.count()));
+      std::fflush(stderr);
+      std::_Exit(status);
+    });
     MPI_Finalize();
     return status;
   }

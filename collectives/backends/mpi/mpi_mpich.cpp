@@ -23,6 +23,7 @@
 #include <array>
 #include <cctype>
 #include <memory>
+#include <span>
 #include <string>
 #include <utility>
 
@@ -57,12 +58,12 @@ constexpr Variant kVariants[] = {
 
 // Every enumerator MPICH 4.0.2 has for these variables: only to name a value in the records
 // ("auto" rather than 0); what is written comes from the description at runtime.
-constexpr std::initializer_list<std::string_view> kAlgorithmNames = {
+constexpr std::string_view kAlgorithmNames[] = {
     "auto", "nb", "smp", "recursive_doubling", "reduce_scatter_allgather", "binomial",
     "scatter_recursive_doubling_allgather", "scatter_ring_allgather", "brucks", "ring", "noncommutative",
     "pairwise", "recursive_halving"};
-constexpr std::initializer_list<std::string_view> kDeviceNames = {"all", "none", "percoll"};
-constexpr std::initializer_list<std::string_view> kFallbackNames = {"error", "print", "silent"};
+constexpr std::string_view kDeviceNames[] = {"all", "none", "percoll"};
+constexpr std::string_view kFallbackNames[] = {"error", "print", "silent"};
 
 std::string algorithm_var(Op op) {
   std::string name(mpi_library::tuned_name(op));  // the MPI call's name: reduce_scatter_block
@@ -71,7 +72,7 @@ std::string algorithm_var(Op op) {
 }
 
 // A variable as it stands, named through its description where one of `names` fits.
-std::optional<std::string> text(const std::string& var, std::initializer_list<std::string_view> names) {
+std::optional<std::string> text(const std::string& var, std::span<const std::string_view> names) {
   const auto index = ompi::cvar_index(var);
   if (!index) return std::nullopt;
   const auto value = ompi::cvar_int(*index);

@@ -36,8 +36,7 @@ std::optional<int> enum_value(std::string_view description, std::string_view ite
   return exact ? exact : glued;
 }
 
-std::optional<std::string> enum_name(std::string_view description, int value,
-                                     std::initializer_list<std::string_view> names) {
+std::optional<std::string> enum_name(std::string_view description, int value, std::span<const std::string_view> names) {
   for (std::string_view n : names)
     if (enum_value(description, n) == value) return std::string(n);
   return std::nullopt;

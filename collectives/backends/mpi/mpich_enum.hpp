@@ -6,8 +6,8 @@
 // position in that list (MPICH generates the C enum from the same lines, in order). Pure text
 // functions, so they are unit-tested without MPICH; the forcing test (tests/mpich) checks the
 // values against what MPICH then runs.
-#include <initializer_list>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -19,7 +19,6 @@ std::optional<int> enum_value(std::string_view description, std::string_view ite
 
 // The one of `names` whose value is `value` (the folded text alone cannot split "algorithmsmp"
 // into the end of one line and the next name); nullopt where none is.
-std::optional<std::string> enum_name(std::string_view description, int value,
-                                     std::initializer_list<std::string_view> names);
+std::optional<std::string> enum_name(std::string_view description, int value, std::span<const std::string_view> names);
 
 }  // namespace collbench::mpich
