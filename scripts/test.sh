@@ -10,7 +10,7 @@
 #              (skipped with a reason without a GPU), install
 #   sanitizers the unit suite under ASan + UBSan (clang, build-asan/), then the libFuzzer
 #   fuzzers   targets of the same tree for COLLBENCH_FUZZ_SECONDS each (scripts/ci-extra.sh)
-#   mpich      collbench built against MPICH (build-mpich/) and tests/mpich/smoke.py
+#   mpich      MPICH's tree (build-mpich/): ctest -L mpich and tests/mpich/smoke.py
 # Extra arguments go to the main ctest (e.g. -L unit, -R allreduce). COLLBENCH_QUICK=1 skips
 # the sanitizer, fuzzer and MPICH stages.
 set -euo pipefail

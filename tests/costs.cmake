@@ -67,6 +67,7 @@ set(COLLBENCH_TEST_SECONDS
   install.tree                           32 -
   mpi.harness_measure.np1                 1 1
   mpi.harness_measure.np2                 3 -
+  mpi.mpi_collectives.np1                 1 1
   mpi.mpi_collectives.np2                 2 -
   mpi.mpi_collectives.np3                 3 -
   mpi.mpi_collectives.np4                 4 -

@@ -16,6 +16,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from launcher import mpirun  # the script's folder is on sys.path
+
 SMALL = ["-b", "8", "-e", "8", "-n", "1", "-w", "0"]
 
 # (label, args, needs mpirun -np, expected words, yaml text or None)
@@ -92,7 +94,7 @@ def run_case(collbench: str, mpiexec: str, d: Path, case) -> str:
         args = ["--resume"]  # no --json at all
     cmd = [collbench, *args]
     if np:
-        cmd = [mpiexec, "-np", str(np), "--oversubscribe", *cmd]
+        cmd = mpirun(mpiexec, np, cmd)
     p = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
     lines = [l for l in p.stderr.splitlines() if l.strip()]
     if np:  # mpirun adds its own banner about the non-zero exit: judge collbench's lines only

@@ -17,7 +17,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import collbench_check as cc  # noqa: E402
-from e2e import fail, fresh_dir, mpirun, run  # noqa: E402
+from e2e import fail, fresh_dir, run  # noqa: E402
+from launcher import mpirun  # noqa: E402
 
 EXIT_BELOW = 5
 

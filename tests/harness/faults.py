@@ -25,6 +25,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import collbench_check as cc  # noqa: E402
+from launcher import exited_with, mpirun, rank_pids  # noqa: E402
 from reliability import fail, fresh_dir, records, timed_run  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "analysis"))
@@ -51,28 +52,9 @@ def key(r: dict) -> tuple:
     return (r["op"], r["algo"], r["dtype"], r["bytes"])
 
 
-def ranks_of(mpirun_pid: int, want: int) -> list[int]:
-    deadline = time.monotonic() + 20
-    while time.monotonic() < deadline:
-        out = subprocess.run(["pgrep", "-P", str(mpirun_pid)], capture_output=True, text=True).stdout.split()
-        if len(out) == want:
-            return [int(x) for x in out]
-        time.sleep(0.05)
-    fail(f"want {want} rank processes under mpirun {mpirun_pid}")
-    return []
-
-
-def rank_pid(pids: list[int], rank: int) -> int:
-    for pid in pids:
-        env = Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
-        if f"OMPI_COMM_WORLD_RANK={rank}".encode() in env:
-            return pid
-    fail(f"no process of rank {rank} among {pids}")
-    return -1
-
-
-def expect_timeout_exit(p: subprocess.CompletedProcess, secs: float, bound: float, want: list[str]) -> str:
-    if p.returncode != 3:
+def expect_timeout_exit(mpiexec: str, p: subprocess.CompletedProcess, secs: float, bound: float,
+                        want: list[str]) -> str:
+    if not exited_with(mpiexec, p.returncode, 3):
         fail(f"exit {p.returncode}, want 3")
     if secs > bound:
         fail(f"took {secs:.1f} s to exit, want <= {bound:.1f} s")
@@ -127,11 +109,11 @@ def stall_run(collbench: str, mpiexec: str, workdir: str, algo_args: list[str], 
     sweep.write_text("name: stall\ncases:\n"
                      "  - {op: allreduce, min_bytes: 8, max_bytes: 8, iters: 5, warmup: 1}\n"
                      "  - {op: allreduce, min_bytes: 1M, max_bytes: 1M, iters: 100000, batch: 1}\n")
-    cmd = [mpiexec, "-np", "2", collbench, "--config", str(sweep), *algo_args, "--timeout", str(timeout),
-           "--json", str(out), "--quiet"]
+    cmd = mpirun(mpiexec, 2, [collbench, "--config", str(sweep), *algo_args, "--timeout", str(timeout),
+                              "--json", str(out), "--quiet"])
     print("+", " ".join(cmd), flush=True)
     mp = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    victim = rank_pid(ranks_of(mp.pid, 2), 1)
+    victim = rank_pids(mpiexec, mp.pid, 2)[1]
     wait_until_timed(mp, out, victim)
     t0 = time.monotonic()
     os.kill(victim, signal.SIGSTOP)
@@ -145,7 +127,7 @@ def stall_run(collbench: str, mpiexec: str, workdir: str, algo_args: list[str], 
     secs = time.monotonic() - t0
     print(stderr[-3000:], file=sys.stderr)
     p = subprocess.CompletedProcess(cmd, mp.returncode, stdout, stderr)
-    line = expect_timeout_exit(p, secs, timeout + 5, ["rank 0", f"timed out after {timeout * 1000} ms",
+    line = expect_timeout_exit(mpiexec, p, secs, timeout + 5, ["rank 0", f"timed out after {timeout * 1000} ms",
                                                       "op=allreduce", "size=1048576", "phase=timed", "iteration=",
                                                       *expect])
     recs = valid_lines(out)
@@ -176,10 +158,10 @@ def test_stall_control(collbench: str, mpiexec: str, workdir: str) -> None:
     out = d / "control.jsonl"
     timeout, after = 2, 2
     env = dict(os.environ, COLLBENCH_TEST_FAULT=f"stop:rank=1:after_points={after}")
-    p, secs = timed_run([mpiexec, "-np", "3", collbench, "--op", "allreduce", "--algo", "ring", "-b", "8",
-                         "-e", "1M", "--timeout", str(timeout), "--json", str(out), "--quiet"], env, 90)
+    p, secs = timed_run(mpirun(mpiexec, 3, [collbench, "--op", "allreduce", "--algo", "ring", "-b", "8", "-e", "1M",
+                                               "--timeout", str(timeout), "--json", str(out), "--quiet"]), env, 90)
     # Control calls get 2 x timeout + 1 s (rank 0; the others 1 s more), then the launcher.
-    line = expect_timeout_exit(p, secs, 2 * timeout + 1 + 6, ["rank 0", f"timed out after {2 * timeout * 1000 + 1000} ms",
+    line = expect_timeout_exit(mpiexec, p, secs, 2 * timeout + 1 + 6, ["rank 0", f"timed out after {2 * timeout * 1000 + 1000} ms",
                                                             "harness's MPI_Allreduce", "op=allreduce", "algo=ring",
                                                             "phase=between points"])
     recs = valid_lines(out)
@@ -214,7 +196,7 @@ def test_disk_full(collbench: str, mpiexec: str, workdir: str) -> None:
     if not mount_tmpfs(mnt, "64k"):
         # No tmpfs (not root): /dev/full fails every write with ENOSPC. Checks the error path
         # only (no partial record can be checked there).
-        p, secs = timed_run([mpiexec, "-np", "2", collbench, *DISK_SWEEP, "--json", "/dev/full"], dict(os.environ), 120)
+        p, secs = timed_run(mpirun(mpiexec, 2, [collbench, *DISK_SWEEP, "--json", "/dev/full"]), dict(os.environ), 120)
         errors = error_lines(p.stderr)
         if p.returncode != 4 or len(errors) != 1 or "/dev/full" not in errors[0] or "No space left" not in errors[0]:
             fail(f"/dev/full: exit {p.returncode}, errors {errors}")
@@ -227,14 +209,14 @@ def test_disk_full(collbench: str, mpiexec: str, workdir: str) -> None:
     try:
         out = mnt / "r.jsonl"
         full = d / "full.jsonl"  # the same sweep with room: the points expected
-        p, _ = timed_run([mpiexec, "-np", "2", collbench, *DISK_SWEEP, "--json", str(full)], dict(os.environ), 300)
+        p, _ = timed_run(mpirun(mpiexec, 2, [collbench, *DISK_SWEEP, "--json", str(full)]), dict(os.environ), 300)
         if p.returncode != 0:
             fail(f"reference run: exit {p.returncode}")
         want = {key(r) for r in records(full) if r["type"] == "result"}
         if full.stat().st_size <= 64 * 1024:
             fail(f"the sweep writes only {full.stat().st_size} B: it would not fill 64 KiB")
 
-        p, secs = timed_run([mpiexec, "-np", "2", collbench, *DISK_SWEEP, "--json", str(out)], dict(os.environ), 300)
+        p, secs = timed_run(mpirun(mpiexec, 2, [collbench, *DISK_SWEEP, "--json", str(out)]), dict(os.environ), 300)
         errors = error_lines(p.stderr)
         if p.returncode != 4:
             fail(f"disk full: exit {p.returncode}, want 4")
@@ -248,7 +230,7 @@ def test_disk_full(collbench: str, mpiexec: str, workdir: str) -> None:
 
         # Room again (as after cleaning up): --resume completes the file to the same points.
         subprocess.run(["mount", "-o", "remount,size=4m", str(mnt)], check=True)
-        p, _ = timed_run([mpiexec, "-np", "2", collbench, *DISK_SWEEP, "--json", str(out), "--resume"],
+        p, _ = timed_run(mpirun(mpiexec, 2, [collbench, *DISK_SWEEP, "--json", str(out), "--resume"]),
                          dict(os.environ), 300)
         if p.returncode != 0 or error_lines(p.stderr):
             fail(f"--resume after the disk filled: exit {p.returncode}")
@@ -268,8 +250,8 @@ def test_disk_full(collbench: str, mpiexec: str, workdir: str) -> None:
 def test_corrupt(collbench: str, mpiexec: str, workdir: str) -> None:
     d = fresh_dir(workdir)
     good = d / "good.jsonl"
-    base = [mpiexec, "-np", "2", collbench, "--op", "allreduce", "--algo", "ring", "-b", "8", "-e", "1K", "-n", "3",
-            "--quiet"]
+    base = mpirun(mpiexec, 2, [collbench, "--op", "allreduce", "--algo", "ring", "-b", "8", "-e", "1K", "-n", "3",
+                               "--quiet"])
     p, _ = timed_run([*base, "--json", str(good)], dict(os.environ), 120)
     if p.returncode != 0:
         fail(f"reference run: exit {p.returncode}")
@@ -312,7 +294,7 @@ def test_signals(collbench: str, mpiexec: str, workdir: str, rounds: int = 12, s
     d = fresh_dir(workdir)
     rng = random.Random(seed)
     ref = d / "ref.jsonl"
-    p, ref_secs = timed_run([mpiexec, "-np", "2", collbench, *SIG_SWEEP, "--json", str(ref)], dict(os.environ), 300)
+    p, ref_secs = timed_run(mpirun(mpiexec, 2, [collbench, *SIG_SWEEP, "--json", str(ref)]), dict(os.environ), 300)
     if p.returncode != 0:
         fail(f"uninterrupted run: exit {p.returncode}")
     want = {key(r) for r in records(ref) if r["type"] == "result"}
@@ -324,9 +306,9 @@ def test_signals(collbench: str, mpiexec: str, workdir: str, rounds: int = 12, s
         # From the moment both ranks exist: 0 (inside MPI_Init, before the run record) up to
         # half an uninterrupted run (mid-point, between points, while writing a record).
         delay = rng.choice([0.0, rng.uniform(0.0, 0.5), rng.uniform(0.0, ref_secs / 2)])
-        cmd = [mpiexec, "-np", "2", collbench, *SIG_SWEEP, "--json", str(out), "--resume"]
+        cmd = mpirun(mpiexec, 2, [collbench, *SIG_SWEEP, "--json", str(out), "--resume"])
         mp = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        ranks = ranks_of(mp.pid, 2)
+        ranks = rank_pids(mpiexec, mp.pid, 2)
         time.sleep(delay)
         t0 = time.monotonic()
         for pid in ranks:  # as Slurm does: the signal to every task
@@ -352,7 +334,7 @@ def test_signals(collbench: str, mpiexec: str, workdir: str, rounds: int = 12, s
         # start slowly), and a file once written is never removed, so later rounds check it.
         if out.exists():
             valid_lines(out)
-    p, _ = timed_run([mpiexec, "-np", "2", collbench, *SIG_SWEEP, "--json", str(out), "--resume"], dict(os.environ), 300)
+    p, _ = timed_run(mpirun(mpiexec, 2, [collbench, *SIG_SWEEP, "--json", str(out), "--resume"]), dict(os.environ), 300)
     if p.returncode != 0:
         fail(f"final --resume: exit {p.returncode}")
     recs = valid_lines(out)

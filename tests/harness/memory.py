@@ -20,6 +20,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import collbench_check as cc  # noqa: E402
+from launcher import mpirun  # noqa: E402
 
 OPS = ("broadcast", "reduce", "allreduce", "gather", "allgather", "scatter", "reduce_scatter", "alltoall")
 SLACK = 16 << 20
@@ -31,8 +32,8 @@ def fail(msg: str) -> None:
 
 
 def peak(collbench: str, mpiexec: str, out: Path, op: str, size: int) -> int:
-    cmd = [mpiexec, "-np", "2", "--oversubscribe", collbench, "--op", op, "--algo", "all", "-b", str(size),
-           "-e", str(size), "-n", "1", "-w", "1", "--dtype", "int8", "--json", str(out), "--overwrite", "--quiet"]
+    cmd = mpirun(mpiexec, 2, [collbench, "--op", op, "--algo", "all", "-b", str(size), "-e", str(size), "-n", "1",
+                              "-w", "1", "--dtype", "int8", "--json", str(out), "--overwrite", "--quiet"])
     print("+", " ".join(cmd), flush=True)
     p = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
     if p.returncode != 0:

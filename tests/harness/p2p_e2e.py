@@ -15,6 +15,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import collbench_check as cc  # noqa: E402
+from launcher import mpirun  # noqa: E402
 
 
 def fail(msg: str) -> None:
@@ -41,7 +42,7 @@ def main(collbench: str, mpiexec: str, workdir: str) -> None:
     d = Path(workdir)
     shutil.rmtree(d, ignore_errors=True)
     d.mkdir(parents=True)
-    np3 = [mpiexec, "-np", "3", "--oversubscribe", collbench, "--op", "pingpong"]
+    np3 = mpirun(mpiexec, 3, [collbench, "--op", "pingpong"])
     sizes = [8, 512, 32768]
 
     # Every method at every size on the auto pair; one node, so only the intra pair 0-1.

@@ -20,6 +20,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import collbench_check as cc  # noqa: E402
+from launcher import mpi_of, mpirun, rank_pids  # noqa: E402
 
 
 def fail(msg: str) -> None:
@@ -66,9 +67,9 @@ def test_hang(collbench: str, mpiexec: str, workdir: str) -> None:
     # lasts 5 ms: one call of 64 MiB (two 64 MiB sends by the root, >= 13 ms at 10 GB/s) always
     # does, where a 1 MiB call sometimes did not and the skip fell into the warm-up.
     env = dict(os.environ, COLLBENCH_TEST_FAULT="skip_recv:rank=1:after=2")
-    p, secs = timed_run([mpiexec, "-np", "3", "--oversubscribe", collbench, "--op", "broadcast", "--algo", "naive",
-                         "-b", "64M", "-e", "64M", "-w", "1", "-n", "2", "--timeout", str(timeout), "--json", str(out),
-                         "--quiet"], env, timeout + 60)
+    p, secs = timed_run(mpirun(mpiexec, 3, [collbench, "--op", "broadcast", "--algo", "naive", "-b", "64M", "-e", "64M",
+                                               "-w", "1", "-n", "2", "--timeout", str(timeout), "--json", str(out),
+                                               "--quiet"]), env, timeout + 60)
     if p.returncode == 0:
         fail("a planted hang exited 0")
     if secs > timeout + 10:
@@ -95,14 +96,17 @@ def test_kill(collbench: str, mpiexec: str, workdir: str) -> None:
     out = d / "kill.jsonl"
     timeout, after = 3, 3
     env = dict(os.environ, COLLBENCH_TEST_FAULT=f"kill:rank=2:after_points={after}")
-    p, secs = timed_run([mpiexec, "-np", "3", "--oversubscribe", collbench, "--op", "allreduce", "--algo", "ring",
-                         "-b", "8", "-e", "1M", "--timeout", str(timeout), "--json", str(out), "--quiet"], env,
+    p, secs = timed_run(mpirun(mpiexec, 3, [collbench, "--op", "allreduce", "--algo", "ring", "-b", "8", "-e", "1M",
+                                               "--timeout", str(timeout), "--json", str(out), "--quiet"]), env,
                         timeout + 60)
     if p.returncode == 0:
         fail("a run with a killed rank exited 0")
     if secs > timeout + 10:
         fail(f"took {secs:.1f} s, want < timeout + 10 s")
-    if "kills itself" not in p.stderr or not re.search(r"rank 2 .*(signal 9|Killed)|exited on signal", p.stderr):
+    # Open MPI's mpirun names the rank it lost; hydra only its pid ("Killed (signal 9)", on stdout).
+    lost = (re.search(r"EXIT STRING: Killed \(signal 9\)", p.stdout) if mpi_of(mpiexec) == "mpich" else
+            re.search(r"rank 2 .*(signal 9|Killed)|exited on signal", p.stderr))
+    if "kills itself" not in p.stderr or not lost:
         fail("no message names the killed rank")
     recs = records(out)
     results = [r for r in recs if r["type"] == "result"]
@@ -133,7 +137,7 @@ def test_resume(collbench: str, mpiexec: str, workdir: str) -> None:
     d = fresh_dir(workdir)
     out = d / "r.jsonl"
     total = 2 * 2 * 20  # ops x algos x sizes (8 B .. 4 MiB)
-    cmd = [mpiexec, "-np", "2", "--oversubscribe", collbench, *SWEEP, "--json", str(out), "--quiet"]
+    cmd = mpirun(mpiexec, 2, [collbench, *SWEEP, "--json", str(out), "--quiet"])
     print("+", " ".join(cmd), flush=True)
     mp = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 120
@@ -142,9 +146,7 @@ def test_resume(collbench: str, mpiexec: str, workdir: str) -> None:
             fail(f"the sweep ended (or stalled) before 8 points: {mp.poll()}")
         time.sleep(0.05)
     # As Slurm does at the time limit: SIGTERM to every task.
-    ranks = [int(x) for x in subprocess.run(["pgrep", "-P", str(mp.pid)], capture_output=True, text=True).stdout.split()]
-    if len(ranks) != 2:
-        fail(f"want 2 rank processes under mpirun, found {ranks}")
+    ranks = rank_pids(mpiexec, mp.pid, 2)
     t0 = time.monotonic()
     for pid in ranks:
         os.kill(pid, signal.SIGTERM)

@@ -24,6 +24,8 @@ import sys
 import time
 from pathlib import Path
 
+from launcher import mpirun  # the script's folder is on sys.path
+
 ROW = re.compile(r"^\s+(\d+)\s")  # a table row starts with its size
 
 
@@ -61,8 +63,7 @@ def rows(lines: list[str]) -> list[str]:
 
 def check_links(collbench: str, mpiexec: str, d: Path) -> None:
     links, out = d / "links.json", d / "links.jsonl"
-    cmd = [mpiexec, "--allow-run-as-root", "--oversubscribe", "-np", "2", collbench, "-b", "8", "-e", "8",
-           "--json", str(out), "--links", str(links)]
+    cmd = mpirun(mpiexec, 2, [collbench, "-b", "8", "-e", "8", "--json", str(out), "--links", str(links)])
     first = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
     second = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
     if first.returncode or second.returncode:
@@ -93,8 +94,8 @@ def main() -> None:
     out = d / "run.jsonl"
     # 8 B .. 256 MiB in x4 steps, two algorithms, both placements: many seconds in all, the
     # first rows in well under one.
-    cmd = [mpiexec, "--allow-run-as-root", "--oversubscribe", "-np", "2", collbench, "--algo", "ring,library",
-           "--inplace", "both", "-b", "8", "-e", "256M", "-f", "4", "--json", str(out)]
+    cmd = mpirun(mpiexec, 2, [collbench, "--algo", "ring,library", "--inplace", "both", "-b", "8", "-e", "256M", "-f",
+                              "4", "--json", str(out)])
     p = start(cmd)
     t0 = time.monotonic()
     lines = read_until(p, lambda ls: len(rows(ls)) >= 3, 60)

@@ -12,8 +12,8 @@
    message patterns, and no han; --algo han is refused in one line naming Open MPI (exit 2).
 3. The MPICH binary under Open MPI's mpirun (each rank an MPICH singleton): one line naming
    Open MPI's mpirun and MPICH, exit non-zero, within 60 s.
-World sizes stop at 2: MPICH's ch4 progress never yields, and 3-5 ranks on 2 cores cost 13-31x
-Open MPI's time (tests/README.md).
+World sizes stop at 2 here: 3-5 ranks run in MPICH's ctest suite (ctest -L mpich, with the yield
+shim: tests/README.md).
 """
 from __future__ import annotations
 
