@@ -382,9 +382,11 @@ def dry_runs(collbench: str, mpiexec: str, sweeps: Path) -> None:
         p = run([collbench, "--dry-run", "--config", str(path), "--ranks", str(n)])
         # Open MPI's components (coll/tuned's library:ALGO, coll/han) are not built against MPICH:
         # a file that names one is refused there, in one line naming it (default.yaml, hier.yaml).
-        refused = re.fullmatch(r"collbench: error: unknown algo '(library:\w+|han)' for op \w+ .*\n", p.stderr)
-        if mpi_of(mpiexec) == "mpich" and p.returncode == 2 and refused and refused[1] in path.read_text():
-            print(f"--dry-run {name}: refused under MPICH (names Open MPI's {refused[1]}), as it must be")
+        refused = re.fullmatch(r"collbench: error: (?:unknown algo '(library:\w+)' for op \w+ .*"
+                               r"|--algo (han): han is Open MPI's .*)\n", p.stderr)
+        what = refused and (refused[1] or refused[2])
+        if mpi_of(mpiexec) == "mpich" and p.returncode == 2 and what and what in path.read_text():
+            print(f"--dry-run {name}: refused under MPICH (names Open MPI's {what}), as it must be")
             continue
         if p.returncode != 0 or p.stderr:
             fail(f"--dry-run {name} --ranks {n}: exit {p.returncode}, stderr {p.stderr!r}")

@@ -156,8 +156,20 @@ auto bind_bcast(Transport& t, const CollArgs& a) {
 auto bind_reduce(Transport& t, const CollArgs& a) {
   const Bound b = bound(t);
   // MPI_IN_PLACE is only valid at the root; elsewhere the send buffer is simply the input.
-  const void* s = (a.send == a.recv && b.rank == a.root) ? MPI_IN_PLACE : a.send;
-  return [b, op = bound_op(a.op), s, r = a.recv, c = icount(a.count, t), type = mpi_type(a.dtype), root = a.root] {
+  const bool in_place = a.send == a.recv && b.rank == a.root;
+  MemorySpace* m = &t.memory();
+  std::shared_ptr<void> aside;  // the root's input copied aside, instead of MPI_IN_PLACE
+#if defined(MPICH_NUMVERSION)
+  // MPICH 4.0.2-4.1.1's ch4 reduce reads MPI_IN_PLACE as a buffer when the root is not rank 0
+  // and crashes (pmodels/mpich#6540; 4.0.2: from 2 KiB at 2 ranks). Its fixes (#6543, and #6916
+  // for more compositions) copy the root's input aside; so does this, for every MPICH (which
+  // releases carry both fixes is unverified). Only the root knows the call is in place: no refusal.
+  if (in_place && a.root != 0 && a.count) aside.reset(m->allocate(a.bytes(a.count)), [m](void* p) { m->deallocate(p); });
+#endif
+  const void* s = aside ? aside.get() : in_place ? MPI_IN_PLACE : a.send;
+  return [b, op = bound_op(a.op), s, aside, m, r = a.recv, bytes = a.bytes(a.count), c = icount(a.count, t),
+          type = mpi_type(a.dtype), root = a.root] {
+    if (aside) m->copy(aside.get(), r, bytes);
     COLLBENCH_MPI_LIBRARY_CALL("MPI_Reduce", MPI_Reduce(s, r, c, type, op.op, root, b.comm), b);
   };
 }
