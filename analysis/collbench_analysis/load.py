@@ -64,8 +64,8 @@ _MPI_VERSION = re.compile(r"[\s,:]+(?:v?\d|version\b)", re.IGNORECASE)
 
 
 def mpi_name(versions: Mapping[str, Any] | None) -> str | None:
-    """The MPI implementation a run record names (``versions.mpi``, the first line of
-    MPI_Get_library_version): ``Open MPI`` for "Open MPI v4.1.4, package: …", ``MPICH`` for
+    """The MPI implementation a run record names (``versions.mpi``, the first line of the MPI
+    library's own version text): ``Open MPI`` for "Open MPI v4.1.4, package: …", ``MPICH`` for
     "MPICH Version: 4.0.2", else its words before the version; None without MPI."""
     line = (versions or {}).get("mpi")
     if not isinstance(line, str) or not line.strip():

@@ -3,7 +3,7 @@
 A results folder may hold runs of an Open MPI build and of an MPICH build of collbench (issue 36). Both
 write backend ``mpi``; the loader names those rows' backend by implementation (:func:`.load.mpi_name`),
 so every answer, figure and model of the report already keeps them apart. This section sets each
-entry against itself over the two MPIs: the library (each MPI's own MPI_Allreduce, …) and every
+entry against itself over the two MPIs: the library (each MPI's own allreduce call, …) and every
 collbench algorithm measured under both (the same schedule over each MPI's point-to-point), per op,
 layout and size: both p50 times, the ratio other ÷ reference (:data:`.load.REFERENCE_MPI`, Open MPI)
 and whether it is beyond the noise, by the rule of every answer (:func:`.report._versus`). Nothing is

@@ -27,7 +27,9 @@ grep -q '^allreduce' "$out/list.txt" || grep -q 'allreduce' "$out/list.txt" || f
 bin=$(env -u COLLBENCH bash -c 'set -euo pipefail; REPO=/usr/share/collbench; source "$REPO/scripts/lib.sh";
   source "$REPO/slurm/lib/options.sh"; find_binary; echo "$BIN"')
 [[ $bin == /usr/bin/collbench ]] || fail "sweep.sh's find_binary chose '$bin', not /usr/bin/collbench"
-/usr/share/collbench/slurm/sweep.sh --help | grep -q 'sbatch' || fail "installed sweep.sh --help"
+# Captured, not piped into grep -q: the text is over a pipe buffer's write, and grep leaving early
+# would SIGPIPE the rest of it (a failure under pipefail).
+help=$(/usr/share/collbench/slurm/sweep.sh --help) && [[ $help == *sbatch* ]] || fail "installed sweep.sh --help"
 step "sweep.sh (installed) picks $bin"
 
 # a 2-rank sweep from /usr: every custom and library algorithm of two ops over sizes 8 B - 64 KiB
