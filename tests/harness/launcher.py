@@ -39,13 +39,15 @@ def mpirun(mpiexec: str, np: int, args: list[str], export: tuple[str, ...] = ())
 
 def exited_with(mpiexec: str, returncode: int, status: int) -> bool:
     """Whether the launcher's exit status says a rank failed with `status`. Open MPI's mpirun
-    returns the failing rank's status. Hydra SIGKILLs the other ranks as soon as one fails and
-    may report one of those first: 9 (seen in 2 of 5 runs of harness.timeout); the rank's own
-    status is then in its error line and end record, which the tests check anyway."""
+    returns the failing rank's status. Hydra returns that of whichever process it reports first
+    once one fails: the rank's own, or one it then killed (9, 15: 3 of 5 and 1 of 20 runs of
+    harness.timeout), or a peer that UCX aborted when its transfer to the exited rank failed (6,
+    1 of ~8). So under hydra any failure counts; the failing rank's own status is in its error line
+    and end record, which the tests check anyway."""
     if returncode == status:
         return True
-    if mpi_of(mpiexec) == "mpich" and returncode == 9:
-        print(f"launcher exit 9, not {status}: hydra reported a rank it killed (its own cleanup) first")
+    if mpi_of(mpiexec) == "mpich" and returncode != 0:
+        print(f"launcher exit {returncode}, not {status}: hydra reported another process of the job first")
         return True
     return False
 

@@ -82,8 +82,8 @@ std::optional<std::string> text(const std::string& var, std::span<const std::str
   return std::to_string(*value);
 }
 
-// The three variables of one variant: resolved once (when the call is bound, with a handle
-// each), then set and restored around every call.
+// The three variables of one variant: resolved once (with a handle each), then set and restored
+// around every call.
 class Forcing {
  public:
   Forcing(const Variant& v, const Transport& t)
@@ -122,22 +122,32 @@ class Forcing {
 // "User set collective algorithm is not usable for the provided arguments".
 constexpr std::string_view kNotUsable = "collective algorithm is not usable";
 
+// Resolved once per process: the variables, their values and the handles do not change, and
+// an unprepared call (avg wraps the entry, verification) must not look them up inside its timing.
+// Never freed: MPI_T stays initialised for the process (mpi_ompi_vars.cpp), and a handle freed
+// after MPI_Finalize, by a static's destructor, would be a call into a finalised MPI.
+template <std::size_t I>
+const Forcing& forcing(const Transport& t) {
+  static const Forcing* const f = new Forcing(kVariants[I], t);
+  return *f;
+}
+
 template <std::size_t I>
 PreparedCall prepare(Transport& t, const CollArgs& a) {
   constexpr const Variant& v = kVariants[I];
-  auto forcing = std::make_shared<const Forcing>(v, t);
-  return [forcing, call = mpi_library::bind(v.op, t, a), &t] {
-    forcing->set();
+  const Forcing* f = &forcing<I>(t);
+  return [f, call = mpi_library::bind(v.op, t, a), &t] {
+    f->set();
     try {
       call();
     } catch (const TransportError& e) {
-      forcing->restore();
+      f->restore();
       if (e.message().find(kNotUsable) == std::string::npos) throw;
       throw NotSupported(std::string("MPICH cannot apply its ") + v.name +
                              " here (its own check, with MPIR_CVAR_COLLECTIVE_FALLBACK=error)",
                          t.error_context());
     }
-    forcing->restore();
+    f->restore();
   };
 }
 
