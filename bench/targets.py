@@ -23,12 +23,15 @@ import argparse
 import json
 import os
 import shlex
-import shutil
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
+
+# The launcher's flags, shared with the harness tests (stdlib only, in the checkout).
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "harness"))
+import launcher  # noqa: E402
 
 MiB = 1 << 20
 
@@ -38,11 +41,9 @@ class RunFailed(Exception):
 
 
 def launch(mpirun, np_):
-    """The launch prefix for np_ ranks: Open MPI's mpirun is told to oversubscribe; MPICH's
-    mpiexec.hydra (a build with COLLBENCH_MPI=mpich) does so as is and refuses the flag."""
-    real = os.path.basename(os.path.realpath(shutil.which(mpirun) or mpirun))
-    hydra = "hydra" in real or "mpich" in real
-    return [mpirun, "-np", str(np_)] + ([] if hydra else ["--oversubscribe"])
+    """The launch prefix for np_ ranks, by the launcher's MPI (tests/harness/launcher.py, the one
+    place that tells Open MPI's mpirun from MPICH's mpiexec.hydra)."""
+    return launcher.mpirun(mpirun, np_, [])
 
 
 def mpirun_env(np_):
