@@ -6,19 +6,19 @@
 # asserts no timing; "-" keeps what the test declares.
 set(COLLBENCH_TEST_SECONDS
   analysis.backends_side_by_side          5 -
-  analysis.collplot                      11 -
+  analysis.collplot                      10 -
   analysis.compare                        8 -
-  analysis.compare_fixtures              83 -
+  analysis.compare_fixtures              60 -
   analysis.ddp                            5 -
   analysis.expect_write                   3 -
   analysis.formats                        1 -
   analysis.load                           3 -
   analysis.model                          1 -
   analysis.mpis_side_by_side              3 -
-  analysis.node_aware                     7 -
+  analysis.node_aware                     6 -
   analysis.report                        12 -
-  analysis.report_browser                28 -
-  analysis.schema                         9 -
+  analysis.report_browser                23 -
+  analysis.schema                         8 -
   analysis.stragglers                     2 -
   analysis.targets                        1 -
   analysis.tiny_report                    2 -
@@ -28,44 +28,44 @@ set(COLLBENCH_TEST_SECONDS
   docs.options                            1 -
   gloo.launch                            25 -
   harness.allreduce                       8 -
-  harness.argv_fuzz                      13 -
-  harness.auto                            7 1
+  harness.argv_fuzz                      14 -
+  harness.auto                            8 1
   harness.bad_inputs                      5 1
   harness.cli                             2 1
   harness.cli_first_minutes               1 1
-  harness.cold                           14 -
-  harness.ddp                            17 1
-  harness.ddp_torch                      19 -
-  harness.expect_gate                     6 -
-  harness.expect_provenance               2 -
+  harness.cold                           15 -
+  harness.ddp                            22 1
+  harness.ddp_torch                      20 -
+  harness.expect_gate                     5 -
+  harness.expect_provenance               3 -
   harness.expect_write_expect             5 -
-  harness.faults_corrupt                 13 1
-  harness.faults_disk_full               16 1
-  harness.faults_signals                 33 1
-  harness.faults_stall_control            9 -
-  harness.faults_stall_library            7 -
+  harness.faults_corrupt                 12 1
+  harness.faults_disk_full               10 1
+  harness.faults_signals                 46 1
+  harness.faults_stall_control            8 -
+  harness.faults_stall_library            6 -
   harness.faults_stall_shm                6 -
   harness.formats                         2 1
   harness.layers                          1 1
   harness.layers_self_test                1 1
   harness.list_json                       1 1
   harness.memory                         40 -
-  harness.modes                           9 1
+  harness.modes                          27 1
   harness.nvtx                            4 1
   harness.pingpong                        4 1
-  harness.raw_compare                    13 1
+  harness.raw_compare                     6 1
   harness.registered                      4 -
   harness.reliability_hang                6 -
   harness.reliability_kill                3 -
-  harness.reliability_resume              7 1
+  harness.reliability_resume              6 1
   harness.stragglers                      3 -
   harness.sweep                           3 1
   harness.sync                            4 -
   harness.terminal                        6 2
   harness.thread                          4 2
-  harness.timeout                         1 -
-  install.deb                            93 -
-  install.tree                           24 -
+  harness.timeout                         2 -
+  install.deb                            87 -
+  install.tree                           22 -
   mpi.harness_measure.np1                 1 1
   mpi.harness_measure.np2                 3 -
   mpi.mpi_collectives.np1                 1 1
@@ -85,28 +85,28 @@ set(COLLBENCH_TEST_SECONDS
   mpi.quiet_comm.np2                      1 1
   mpi.quiet_comm.np3                      1 1
   mpi.quiet_harness.np3                   1 1
-  mpi.tuned_forcing                      66 1
+  mpi.tuned_forcing                      70 1
   slurm.cluster                           6 -
-  slurm.layout                           30 2
-  slurm.node_loss                        69 2
-  slurm.profile                           1 -
-  slurm.profile_srun                      4 -
+  slurm.layout                           29 2
+  slurm.node_loss                        68 2
+  slurm.profile                           2 -
+  slurm.profile_srun                      3 -
   slurm.sweep                            82 -
   slurm.testbed                           4 -
-  slurm.time_limit                       50 -
-  unit.collectives                       74 -
-  unit.collectives_scratch               29 -
+  slurm.time_limit                       51 -
+  unit.collectives                       71 -
+  unit.collectives_scratch               24 -
   unit.core                               1 -
-  unit.gloo                              20 -
-  unit.gpu                                5 -
-  unit.gpu_bundle_script                 18 -
+  unit.gloo                              19 -
+  unit.gpu                                8 -
+  unit.gpu_bundle_script                 15 -
   unit.gpu_check_script                  14 -
-  unit.gpu_nccl_model                     5 -
+  unit.gpu_nccl_model                     4 -
   unit.harness                            6 -
   unit.nccl_version_match                 1 -
   unit.nccl_version_mismatch              1 -
   unit.op_traits                          1 -
   unit.patterns                           1 -
   unit.rendezvous                         4 -
-  unit.transport                          5 -
+  unit.transport                          4 -
 )
