@@ -137,17 +137,22 @@ PreparedCall prepare(Transport& t, const CollArgs& a) {
   constexpr const Variant& v = kVariants[I];
   const Forcing* f = &forcing<I>(t);
   return [f, call = mpi_library::bind(v.op, t, a), &t] {
+    // Restored however the call ends (a refusal, a timeout, a dead peer): nothing after it may
+    // run forced.
+    struct Restore {
+      const Forcing* f;
+      ~Restore() { f->restore(); }
+    };
     f->set();
+    const Restore restore{f};
     try {
       call();
     } catch (const TransportError& e) {
-      f->restore();
       if (e.message().find(kNotUsable) == std::string::npos) throw;
       throw NotSupported(std::string("MPICH cannot apply its ") + v.name +
                              " here (its own check, with MPIR_CVAR_COLLECTIVE_FALLBACK=error)",
                          t.error_context());
     }
-    f->restore();
   };
 }
 
