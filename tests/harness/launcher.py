@@ -76,9 +76,9 @@ def rank_pids(mpiexec: str, launcher_pid: int, want: int, wait: float = 20) -> l
 
 
 def descendants(pid: int) -> list[int]:
-    out, todo = [], [pid]
-    while todo:
-        kids = subprocess.run(["pgrep", "-P", str(todo.pop())], capture_output=True, text=True).stdout.split()
+    out, pending = [], [pid]
+    while pending:
+        kids = subprocess.run(["pgrep", "-P", str(pending.pop())], capture_output=True, text=True).stdout.split()
         out += [int(k) for k in kids]
-        todo += [int(k) for k in kids]
+        pending += [int(k) for k in kids]
     return out
