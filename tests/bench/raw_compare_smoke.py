@@ -49,7 +49,7 @@ def main():
     assert seen == expected, f"rows differ: missing {sorted(expected - seen)}, extra {sorted(seen - expected)}"
     text = p.stdout
     assert "Commands" in text and text.count("collbench_raw") >= 4, "raw commands not printed"
-    assert re.search(r"(mpirun|mpiexec)(\.\w+)? -np 2 --oversubscribe \S*collbench --op allreduce,broadcast,allgather,reduce_scatter "
+    assert re.search(r"(mpirun|mpiexec)(\.\w+)? -np 2 (--[\w-]+ )*\S*collbench --op allreduce,broadcast,allgather,reduce_scatter "
                      r"--algo library --batch", text), "collbench batch command not printed"
 
     with open(out_json) as f:
