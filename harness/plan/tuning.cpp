@@ -147,6 +147,13 @@ Tuning Tuning::parse(const std::string& text, const std::string& path) {
   return t;
 }
 
+std::vector<Tuning::Named> Tuning::named() const {
+  std::vector<Named> out;
+  for (const Entry& e : entries_)
+    for (const Range& r : e.ranges) out.push_back({e.op, e.backend, e.device, r.algo, path_ + ":" + std::to_string(r.line)});
+  return out;
+}
+
 TunedChoice Tuning::choose(Op op, const std::string& backend, const std::string& device, const TunedLayout& layout,
                            std::uint64_t bytes) const {
   // The exact layout, else the nearest: fewest nodes apart, then fewest ranks apart, then the smaller.

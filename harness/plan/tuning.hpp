@@ -38,6 +38,13 @@ class Tuning {
   TunedChoice choose(Op op, const std::string& backend, const std::string& device, const TunedLayout& layout,
                      std::uint64_t bytes) const;
   const std::string& path() const { return path_; }
+  // Every algorithm a range names, with its op, backend, device and "FILE:LINE": for a reader
+  // that checks the names once, up front (the MPI preload library).
+  struct Named {
+    Op op;
+    std::string backend, device, algo, origin;
+  };
+  std::vector<Named> named() const;
 
  private:
   struct Range {
