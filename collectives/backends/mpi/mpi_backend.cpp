@@ -3,11 +3,13 @@
 // device memory: CUDA-aware or staged, mpi_device), and the library entries are MPI's
 // collectives (mpi_library, mpi_tuned). Also the bootstrap of every backend that starts its
 // ranks with MPI_Init (nccl).
+#include <dlfcn.h>
 #include <mpi.h>
 
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <exception>
 #include <memory>
 #include <string>
@@ -44,6 +46,17 @@ std::string library_version() {
   v = v.substr(0, v.find('\n'));
   while (!v.empty() && (v.back() == ' ' || v.back() == ',')) v.pop_back();
   return v;
+}
+
+// The file whose MPI_Allreduce this process calls when it is not the MPI library's own: a PMPI
+// tool preloaded or linked in (libcollbench-pmpi.so, docs/preload.md; mpiP ...), which then
+// intercepts the harness's MPI calls too, its library entries included. "" when none.
+std::string mpi_interposer() {
+  Dl_info called{}, library{};
+  if (!dladdr(reinterpret_cast<void*>(&MPI_Allreduce), &called) ||
+      !dladdr(reinterpret_cast<void*>(&PMPI_Allreduce), &library) || !called.dli_fname || !library.dli_fname)
+    return "";
+  return std::strcmp(called.dli_fname, library.dli_fname) == 0 ? "" : called.dli_fname;
 }
 
 class MpiBootstrap final : public Bootstrap {
@@ -89,6 +102,7 @@ class MpiBootstrap final : public Bootstrap {
     f.emplace_back(kLauncherVersionKey, "mpi");
     if (std::string v = library_version(); !v.empty()) f.emplace_back("mpi", v);
     if (std::string v = library_version_full(); !v.empty()) f.emplace_back("mpi_library", v);
+    if (std::string v = mpi_interposer(); !v.empty()) f.emplace_back("mpi_preload", v);
   }
 };
 
@@ -157,7 +171,7 @@ COLLBENCH_REGISTER_BACKEND(BackendInfo{
     "MPI point-to-point (isend/irecv) and MPI's own collectives; host or device memory (staged or CUDA-aware)",
     {"mpi"},
     {"cpu", "cuda"},
-    {"mpi", "mpi_library", "device_transfer"},
+    {"mpi", "mpi_library", "device_transfer", "mpi_preload"},
     false,
     [](std::string_view device) { return device == "cuda" ? cuda_unavailable() : std::string(); },
     [](const BackendContext& ctx) -> std::unique_ptr<Backend> { return std::make_unique<MpiBackend>(ctx); },

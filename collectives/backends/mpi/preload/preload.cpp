@@ -641,7 +641,9 @@ Settings rank0_settings() {
   try {
     s.text = read_tuning_file(path);
   } catch (const std::exception& e) {
-    s.error = e.what();
+    s.error = e.what();  // "--tuning PATH: cannot read (...)": the variable's line says the path
+    if (const std::string flag = "--tuning " + s.tuning_path + ": "; s.error.rfind(flag, 0) == 0)
+      s.error.erase(0, flag.size());
   }
   return s;
 }
@@ -706,8 +708,11 @@ void Preload::stop() {
     say("rank " + std::to_string(world_rank()) + ": error: " + std::to_string(reentered_) +
         " MPI collective call(s) reached this library while it served one (sent to the library; a collbench bug)");
   // WORLD's and SELF's contexts (a collective free for WORLD: every rank is here).
-  PMPI_Comm_delete_attr(MPI_COMM_WORLD, keyval_);
-  PMPI_Comm_delete_attr(MPI_COMM_SELF, keyval_);
+  for (MPI_Comm c : {MPI_COMM_WORLD, MPI_COMM_SELF}) {
+    void* attr = nullptr;
+    int made = 0;  // deleting an attribute never set is an error in Open MPI
+    if (PMPI_Comm_get_attr(c, keyval_, &attr, &made) == MPI_SUCCESS && made) PMPI_Comm_delete_attr(c, keyval_);
+  }
   PMPI_Comm_free_keyval(&keyval_);
 }
 
