@@ -5,6 +5,7 @@ its ctest was given (the build's COLLBENCH_MPI picked it). Stdlib only.
 
 - flags: Open MPI's mpirun needs --oversubscribe for more ranks than cores and -x for a variable
   to reach the ranks of other nodes; hydra takes neither (it hands every rank the whole environment).
+  A variable for the ranks alone (not the launcher: an LD_PRELOAD): -x NAME=VALUE, -genv NAME VALUE.
 - rank processes: mpirun forks the ranks itself; hydra forks them from a hydra_pmi_proxy. Either
   way a rank is a descendant of the launcher whose environment names its rank (rank_var).
 """
@@ -29,12 +30,16 @@ def rank_var(mpiexec: str) -> str:
     return "PMI_RANK" if mpi_of(mpiexec) == "mpich" else "OMPI_COMM_WORLD_RANK"
 
 
-def mpirun(mpiexec: str, np: int, args: list[str], export: tuple[str, ...] = ()) -> list[str]:
-    """The command line for `np` ranks of `args`; `export`: variables every rank must see."""
+def mpirun(mpiexec: str, np: int, args: list[str], export: tuple[str, ...] = (),
+           env: dict[str, str] | None = None) -> list[str]:
+    """The command line for `np` ranks of `args`; `export`: variables every rank must see; `env`:
+    variables set for the ranks only, not the launcher (an LD_PRELOAD meant for the program):
+    Open MPI's -x NAME=VALUE, hydra's -genv NAME VALUE."""
     if mpi_of(mpiexec) == "mpich":
-        return [mpiexec, "-np", str(np), *args]
+        return [mpiexec, "-np", str(np), *(f for k, v in (env or {}).items() for f in ("-genv", k, v)), *args]
     return [mpiexec, "-np", str(np), "--allow-run-as-root", "--oversubscribe",
-            *(f for v in export for f in ("-x", v)), *args]
+            *(f for v in export for f in ("-x", v)), *(f for k, v in (env or {}).items() for f in ("-x", f"{k}={v}")),
+            *args]
 
 
 def exited_with(mpiexec: str, returncode: int, status: int) -> bool:
