@@ -1,6 +1,7 @@
 # `cmake --install BUILD --prefix P` (and the .deb, cmake/Packaging.cmake):
 #   P/bin/collbench                      the program; collplot, collcompare, colltune, collmodel (links)
 #   P/lib/collbench/                     its two private shared libraries (RUNPATH $ORIGIN-relative)
+#                                        and libcollbench-pmpi.so, the MPI preload library (docs/preload.md)
 #   P/share/collbench/                   the checkout's layout, so the scripts run unchanged:
 #     slurm/  sweep.sh analyze.sh profile.sh local-sweep.sh, lib/, sweeps/, cluster/, testbed/
 #     scripts/lib.sh + installed.sh      the shell library; installed.sh says where bin/ is
@@ -37,13 +38,13 @@ if(NOT IS_ABSOLUTE "${_bin_to_lib}")
   set(_bin_to_lib "$ORIGIN/${_bin_to_lib}")
 endif()
 set_target_properties(collbench PROPERTIES INSTALL_RPATH "${_bin_to_lib}")
-set_target_properties(collbench_gpu collbench_backends PROPERTIES INSTALL_RPATH "$ORIGIN")
+set_target_properties(collbench_gpu collbench_backends collbench_pmpi PROPERTIES INSTALL_RPATH "$ORIGIN")
 if(COLLBENCH_HAVE_CUDA OR COLLBENCH_HAVE_NCCL)
   # an installed CUDA build finds libcudart/libnccl where it was linked against them (/usr/local/cuda)
   set_target_properties(collbench_gpu PROPERTIES INSTALL_RPATH_USE_LINK_PATH TRUE)
 endif()
 install(TARGETS collbench RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
-install(TARGETS collbench_collectives collbench_gpu collbench_backends LIBRARY DESTINATION ${COLLBENCH_INSTALL_LIBDIR})
+install(TARGETS collbench_collectives collbench_gpu collbench_backends collbench_pmpi LIBRARY DESTINATION ${COLLBENCH_INSTALL_LIBDIR})
 
 # The shell library and the Slurm scripts, in the checkout's layout (sweep.sh finds its tree
 # by scripts/lib.sh + slurm/lib/steps.sh, as in a checkout).

@@ -14,6 +14,8 @@
 // it is counted (re-entered) and sent to the library, and MPI_Finalize says so on stderr.
 #include "collectives/backends/mpi/preload/preload.hpp"
 
+#include <dlfcn.h>
+
 #include <cerrno>
 #include <chrono>
 #include <climits>
@@ -240,10 +242,6 @@ struct Preload::Plan {
 };
 
 void Preload::decide(const Call& c, Plan& p) {
-  if (!off_.empty()) {
-    p.why = off_;
-    return;
-  }
   if (c.comm == MPI_COMM_NULL) {
     p.why = "no communicator";
     return;
@@ -255,35 +253,39 @@ void Preload::decide(const Call& c, Plan& p) {
     return;
   }
   p.ctx = cached ? static_cast<Context*>(attr) : nullptr;
+  int inter = 0;
   if (p.ctx) {
     p.rank = p.ctx->rank();
     p.size = p.ctx->size();
   } else {
-    int inter = 0;
     PMPI_Comm_test_inter(c.comm, &inter);
-    if (inter) {
-      p.why = "an inter-communicator";
-      return;
-    }
     PMPI_Comm_rank(c.comm, &p.rank);
     PMPI_Comm_size(c.comm, &p.size);
-  }
-  if (op_has_root(c.op) && (c.root < 0 || c.root >= p.size)) {
-    p.why = "root outside the communicator";
-    return;
   }
   // The side significant on this rank, whose signature MPI requires equal on every rank:
   // gather's send side except at the root (its receive side), scatter's receive side except at
   // the root (its send side), every other op's receive side (its in-place form included).
   const bool root = p.rank == c.root;
   const bool send_side = (c.op == Op::gather && !root) || (c.op == Op::scatter && root);
-  p.sig = send_side ? signature(c.stype, c.scount) : signature(c.rtype, c.rcount);
   const std::size_t chunks = extent_chunks(op_traits(c.op).size_chunks, p.size);
   MPI_Count type_bytes = 0;
   PMPI_Type_size_x(send_side ? c.stype : c.rtype, &type_bytes);
   const int count = send_side ? c.scount : c.rcount;
   p.bytes = static_cast<std::uint64_t>(type_bytes > 0 ? type_bytes : 0) * static_cast<std::uint64_t>(count > 0 ? count : 0) *
             chunks;
+  if (!off_.empty()) {
+    p.why = off_;
+    return;
+  }
+  if (inter) {
+    p.why = "an inter-communicator";
+    return;
+  }
+  if (op_has_root(c.op) && (c.root < 0 || c.root >= p.size)) {
+    p.why = "root outside the communicator";
+    return;
+  }
+  p.sig = send_side ? signature(c.stype, c.scount) : signature(c.rtype, c.rcount);
   if (!p.sig.homogeneous) {
     p.why = std::string("datatype: ") + p.sig.why;
     return;
@@ -659,9 +661,13 @@ void start(int provided) {
   bytes.resize(len);
   PMPI_Bcast(bytes.data(), static_cast<int>(len), MPI_BYTE, 0, MPI_COMM_WORLD);
   const Settings s = unpack(bytes);
-  // The thread level, agreed: above FUNNELED another thread may call MPI while one is served.
-  int threads = provided > MPI_THREAD_FUNNELED ? 1 : 0;
-  PMPI_Allreduce(MPI_IN_PLACE, &threads, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  // Agreed over the world (one rank alone cannot fall back): the thread level, where above
+  // FUNNELED another thread may call MPI while one call is served; and whether the CUDA driver
+  // is loaded, where a buffer may be device memory, which this library's algorithms (host
+  // loads and stores) must never touch and cannot tell from host memory without it.
+  int refuse[2] = {provided > MPI_THREAD_FUNNELED ? 1 : 0, dlsym(RTLD_DEFAULT, "cuInit") ? 1 : 0};
+  PMPI_Allreduce(MPI_IN_PLACE, refuse, 2, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  const bool threads = refuse[0] != 0, cuda = refuse[1] != 0;
 
   std::string off;
   std::optional<Tuning> tuning;
@@ -670,6 +676,10 @@ void start(int provided) {
     off = "threads: above MPI_THREAD_FUNNELED";
     lines.push_back("MPI_Init_thread gave a thread level above MPI_THREAD_FUNNELED: nothing served (every "
                     "collective goes to the library)");
+  } else if (cuda) {
+    off = "CUDA: buffers may be device memory";
+    lines.push_back("the CUDA driver is loaded (buffers may be device memory): nothing served (every collective goes "
+                    "to the library)");
   } else if (s.tuning_path.empty()) {
     off = "no tuning file";
   } else if (!s.error.empty()) {
