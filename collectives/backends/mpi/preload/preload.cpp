@@ -65,7 +65,9 @@ std::string library_version() {
   int len = 0;
   if (PMPI_Get_library_version(buf, &len) != MPI_SUCCESS || len <= 0) return "";
   std::string v(buf, static_cast<std::size_t>(len) < sizeof buf ? static_cast<std::size_t>(len) : 0);
-  return v.substr(0, v.find('\n'));
+  v = v.substr(0, v.find('\n'));
+  while (!v.empty() && (v.back() == '\0' || v.back() == ' ' || v.back() == ',')) v.pop_back();  // padding some MPIs leave
+  return v;
 }
 
 int world_rank() {
@@ -595,11 +597,18 @@ int serve(Preload& p, const Call& c, LibraryCall library) { return p.serve(c, li
 
 bool right_mpi() {
   const std::string v = library_version();
-  const bool ok = v.rfind(kBuiltFor, 0) == 0;
-  if (!ok)
-    say(std::string("built for ") + kBuiltFor + ", but this process runs " + (v.empty() ? "an unknown MPI" : v) +
-        ": nothing served (every call goes to the library as it is)");
-  return ok;
+  if (v.rfind(kBuiltFor, 0) == 0) return true;
+  const std::string runs = std::string("built for ") + kBuiltFor + ", but this process runs " + (v.empty() ? "an unknown MPI" : v);
+  if constexpr (sizeof(MPI_Comm) < sizeof(void*)) {
+    // Built with 32-bit integer handles (MPICH), passing another MPI's pointer handles through
+    // would cut them: end here, saying so, before any call is made with one.
+    say(runs + ": its handles cannot pass through this build; exiting (preload the libcollbench-pmpi.so built "
+               "against the MPI the program links: docs/preload.md)");
+    std::_Exit(1);
+  }
+  // Built with pointer-sized handles (Open MPI): another MPI's integer handles pass through intact.
+  say(runs + ": nothing served (every call goes to the library as it is)");
+  return false;
 }
 
 namespace {

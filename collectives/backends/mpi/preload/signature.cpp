@@ -13,6 +13,14 @@ std::optional<DType> dtype_of(MPI_Datatype t) {
     return DType::int64;
   if (t == MPI_FLOAT) return DType::float32;
   if (t == MPI_DOUBLE) return DType::float64;
+  // Fortran's (MPICH's Fortran bindings call the C functions: docs/preload.md), by their size
+  // in this MPI.
+  int size = 0;
+  PMPI_Type_size(t, &size);
+  for (MPI_Datatype f : {MPI_INTEGER, MPI_INTEGER4, MPI_INTEGER8})
+    if (t == f && f != MPI_DATATYPE_NULL) return size == 4 ? std::optional(DType::int32) : size == 8 ? std::optional(DType::int64) : std::nullopt;
+  for (MPI_Datatype f : {MPI_REAL, MPI_REAL4, MPI_REAL8, MPI_DOUBLE_PRECISION})
+    if (t == f && f != MPI_DATATYPE_NULL) return size == 4 ? std::optional(DType::float32) : size == 8 ? std::optional(DType::float64) : std::nullopt;
   return std::nullopt;
 }
 
