@@ -82,6 +82,15 @@ set(COLLBENCH_TEST_SECONDS
   mpi.mpi_split.np7                       1 -
   mpi.mpi_split.np8                       1 -
   mpi.mpi_transport.np2                   2 -
+  mpi.preload.app.np1                     1 1
+  mpi.preload.app.np2                     1 1
+  mpi.preload.app.np3                     1 1
+  mpi.preload.app.np4                     1 1
+  mpi.preload.app.np5                     1 1
+  mpi.preload.bad_input                   2 1
+  mpi.preload.exports                     1 1
+  mpi.preload.harness                     2 1
+  mpi.preload.raw                         1 1
   mpi.quiet_comm.np2                      1 1
   mpi.quiet_comm.np3                      1 1
   mpi.quiet_harness.np3                   1 1
