@@ -367,8 +367,13 @@ class Side {
   // `count` x `type` at `buf` (significant), `n` elements of the signature's basic type.
   Side(Context& ctx, const void* buf, int count, MPI_Datatype type, std::size_t n, const Signature& deciding, int slot)
       : ctx_(ctx), buf_(const_cast<void*>(buf)), count_(count), type_(type), n_(n), leaf_(deciding.leaf) {
-    const Signature mine = signature(type, count);
-    direct_ = mine.direct && mine.leaf == leaf_;
+    // The deciding basic type itself (the common case: no walk), or a handle whose own signature
+    // says it is that basic type; anything else is staged.
+    direct_ = type == leaf_;
+    if (!direct_) {
+      const Signature mine = signature(type, count);
+      direct_ = mine.direct && mine.leaf == leaf_;
+    }
     ptr_ = direct_ ? buf_ : ctx.stage(n * deciding.leaf_bytes, slot);
   }
   // A side this rank does not use (a non-root's receive buffer): scratch of `bytes`.
