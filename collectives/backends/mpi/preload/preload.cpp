@@ -34,6 +34,7 @@
 #include <utility>
 #include <vector>
 
+#include "collectives/backends/mpi/mpi_library.hpp"
 #include "collectives/backends/mpi/mpi_transport.hpp"
 #include "collectives/backends/mpi/preload/signature.hpp"
 #include "collectives/backends/mpi/quiet_comm.hpp"
@@ -80,20 +81,6 @@ int world_rank() {
 void say(const std::string& line) {
   std::fprintf(stderr, "%s: %s\n", kSelf, line.c_str());
   std::fflush(stderr);
-}
-
-std::string_view call_name(Op op) {
-  switch (op) {
-    case Op::broadcast: return "MPI_Bcast";
-    case Op::reduce: return "MPI_Reduce";
-    case Op::allreduce: return "MPI_Allreduce";
-    case Op::gather: return "MPI_Gather";
-    case Op::allgather: return "MPI_Allgather";
-    case Op::scatter: return "MPI_Scatter";
-    case Op::reduce_scatter: return "MPI_Reduce_scatter_block";
-    case Op::alltoall: return "MPI_Alltoall";
-  }
-  return "";
 }
 
 constexpr std::size_t kOps = 8;
@@ -428,111 +415,78 @@ int Preload::run(const Call& c, Plan& p) {
   const auto nn = static_cast<std::size_t>(n);
   std::optional<Side> out;  // written back after the algorithm
   bool staged_in_place = false;  // reduce_scatter in place, its input staged
+  // This rank's input as the algorithm reads it (stage slot 0), loaded now.
+  auto input = [&](const void* buf, int count, MPI_Datatype type, std::size_t basic) {
+    Side s(ctx, buf, count, type, basic, p.sig, 0);
+    s.load();
+    return s;
+  };
+  // A buffer the algorithm writes (slot 1), stored back into the application's after it.
+  auto output = [&](void* buf, int count, MPI_Datatype type, std::size_t basic) {
+    out.emplace(ctx, buf, count, type, basic, p.sig, 1);
+    return out->ptr();
+  };
   switch (c.op) {
-    case Op::broadcast: {
-      Side b(ctx, c.rbuf, c.rcount, c.rtype, elems, p.sig, 1);
-      if (root) b.load();
-      a.send = a.recv = b.ptr();
-      if (!root) out.emplace(b);
+    case Op::broadcast:
+      if (root)
+        a.send = a.recv = input(c.rbuf, c.rcount, c.rtype, elems).ptr();
+      else
+        a.send = a.recv = output(c.rbuf, c.rcount, c.rtype, elems);
       break;
-    }
     case Op::allreduce:
-    case Op::reduce: {
+    case Op::reduce:
       if (c.op == Op::reduce && !root) {  // the receive buffer is not significant here
-        Side s(ctx, c.sbuf, c.scount, c.stype, elems, p.sig, 0);
-        s.load();
-        a.send = s.ptr();
+        a.send = input(c.sbuf, c.scount, c.stype, elems).ptr();
         a.recv = Side(ctx, chunk, 1).ptr();
         break;
       }
-      Side rb(ctx, c.rbuf, c.rcount, c.rtype, elems, p.sig, 1);
-      if (in_place_send) {
-        rb.load();
-        a.send = rb.ptr();
-      } else {
-        Side s(ctx, c.sbuf, c.scount, c.stype, elems, p.sig, 0);
-        s.load();
-        a.send = s.ptr();
-      }
-      a.recv = rb.ptr();
-      out.emplace(rb);
+      a.recv = output(c.rbuf, c.rcount, c.rtype, elems);
+      if (in_place_send) out->load();
+      a.send = in_place_send ? a.recv : input(c.sbuf, c.scount, c.stype, elems).ptr();
       break;
-    }
     case Op::allgather:
     case Op::gather: {
       if (c.op == Op::gather && !root) {
-        Side s(ctx, c.sbuf, c.scount, c.stype, elems, p.sig, 0);
-        s.load();
-        a.send = s.ptr();
+        a.send = input(c.sbuf, c.scount, c.stype, elems).ptr();
         a.recv = Side(ctx, chunk * nn, 1).ptr();
         break;
       }
-      Side rb(ctx, c.rbuf, c.rcount * n, c.rtype, elems * nn, p.sig, 1);
-      std::byte* mine = rb.ptr() + static_cast<std::size_t>(r) * chunk;
-      if (in_place_send) {
-        if (!rb.direct())  // only this rank's block of the receive buffer is input
-          restage(ctx, block(c.rbuf, r, c.rcount, c.rtype), c.rcount, c.rtype, mine, static_cast<int>(elems), p.sig.leaf);
-        a.send = mine;
-      } else {
-        Side s(ctx, c.sbuf, c.scount, c.stype, elems, p.sig, 0);
-        s.load();
-        a.send = s.ptr();
-      }
-      a.recv = rb.ptr();
-      out.emplace(rb);
+      std::byte* all = output(c.rbuf, c.rcount * n, c.rtype, elems * nn);
+      std::byte* mine = all + static_cast<std::size_t>(r) * chunk;
+      // In place, only this rank's block of the receive buffer is input.
+      if (in_place_send && !out->direct())
+        restage(ctx, block(c.rbuf, r, c.rcount, c.rtype), c.rcount, c.rtype, mine, static_cast<int>(elems), p.sig.leaf);
+      a.send = in_place_send ? mine : input(c.sbuf, c.scount, c.stype, elems).ptr();
+      a.recv = all;
       break;
     }
     case Op::scatter: {
       if (!root) {
         a.send = Side(ctx, chunk * nn, 0).ptr();
-        Side rb(ctx, c.rbuf, c.rcount, c.rtype, elems, p.sig, 1);
-        a.recv = rb.ptr();
-        out.emplace(rb);
+        a.recv = output(c.rbuf, c.rcount, c.rtype, elems);
         break;
       }
-      Side s(ctx, c.sbuf, c.scount * n, c.stype, elems * nn, p.sig, 0);
-      s.load();
-      a.send = s.ptr();
-      if (c.rbuf == MPI_IN_PLACE) {  // the root's block stays where it is in the send buffer
-        a.recv = s.ptr() + static_cast<std::size_t>(r) * chunk;
-      } else {
-        Side rb(ctx, c.rbuf, c.rcount, c.rtype, elems, p.sig, 1);
-        a.recv = rb.ptr();
-        out.emplace(rb);
-      }
+      std::byte* all = input(c.sbuf, c.scount * n, c.stype, elems * nn).ptr();
+      a.send = all;
+      // In place, the root's block stays where it is in the send buffer.
+      a.recv = c.rbuf == MPI_IN_PLACE ? all + static_cast<std::size_t>(r) * chunk
+                                      : output(c.rbuf, c.rcount, c.rtype, elems);
       break;
     }
     case Op::reduce_scatter: {
       // MPI's in-place form: the input is the whole receive buffer, the result lands at its
       // start; collbench's (NCCL's): the result at this rank's block of the input.
-      const void* in = in_place_send ? c.rbuf : c.sbuf;
-      Side s(ctx, in, c.rcount * n, c.rtype, elems * nn, p.sig, 0);
-      s.load();
-      a.send = s.ptr();
+      const Side s = input(in_place_send ? c.rbuf : c.sbuf, c.rcount * n, c.rtype, elems * nn);
       staged_in_place = !s.direct();
-      if (in_place_send) {
-        a.recv = s.ptr() + static_cast<std::size_t>(r) * chunk;
-      } else {
-        Side rb(ctx, c.rbuf, c.rcount, c.rtype, elems, p.sig, 1);
-        a.recv = rb.ptr();
-        out.emplace(rb);
-      }
+      a.send = s.ptr();
+      a.recv = in_place_send ? s.ptr() + static_cast<std::size_t>(r) * chunk : output(c.rbuf, c.rcount, c.rtype, elems);
       break;
     }
-    case Op::alltoall: {
-      Side rb(ctx, c.rbuf, c.rcount * n, c.rtype, elems * nn, p.sig, 1);
-      if (in_place_send) {
-        rb.load();
-        a.send = rb.ptr();
-      } else {
-        Side s(ctx, c.sbuf, c.scount * n, c.stype, elems * nn, p.sig, 0);
-        s.load();
-        a.send = s.ptr();
-      }
-      a.recv = rb.ptr();
-      out.emplace(rb);
+    case Op::alltoall:
+      a.recv = output(c.rbuf, c.rcount * n, c.rtype, elems * nn);
+      if (in_place_send) out->load();
+      a.send = in_place_send ? a.recv : input(c.sbuf, c.scount * n, c.stype, elems * nn).ptr();
       break;
-    }
   }
   try {
     run_entry(*p.entry, ctx.transport(), a);
@@ -571,7 +525,7 @@ int Preload::serve(const Call& c, LibraryCall library) {
     } catch (const std::exception& e) {
       // A failure inside an algorithm: the ranks are mid-collective, so no library call can stand
       // in for it. Say where, and end the job as MPI's default error handler would.
-      std::fprintf(stderr, "%s: rank %d: %s with %s failed: %s\n", kSelf, world_rank(), std::string(call_name(c.op)).c_str(),
+      std::fprintf(stderr, "%s: rank %d: %s with %s failed: %s\n", kSelf, world_rank(), std::string(mpi_library::call_name(c.op)).c_str(),
                    p.entry ? p.entry->algo.c_str() : "(deciding)", e.what());
       std::fflush(stderr);
       PMPI_Abort(c.comm == MPI_COMM_NULL ? MPI_COMM_WORLD : c.comm, 1);
@@ -798,7 +752,7 @@ void Preload::print_summary() {
                "why the library");
   for (const auto& [key, row] : sum)
     std::fprintf(outf, "  %-24s %-20s %10llu %16llu %12.6f  %s\n",
-                 std::string(call_name(static_cast<Op>(std::get<0>(key)))).c_str(), row.by.c_str(),
+                 std::string(mpi_library::call_name(static_cast<Op>(std::get<0>(key)))).c_str(), row.by.c_str(),
                  static_cast<unsigned long long>(row.calls), static_cast<unsigned long long>(row.bytes), row.seconds,
                  row.why.empty() && row.by == "library" ? "tuning file" : row.why.c_str());
   if (outf != stderr) std::fclose(outf);
