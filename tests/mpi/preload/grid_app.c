@@ -19,15 +19,15 @@
 static int failures = 0;
 static int world_rank = 0;
 
-#define CHECK(cond, ...)                                              \
-  do {                                                                \
-    if (!(cond)) {                                                    \
-      if (failures++ < 20) {                                          \
+#define CHECK(cond, ...)                                                                \
+  do {                                                                                  \
+    if (!(cond)) {                                                                      \
+      if (failures++ < 20) {                                                            \
         fprintf(stderr, "grid: rank %d: FAIL %s:%d: ", world_rank, __FILE__, __LINE__); \
-        fprintf(stderr, __VA_ARGS__);                                 \
-        fprintf(stderr, "\n");                                        \
-      }                                                               \
-    }                                                                 \
+        fprintf(stderr, __VA_ARGS__);                                                   \
+        fprintf(stderr, "\n");                                                          \
+      }                                                                                 \
+    }                                                                                   \
   } while (0)
 
 static const int kCounts[] = {1, 7, 100, 1000, 20000, 70000};
@@ -73,29 +73,35 @@ static void allreduce_checks(MPI_Comm comm, const char* name) {
     }
     /* int32 sum, out of place and in place: exact */
     MPI_Allreduce(in, out, count, MPI_INT, MPI_SUM, comm);
-    for (int i = 0; i < count; ++i) CHECK(out[i] == (i % 7 + 1) * n * (n + 1) / 2, "%s allreduce int sum count %d [%d] = %d", name, count, i, out[i]);
+    for (int i = 0; i < count; ++i)
+      CHECK(out[i] == (i % 7 + 1) * n * (n + 1) / 2, "%s allreduce int sum count %d [%d] = %d", name, count, i, out[i]);
     memcpy(out, in, sizeof(int32_t) * count);
     MPI_Allreduce(MPI_IN_PLACE, out, count, MPI_INT, MPI_SUM, comm);
-    for (int i = 0; i < count; ++i) CHECK(out[i] == (i % 7 + 1) * n * (n + 1) / 2, "%s allreduce in place count %d [%d] = %d", name, count, i, out[i]);
+    for (int i = 0; i < count; ++i)
+      CHECK(out[i] == (i % 7 + 1) * n * (n + 1) / 2, "%s allreduce in place count %d [%d] = %d", name, count, i,
+            out[i]);
     /* int32 max */
     MPI_Allreduce(in, out, count, MPI_INT32_T, MPI_MAX, comm);
     for (int i = 0; i < count; ++i) CHECK(out[i] == n * (i % 7 + 1), "%s allreduce max count %d [%d]", name, count, i);
     /* double sum: not exact, but the same bits on every rank, and close */
     MPI_Allreduce(din, dout, count, MPI_DOUBLE, MPI_SUM, comm);
-    CHECK(same_everywhere(dout, sizeof(double) * count, comm), "%s allreduce double sum count %d differs between ranks", name, count);
+    CHECK(same_everywhere(dout, sizeof(double) * count, comm), "%s allreduce double sum count %d differs between ranks",
+          name, count);
     for (int i = 0; i < count; ++i) {
       double want = 0;
       for (int k = 0; k < n; ++k) want += dval(k, i);
-      CHECK(dout[i] > want - 1e-9 * n && dout[i] < want + 1e-9 * n, "%s allreduce double count %d [%d]", name, count, i);
+      CHECK(dout[i] > want - 1e-9 * n && dout[i] < want + 1e-9 * n, "%s allreduce double count %d [%d]", name, count,
+            i);
     }
     /* reduce to a root that is not 0, out of place and in place at the root */
     const int root = n / 2;
     memset(out, 0, sizeof(int32_t) * count);
     MPI_Reduce(in, out, count, MPI_INT, MPI_SUM, root, comm);
     if (r == root)
-      for (int i = 0; i < count; ++i) CHECK(out[i] == (i % 7 + 1) * n * (n + 1) / 2, "%s reduce count %d [%d]", name, count, i);
-    /* MPICH 4.0.2-4.1.1's own in-place reduce crashes at a root other than 0 from 2 KiB
-     * (pmodels/mpich#6540): there, root 0 (what the preload serves, it serves at any root). */
+      for (int i = 0; i < count; ++i)
+        CHECK(out[i] == (i % 7 + 1) * n * (n + 1) / 2, "%s reduce count %d [%d]", name, count, i);
+        /* MPICH 4.0.2-4.1.1's own in-place reduce crashes at a root other than 0 from 2 KiB
+         * (pmodels/mpich#6540): there, root 0 (what the preload serves, it serves at any root). */
 #if defined(MPICH_VERSION)
     const int ip_root = 0;
 #else
@@ -104,7 +110,8 @@ static void allreduce_checks(MPI_Comm comm, const char* name) {
     if (r == ip_root) memcpy(out, in, sizeof(int32_t) * count);
     MPI_Reduce(r == ip_root ? MPI_IN_PLACE : in, r == ip_root ? out : NULL, count, MPI_INT, MPI_SUM, ip_root, comm);
     if (r == ip_root)
-      for (int i = 0; i < count; ++i) CHECK(out[i] == (i % 7 + 1) * n * (n + 1) / 2, "%s reduce in place count %d [%d]", name, count, i);
+      for (int i = 0; i < count; ++i)
+        CHECK(out[i] == (i % 7 + 1) * n * (n + 1) / 2, "%s reduce in place count %d [%d]", name, count, i);
     /* broadcast of doubles from the last rank */
     if (r == n - 1) memcpy(dout, din, sizeof(double) * count);
     MPI_Bcast(dout, count, MPI_DOUBLE, n - 1, comm);
@@ -134,16 +141,19 @@ static void block_checks(MPI_Comm comm, const char* name) {
     memcpy(all + r * count, mine, sizeof(int32_t) * count);
     MPI_Allgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, all, count, MPI_INT, comm);
     for (int k = 0; k < n; ++k)
-      for (int i = 0; i < count; ++i) CHECK(all[k * count + i] == ival(k, i), "%s allgather in place count %d", name, count);
+      for (int i = 0; i < count; ++i)
+        CHECK(all[k * count + i] == ival(k, i), "%s allgather in place count %d", name, count);
     /* reduce_scatter_block, out of place and in place (MPI's form: the result at the start) */
     for (int k = 0; k < n; ++k)
       for (int i = 0; i < count; ++i) big[k * count + i] = ival(r, k * count + i);
     MPI_Reduce_scatter_block(big, all, count, MPI_INT, MPI_SUM, comm);
     for (int i = 0; i < count; ++i)
-      CHECK(all[i] == (((r * count + i) % 7) + 1) * n * (n + 1) / 2, "%s reduce_scatter_block count %d [%d]", name, count, i);
+      CHECK(all[i] == (((r * count + i) % 7) + 1) * n * (n + 1) / 2, "%s reduce_scatter_block count %d [%d]", name,
+            count, i);
     MPI_Reduce_scatter_block(MPI_IN_PLACE, big, count, MPI_INT, MPI_SUM, comm);
     for (int i = 0; i < count; ++i)
-      CHECK(big[i] == (((r * count + i) % 7) + 1) * n * (n + 1) / 2, "%s reduce_scatter_block in place count %d [%d]", name, count, i);
+      CHECK(big[i] == (((r * count + i) % 7) + 1) * n * (n + 1) / 2, "%s reduce_scatter_block in place count %d [%d]",
+            name, count, i);
     /* gather and scatter at root n-1, alltoall */
     const int root = n - 1;
     memset(all, 0, sizeof(int32_t) * count * n);
@@ -208,9 +218,13 @@ static void derived_checks(MPI_Comm comm, const char* name) {
   double d[2 * K];
   for (int i = 0; i < 2 * K; ++i) d[i] = r == 0 ? dval(0, i) : -1.0;
   MPI_Bcast(d, 1, stride, 0, comm);
-  for (int i = 0; i < 2 * K; ++i) CHECK(d[i] == (i % 2 == 0 || r == 0 ? dval(0, i) : -1.0), "%s bcast strided [%d]", name, i);
+  for (int i = 0; i < 2 * K; ++i)
+    CHECK(d[i] == (i % 2 == 0 || r == 0 ? dval(0, i) : -1.0), "%s bcast strided [%d]", name, i);
   /* A struct of an int and a double: several basic types, the library's call on every rank. */
-  struct pair { int32_t i; double x; } pairs[8];
+  struct pair {
+    int32_t i;
+    double x;
+  } pairs[8];
   int lens[2] = {1, 1};
   MPI_Aint displs[2] = {offsetof(struct pair, i), offsetof(struct pair, x)};
   MPI_Datatype types[2] = {MPI_INT, MPI_DOUBLE}, st, pair_t;
@@ -284,8 +298,10 @@ int main(int argc, char** argv) {
   MPI_Comm_free(&col);
 
   MPI_Barrier(MPI_COMM_WORLD);
-  if (failures) fprintf(stderr, "grid: rank %d: %d check(s) failed\n", world_rank, failures);
-  else if (world_rank == 0) printf("grid: OK (%d ranks, grid %d x %d)\n", p, dims[0], dims[1]);
+  if (failures)
+    fprintf(stderr, "grid: rank %d: %d check(s) failed\n", world_rank, failures);
+  else if (world_rank == 0)
+    printf("grid: OK (%d ranks, grid %d x %d)\n", p, dims[0], dims[1]);
   MPI_Finalize();
   return failures ? 1 : 0;
 }

@@ -67,7 +67,8 @@ std::string library_version() {
   if (PMPI_Get_library_version(buf, &len) != MPI_SUCCESS || len <= 0) return "";
   std::string v(buf, static_cast<std::size_t>(len) < sizeof buf ? static_cast<std::size_t>(len) : 0);
   v = v.substr(0, v.find('\n'));
-  while (!v.empty() && (v.back() == '\0' || v.back() == ' ' || v.back() == ',')) v.pop_back();  // padding some MPIs leave
+  while (!v.empty() && (v.back() == '\0' || v.back() == ' ' || v.back() == ','))
+    v.pop_back();  // padding some MPIs leave
   return v;
 }
 
@@ -186,8 +187,11 @@ struct Row {
 class Preload {
  public:
   Preload(std::optional<Tuning> tuning, std::string off, std::string summary, int keyval)
-      : tuning_(std::move(tuning)), off_(std::move(off)), summary_(std::move(summary)),
-        keyval_(keyval), scope_(std::make_shared<CallScope>(kNoTimeout)) {
+      : tuning_(std::move(tuning)),
+        off_(std::move(off)),
+        summary_(std::move(summary)),
+        keyval_(keyval),
+        scope_(std::make_shared<CallScope>(kNoTimeout)) {
     scope_->set_watched(true);
   }
 
@@ -260,8 +264,8 @@ void Preload::decide(const Call& c, Plan& p) {
   MPI_Count type_bytes = 0;
   PMPI_Type_size_x(send_side ? c.stype : c.rtype, &type_bytes);
   const int count = send_side ? c.scount : c.rcount;
-  p.bytes = static_cast<std::uint64_t>(type_bytes > 0 ? type_bytes : 0) * static_cast<std::uint64_t>(count > 0 ? count : 0) *
-            chunks;
+  p.bytes = static_cast<std::uint64_t>(type_bytes > 0 ? type_bytes : 0) *
+            static_cast<std::uint64_t>(count > 0 ? count : 0) * chunks;
   if (!off_.empty()) {
     p.why = off_;
     return;
@@ -312,7 +316,8 @@ void Preload::decide(const Call& c, Plan& p) {
     const TunedChoice t = tuning_->choose(c.op, "mpi", "cpu", p.ctx->layout(), p.bytes);
     if (t.algo == "library") return Choice{nullptr, ""};
     const AlgoEntry* e = Registry::get().find(c.op, t.algo, "mpi");
-    if (!e) return Choice{nullptr, "tuning file names '" + t.algo + "', not a " + std::string(op_name(c.op)) + " algorithm"};
+    if (!e)
+      return Choice{nullptr, "tuning file names '" + t.algo + "', not a " + std::string(op_name(c.op)) + " algorithm"};
     if (e->library()) return Choice{nullptr, "tuning file names '" + t.algo + "', the library's own"};
     if (e->supports) {
       CollArgs a;  // what every rank knows alike: no buffers
@@ -345,7 +350,8 @@ namespace {
 void restage(Context& ctx, const void* from, int fcount, MPI_Datatype ftype, void* to, int tcount, MPI_Datatype ttype) {
   const int rc = PMPI_Sendrecv(from, fcount, ftype, ctx.rank(), kStageTag, to, tcount, ttype, ctx.rank(), kStageTag,
                                ctx.comm(), MPI_STATUS_IGNORE);
-  if (rc != MPI_SUCCESS) throw Error("staging a derived datatype through MPI failed (MPI error " + std::to_string(rc) + ")");
+  if (rc != MPI_SUCCESS)
+    throw Error("staging a derived datatype through MPI failed (MPI error " + std::to_string(rc) + ")");
 }
 
 // A buffer as the algorithm sees it: the application's, or a staged copy of it as n x basic.
@@ -403,7 +409,7 @@ int Preload::run(const Call& c, Plan& p) {
   Context& ctx = *p.ctx;
   const int n = p.size, r = p.rank;
   const std::size_t chunk = p.count * dtype_size(p.dtype);  // bytes per rank-chunk
-  const std::size_t elems = p.sig.n;                      // basic elements per rank-chunk
+  const std::size_t elems = p.sig.n;                        // basic elements per rank-chunk
   const bool root = r == c.root;
   CollArgs a;
   a.count = p.count;
@@ -413,7 +419,7 @@ int Preload::run(const Call& c, Plan& p) {
   if (op_reduces(c.op)) a.op = make_reduce_op(*reduction(c.mpi_op), p.dtype);
   const bool in_place_send = c.sbuf == MPI_IN_PLACE;
   const auto nn = static_cast<std::size_t>(n);
-  std::optional<Side> out;  // written back after the algorithm
+  std::optional<Side> out;       // written back after the algorithm
   bool staged_in_place = false;  // reduce_scatter in place, its input staged
   // This rank's input as the algorithm reads it (stage slot 0), loaded now.
   auto input = [&](const void* buf, int count, MPI_Datatype type, std::size_t basic) {
@@ -469,8 +475,8 @@ int Preload::run(const Call& c, Plan& p) {
       std::byte* all = input(c.sbuf, c.scount * n, c.stype, elems * nn).ptr();
       a.send = all;
       // In place, the root's block stays where it is in the send buffer.
-      a.recv = c.rbuf == MPI_IN_PLACE ? all + static_cast<std::size_t>(r) * chunk
-                                      : output(c.rbuf, c.rcount, c.rtype, elems);
+      a.recv =
+          c.rbuf == MPI_IN_PLACE ? all + static_cast<std::size_t>(r) * chunk : output(c.rbuf, c.rcount, c.rtype, elems);
       break;
     }
     case Op::reduce_scatter: {
@@ -525,8 +531,9 @@ int Preload::serve(const Call& c, LibraryCall library) {
     } catch (const std::exception& e) {
       // A failure inside an algorithm: the ranks are mid-collective, so no library call can stand
       // in for it. Say where, and end the job as MPI's default error handler would.
-      std::fprintf(stderr, "%s: rank %d: %s with %s failed: %s\n", kSelf, world_rank(), std::string(mpi_library::call_name(c.op)).c_str(),
-                   p.entry ? p.entry->algo.c_str() : "(deciding)", e.what());
+      std::fprintf(stderr, "%s: rank %d: %s with %s failed: %s\n", kSelf, world_rank(),
+                   std::string(mpi_library::call_name(c.op)).c_str(), p.entry ? p.entry->algo.c_str() : "(deciding)",
+                   e.what());
       std::fflush(stderr);
       PMPI_Abort(c.comm == MPI_COMM_NULL ? MPI_COMM_WORLD : c.comm, 1);
     }
@@ -557,12 +564,14 @@ int serve(Preload& p, const Call& c, LibraryCall library) { return p.serve(c, li
 bool right_mpi() {
   const std::string v = library_version();
   if (v.rfind(kBuiltFor, 0) == 0) return true;
-  const std::string runs = std::string("built for ") + kBuiltFor + ", but this process runs " + (v.empty() ? "an unknown MPI" : v);
+  const std::string runs =
+      std::string("built for ") + kBuiltFor + ", but this process runs " + (v.empty() ? "an unknown MPI" : v);
   if constexpr (sizeof(MPI_Comm) < sizeof(void*)) {
     // Built with 32-bit integer handles (MPICH), passing another MPI's pointer handles through
     // would cut them: end here, saying so, before any call is made with one.
-    say(runs + ": its handles cannot pass through this build; exiting (preload the libcollbench-pmpi.so built "
-               "against the MPI the program links: docs/preload.md)");
+    say(runs +
+        ": its handles cannot pass through this build; exiting (preload the libcollbench-pmpi.so built "
+        "against the MPI the program links: docs/preload.md)");
     std::_Exit(1);
   }
   // Built with pointer-sized handles (Open MPI): another MPI's integer handles pass through intact.
@@ -642,12 +651,14 @@ void start(int provided) {
   std::vector<std::string> lines;  // rank 0 says them
   if (threads) {
     off = "threads: above MPI_THREAD_FUNNELED";
-    lines.push_back("MPI_Init_thread gave a thread level above MPI_THREAD_FUNNELED: nothing served (every "
-                    "collective goes to the library)");
+    lines.push_back(
+        "MPI_Init_thread gave a thread level above MPI_THREAD_FUNNELED: nothing served (every "
+        "collective goes to the library)");
   } else if (cuda) {
     off = "CUDA: buffers may be device memory";
-    lines.push_back("the CUDA driver is loaded (buffers may be device memory): nothing served (every collective goes "
-                    "to the library)");
+    lines.push_back(
+        "the CUDA driver is loaded (buffers may be device memory): nothing served (every collective goes "
+        "to the library)");
   } else if (s.tuning_path.empty()) {
     off = "no tuning file";
   } else if (!s.error.empty()) {

@@ -18,9 +18,11 @@ std::optional<DType> dtype_of(MPI_Datatype t) {
   int size = 0;
   PMPI_Type_size(t, &size);
   for (MPI_Datatype f : {MPI_INTEGER, MPI_INTEGER4, MPI_INTEGER8})
-    if (t == f && f != MPI_DATATYPE_NULL) return size == 4 ? std::optional(DType::int32) : size == 8 ? std::optional(DType::int64) : std::nullopt;
+    if (t == f && f != MPI_DATATYPE_NULL)
+      return size == 4 ? std::optional(DType::int32) : size == 8 ? std::optional(DType::int64) : std::nullopt;
   for (MPI_Datatype f : {MPI_REAL, MPI_REAL4, MPI_REAL8, MPI_DOUBLE_PRECISION})
-    if (t == f && f != MPI_DATATYPE_NULL) return size == 4 ? std::optional(DType::float32) : size == 8 ? std::optional(DType::float64) : std::nullopt;
+    if (t == f && f != MPI_DATATYPE_NULL)
+      return size == 4 ? std::optional(DType::float32) : size == 8 ? std::optional(DType::float64) : std::nullopt;
   return std::nullopt;
 }
 
@@ -58,8 +60,11 @@ bool single_leaf(MPI_Datatype t, MPI_Datatype& leaf, const char*& why) {
     case MPI_COMBINER_SUBARRAY:
     case MPI_COMBINER_DARRAY:
     case MPI_COMBINER_RESIZED:
-    case MPI_COMBINER_STRUCT: break;
-    default: why = "a Fortran 90 parameterized type"; return false;
+    case MPI_COMBINER_STRUCT:
+      break;
+    default:
+      why = "a Fortran 90 parameterized type";
+      return false;
   }
   std::vector<int> ints(static_cast<std::size_t>(ni) + 1);
   std::vector<MPI_Aint> addrs(static_cast<std::size_t>(na) + 1);
