@@ -146,10 +146,16 @@ class Context {
   // few sizes; the memo is dropped when it grows past kChoices).
   template <class Choose>
   const Choice& choice(Op op, std::uint64_t bytes, Choose&& choose) {
+    Last& last = last_[op_index(op)];  // a loop of one size: no lookup
+    if (last.choice && last.bytes == bytes) return *last.choice;
     auto& memo = choices_[op_index(op)];
-    if (auto it = memo.find(bytes); it != memo.end()) return it->second;
-    if (memo.size() >= kChoices) memo.clear();
-    return memo.emplace(bytes, choose()).first->second;
+    auto it = memo.find(bytes);
+    if (it == memo.end()) {
+      if (memo.size() >= kChoices) memo.clear();
+      it = memo.emplace(bytes, choose()).first;
+    }
+    last = {bytes, &it->second};
+    return it->second;
   }
   // Algorithms that refused this communicator (NotSupported at their start, on every rank).
   const std::string* refused(const AlgoEntry* e) const {
@@ -166,13 +172,13 @@ class Context {
   TunedLayout layout_;
   std::unique_ptr<Workspace> work_, stage_;
   std::unordered_map<std::uint64_t, Choice> choices_[kOps];
+  struct Last {
+    std::uint64_t bytes = 0;
+    const Choice* choice = nullptr;
+  };
+  Last last_[kOps];  // the latest choice per op (unordered_map nodes stay put until cleared)
   std::map<const AlgoEntry*, std::string> refused_;
 };
-
-int delete_context(MPI_Comm, int, void* attr, void*) {
-  delete static_cast<Context*>(attr);
-  return MPI_SUCCESS;
-}
 
 // One row of the summary: calls of one op served one way.
 struct Row {
@@ -197,12 +203,16 @@ class Preload {
 
   int serve(const Call& c, LibraryCall library);
   void stop();
+  // A context is being freed (its communicator's delete callback): not the remembered one now.
+  void forget(const Context* ctx) {
+    if (ctx == last_ctx_) remember(MPI_COMM_NULL, nullptr);
+  }
 
  private:
   struct Plan;
-  void decide(const Call& c, Plan& p);
+  void decide(const Call& c, Plan& p, bool timed);
   int run(const Call& c, Plan& p);
-  void record(Op op, const std::string& by, const std::string& why, std::uint64_t bytes, double seconds);
+  void record(Op op, std::string_view by, std::string_view why, std::uint64_t bytes, double seconds);
   void print_summary();
 
   std::optional<Tuning> tuning_;
@@ -210,6 +220,15 @@ class Preload {
   std::string summary_;  // "": none; "stderr"; else a file path (rank 0's COLLBENCH_PMPI_SUMMARY)
   int keyval_;
   std::shared_ptr<CallScope> scope_;
+  Signatures signatures_;
+  void remember(MPI_Comm comm, Context* ctx) {
+    last_comm_ = comm;
+    last_ctx_ = ctx;
+  }
+  // The latest communicator with a context, and it: set when one is found or made, cleared when
+  // it is freed, so a handle MPI reuses for a new communicator is never taken for the old one.
+  MPI_Comm last_comm_ = MPI_COMM_NULL;
+  Context* last_ctx_ = nullptr;
   bool busy_ = false;  // serving a call: an MPI_ collective now is a re-entry
   std::uint64_t reentered_ = 0;
   std::vector<Row> rows_[kOps];
@@ -217,6 +236,15 @@ class Preload {
 
 namespace {
 Preload* g_preload = nullptr;  // the process's Preload (preload.hpp says why it is global)
+
+// The attribute's delete callback: the communicator is being freed (or MPI_Finalize's wrapper
+// deletes WORLD's and SELF's).
+int delete_context(MPI_Comm, int, void* attr, void*) {
+  auto* ctx = static_cast<Context*>(attr);
+  if (g_preload) g_preload->forget(ctx);
+  delete ctx;
+  return MPI_SUCCESS;
+}
 }  // namespace
 
 Preload* instance() { return g_preload; }
@@ -226,7 +254,7 @@ Preload* instance() { return g_preload; }
 struct Preload::Plan {
   Context* ctx = nullptr;
   const AlgoEntry* entry = nullptr;  // null: the library's call
-  std::string why;                   // the library: why
+  std::string_view why;              // the library: why (a literal, or text the Preload or context keeps)
   std::uint64_t bytes = 0;           // the call's size as tuning files count it (nccl-tests' size)
   Signature sig;                     // of the deciding side (per chunk)
   DType dtype = DType::uint8;        // what the algorithm moves: the basic type, or its bytes
@@ -234,18 +262,27 @@ struct Preload::Plan {
   int rank = 0, size = 1;
 };
 
-void Preload::decide(const Call& c, Plan& p) {
+void Preload::decide(const Call& c, Plan& p, bool timed) {
+  if (!off_.empty() && !timed) {  // nothing served, nothing counted: as close to the bare call as can be
+    p.why = off_;
+    return;
+  }
   if (c.comm == MPI_COMM_NULL) {
     p.why = "no communicator";
     return;
   }
-  void* attr = nullptr;
-  int cached = 0;
-  if (PMPI_Comm_get_attr(c.comm, keyval_, &attr, &cached) != MPI_SUCCESS) {
-    p.why = "not a communicator";
-    return;
+  if (c.comm == last_comm_) {  // the communicator of the previous served call: no attribute lookup
+    p.ctx = last_ctx_;
+  } else {
+    void* attr = nullptr;
+    int cached = 0;
+    if (PMPI_Comm_get_attr(c.comm, keyval_, &attr, &cached) != MPI_SUCCESS) {
+      p.why = "not a communicator";
+      return;
+    }
+    p.ctx = cached ? static_cast<Context*>(attr) : nullptr;
+    if (p.ctx) remember(c.comm, p.ctx);
   }
-  p.ctx = cached ? static_cast<Context*>(attr) : nullptr;
   int inter = 0;
   if (p.ctx) {
     p.rank = p.ctx->rank();
@@ -260,12 +297,9 @@ void Preload::decide(const Call& c, Plan& p) {
   // the root (its send side), every other op's receive side (its in-place form included).
   const bool root = p.rank == c.root;
   const bool send_side = (c.op == Op::gather && !root) || (c.op == Op::scatter && root);
+  p.sig = send_side ? signatures_.of(c.stype, c.scount) : signatures_.of(c.rtype, c.rcount);
   const std::size_t chunks = extent_chunks(op_traits(c.op).size_chunks, p.size);
-  MPI_Count type_bytes = 0;
-  PMPI_Type_size_x(send_side ? c.stype : c.rtype, &type_bytes);
-  const int count = send_side ? c.scount : c.rcount;
-  p.bytes = static_cast<std::uint64_t>(type_bytes > 0 ? type_bytes : 0) *
-            static_cast<std::uint64_t>(count > 0 ? count : 0) * chunks;
+  p.bytes = p.sig.bytes * chunks;
   if (!off_.empty()) {
     p.why = off_;
     return;
@@ -278,9 +312,8 @@ void Preload::decide(const Call& c, Plan& p) {
     p.why = "root outside the communicator";
     return;
   }
-  p.sig = send_side ? signature(c.stype, c.scount) : signature(c.rtype, c.rcount);
   if (!p.sig.homogeneous) {
-    p.why = std::string("datatype: ") + p.sig.why;
+    p.why = p.sig.why;
     return;
   }
   if (p.sig.n * chunks > static_cast<std::size_t>(INT_MAX)) {
@@ -293,11 +326,12 @@ void Preload::decide(const Call& c, Plan& p) {
       p.why = "op: user-defined or not sum/prod/max/min";
       return;
     }
-    if (!p.sig.dtype) {
+    const std::optional<DType> dtype = reduced_as(p.sig.leaf);
+    if (!dtype) {
       p.why = "datatype: no collbench type for this reduction";
       return;
     }
-    p.dtype = *p.sig.dtype;
+    p.dtype = *dtype;
     p.count = p.sig.n;
   } else {
     p.dtype = DType::uint8;  // moved as bytes, whatever the basic type
@@ -311,6 +345,7 @@ void Preload::decide(const Call& c, Plan& p) {
   if (!p.ctx) {
     p.ctx = new Context(c.comm, scope_);
     PMPI_Comm_set_attr(c.comm, keyval_, p.ctx);
+    remember(c.comm, p.ctx);
   }
   const Choice& choice = p.ctx->choice(c.op, p.bytes, [&] {
     const TunedChoice t = tuning_->choose(c.op, "mpi", "cpu", p.ctx->layout(), p.bytes);
@@ -526,7 +561,7 @@ int Preload::serve(const Call& c, LibraryCall library) {
   } else {
     busy_ = true;
     try {
-      decide(c, p);
+      decide(c, p, timed);
       if (!p.entry || run(c, p) < 0) rc = library();
     } catch (const std::exception& e) {
       // A failure inside an algorithm: the ranks are mid-collective, so no library call can stand
@@ -541,12 +576,12 @@ int Preload::serve(const Call& c, LibraryCall library) {
   }
   if (timed) {
     const double s = std::chrono::duration<double>(Clock::now() - t0).count();
-    record(c.op, p.entry ? p.entry->algo : std::string("library"), p.why, p.bytes, s);
+    record(c.op, p.entry ? std::string_view(p.entry->algo) : std::string_view("library"), p.why, p.bytes, s);
   }
   return rc;
 }
 
-void Preload::record(Op op, const std::string& by, const std::string& why, std::uint64_t bytes, double seconds) {
+void Preload::record(Op op, std::string_view by, std::string_view why, std::uint64_t bytes, double seconds) {
   for (Row& row : rows_[op_index(op)])
     if (row.by == by && row.why == why) {
       ++row.calls;
@@ -554,7 +589,7 @@ void Preload::record(Op op, const std::string& by, const std::string& why, std::
       row.seconds += seconds;
       return;
     }
-  rows_[op_index(op)].push_back({by, why, 1, bytes, seconds});
+  rows_[op_index(op)].push_back({std::string(by), std::string(why), 1, bytes, seconds});
 }
 
 int serve(Preload& p, const Call& c, LibraryCall library) { return p.serve(c, library); }

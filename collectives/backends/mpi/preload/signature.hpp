@@ -12,6 +12,7 @@
 
 #include <cstddef>
 #include <optional>
+#include <vector>
 
 #include "collectives/core/dtype.hpp"
 #include "collectives/core/reduce_op.hpp"
@@ -22,18 +23,35 @@ struct Signature {
   // n elements of the predefined type `leaf`; false: any other signature (why says which).
   bool homogeneous = false;
   const char* why = "";
+  std::size_t bytes = 0;  // count x the type's size (the message's bytes on this side)
   MPI_Datatype leaf = MPI_DATATYPE_NULL;
   std::size_t leaf_bytes = 0;
   std::size_t n = 0;
   // The handle itself is `leaf` (a predefined type): the buffer is used as it is. Local: never
   // part of the decision, only of how this rank hands its buffer over.
   bool direct = false;
-  // The collbench type of `leaf` for reductions, when it has one (MPI_INT -> int32 ...).
-  std::optional<DType> dtype;
 };
 
 // The signature of `count` elements of `type`. Only PMPI_ calls.
 Signature signature(MPI_Datatype type, int count);
+
+// signature() with the common predefined types answered from a table made once (after
+// MPI_Init): no MPI call on the path most calls take.
+class Signatures {
+ public:
+  Signatures();
+  Signature of(MPI_Datatype type, int count) const;
+
+ private:
+  struct Known {
+    MPI_Datatype type;
+    std::size_t size;
+  };
+  std::vector<Known> known_;
+};
+
+// The collbench type a predefined MPI type reduces as (MPI_INT -> int32 ...), when it has one.
+std::optional<DType> reduced_as(MPI_Datatype basic);
 
 // The collbench reduction of a predefined MPI op (MPI_SUM, MPI_PROD, MPI_MAX, MPI_MIN); nullopt
 // for any other (user-defined, MPI_LAND, MPI_MAXLOC, ...).

@@ -1,0 +1,101 @@
+#!/usr/bin/env python3
+"""What the preload library (docs/preload.md) buys an unmodified MPI program: collbench_raw's plain
+MPI loops with and without libcollbench-pmpi.so, per op and size, on the tuning file colltune
+writes from a sweep on this machine.
+
+  1. collbench --op OPS --algo all --interleave (every algorithm, NP ranks) -> DIR/sweep.jsonl;
+     analysis/colltune -> DIR/tuning.yaml            (skipped with --tuning FILE)
+  2. REPS times, alternated: collbench_raw --method batch without, then with the preload
+     (COLLBENCH_TUNING=the file) -> DIR/plain.jsonl, DIR/preload.jsonl, DIR/summary-K.txt
+  3. per (op, size): the median over repetitions of each launch's p50, the algorithm the file
+     names (what the preload served; "library": passed through), and without / with -> a
+     markdown table on stdout (and DIR/table.md).
+
+Usage: bench/preload_speedup.py [--build build] [--np 2] [--reps 3] [-b 8] [-e 16M] [-f 4]
+                                [--ops allreduce,broadcast,allgather,reduce_scatter] [--out DIR]
+                                [--tuning FILE]
+"""
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+from collections import defaultdict
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tests" / "harness"))
+sys.path.insert(0, str(ROOT / "analysis"))
+import launcher  # noqa: E402
+from collbench_analysis import tune  # noqa: E402
+
+
+def run(cmd, **kw):
+    print("$", " ".join(map(str, cmd)), flush=True)
+    subprocess.run(list(map(str, cmd)), check=True, **kw)
+
+
+def size_label(b):
+    for unit, k in (("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if b >= k and b % k == 0:
+            return f"{b // k} {unit}"
+    return f"{b} B"
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--build", default="build")
+    ap.add_argument("--np", type=int, default=2)
+    ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("-b", default="8")
+    ap.add_argument("-e", default="16M")
+    ap.add_argument("-f", default="4")
+    ap.add_argument("--ops", default="allreduce,broadcast,allgather,reduce_scatter")
+    ap.add_argument("--out", default="results/local/preload-speedup")
+    ap.add_argument("--tuning", help="use this tuning file instead of sweeping")
+    a = ap.parse_args()
+    build, out = Path(a.build).resolve(), Path(a.out).resolve()
+    out.mkdir(parents=True, exist_ok=True)
+    mpiexec = "mpirun"
+    env = {**os.environ, "OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1"}
+    sizes = ["-b", a.b, "-e", a.e, "-f", a.f]
+    tuning = Path(a.tuning).resolve() if a.tuning else out / "tuning.yaml"
+    if not a.tuning:
+        sweep = out / "sweep.jsonl"
+        sweep.unlink(missing_ok=True)
+        run(launcher.mpirun(mpiexec, a.np, [build / "collbench", "--op", a.ops, "--algo", "all", "--interleave",
+                                            "-n", "40", *sizes, "--json", sweep]), env=env, stdout=subprocess.DEVNULL)
+        run(["/usr/bin/python3", ROOT / "analysis" / "colltune", sweep, "-o", tuning], stdout=subprocess.DEVNULL)
+    raw = [build / "bench" / "collbench_raw", "--op", a.ops, "--method", "batch", "--samples", "7", *sizes,
+           "-n", "50", "-w", "5"]
+    for f in ("plain.jsonl", "preload.jsonl"):
+        (out / f).unlink(missing_ok=True)
+    for k in range(a.reps):
+        run(launcher.mpirun(mpiexec, a.np, [*raw, "--json", out / "plain.jsonl"]), env=env)
+        preload = {"LD_PRELOAD": str(build / "libcollbench-pmpi.so"), "COLLBENCH_TUNING": str(tuning),
+                   "COLLBENCH_PMPI_SUMMARY": str(out / f"summary-{k + 1}.txt")}
+        run(launcher.mpirun(mpiexec, a.np, [*raw, "--json", out / "preload.jsonl"], env=preload), env=env)
+
+    def p50s(name):
+        d = defaultdict(list)
+        for line in (out / name).read_text().splitlines():
+            r = json.loads(line)
+            d[(r["op"], r["bytes"])].append(r["p50_us"])
+        return d
+
+    plain, pre = p50s("plain.jsonl"), p50s("preload.jsonl")
+    t = tune.load_tuning(tuning)
+    lines = ["| op | size | preload serves | without (µs) | with (µs) | speed-up |", "|---|---:|---|---:|---:|---:|"]
+    for op in a.ops.split(","):
+        for (o, b) in sorted(k for k in plain if k[0] == op):
+            without, with_ = statistics.median(plain[(o, b)]), statistics.median(pre[(o, b)])
+            r = t.lookup(op, "mpi", "cpu", tune.Layout((a.np,)), b)
+            lines.append(f"| {op} | {size_label(b)} | {r.algo if r else 'library'} | {without:.2f} | {with_:.2f} | "
+                         f"{without / with_:.2f}× |")
+    (out / "table.md").write_text("\n".join(lines) + "\n")
+    print("\n".join(lines))
+
+
+if __name__ == "__main__":
+    main()
