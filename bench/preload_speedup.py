@@ -6,7 +6,7 @@ writes from a sweep on this machine.
   1. collbench --op OPS --algo all --interleave (every algorithm, NP ranks) -> DIR/sweep.jsonl;
      analysis/colltune -> DIR/tuning.yaml            (skipped with --tuning FILE)
   2. REPS times, alternated: collbench_raw --method batch without, then with the preload
-     (COLLBENCH_TUNING=the file) -> DIR/plain.jsonl, DIR/preload.jsonl, DIR/summary-K.txt
+     (COLLBENCH_TUNING=the file) -> DIR/plain.jsonl, DIR/preload.jsonl
   3. per (op, size): the median over repetitions of each launch's p50, the algorithm the file
      names (what the preload served; "library": passed through), and without / with -> a
      markdown table on stdout (and DIR/table.md).
@@ -73,8 +73,8 @@ def main():
         (out / f).unlink(missing_ok=True)
     for k in range(a.reps):
         run(launcher.mpirun(mpiexec, a.np, [*raw, "--json", out / "plain.jsonl"]), env=env)
-        preload = {"LD_PRELOAD": str(build / "libcollbench-pmpi.so"), "COLLBENCH_TUNING": str(tuning),
-                   "COLLBENCH_PMPI_SUMMARY": str(out / f"summary-{k + 1}.txt")}
+        # No COLLBENCH_PMPI_SUMMARY: its clock reads would be timed too.
+        preload = {"LD_PRELOAD": str(build / "libcollbench-pmpi.so"), "COLLBENCH_TUNING": str(tuning)}
         run(launcher.mpirun(mpiexec, a.np, [*raw, "--json", out / "preload.jsonl"], env=preload), env=env)
 
     def p50s(name):
