@@ -17,8 +17,8 @@
       the library served what it could not.
   harness MPIEXEC NP COLLBENCH LIB TUNING DIR
       collbench --algo library under the preload: every point verified (so every intercepted
-      call is checked), the run record's versions.mpi_preload names the library, the summary
-      shows the harness's calls served.
+      call is checked), the records valid (collbench_check.py: the schema and its rules), the run
+      record's versions.mpi_preload names the library, the summary shows the harness's calls served.
   raw MPIEXEC RAW LIB TUNING DIR
       bench's collbench_raw (plain MPI loops, no collbench code) under the preload: it runs, and
       the summary shows its calls served.
@@ -31,6 +31,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "harness"))
+import collbench_check  # noqa: E402
 import launcher  # noqa: E402
 
 import yaml  # noqa: E402  (Debian python3-yaml: what the analysis reads YAML with)
@@ -162,6 +163,10 @@ def check_harness(mpiexec, np, collbench, lib, tuning, d):
     if p.returncode != 0:
         fail(f"collbench under the preload failed:\n{p.stdout[-3000:]}{p.stderr[-3000:]}")
         return
+    try:  # the records against the schema (versions.mpi_preload included) and the contract
+        collbench_check.check_file(str(json_file), 1, False)
+    except collbench_check.CheckError as e:
+        fail(f"harness: {e}")
     records = [json.loads(l) for l in json_file.read_text().splitlines()]
     run_rec = next(r for r in records if r["type"] == "run")
     preload = run_rec["versions"].get("mpi_preload")
