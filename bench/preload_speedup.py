@@ -6,7 +6,8 @@ writes from a sweep on this machine.
   1. collbench --op OPS --algo all --interleave (every algorithm, NP ranks) -> DIR/sweep.jsonl;
      analysis/colltune -> DIR/tuning.yaml            (skipped with --tuning FILE)
   2. REPS times, alternated: collbench_raw --method batch without, then with the preload
-     (COLLBENCH_TUNING=the file) -> DIR/plain.jsonl, DIR/preload.jsonl
+     (COLLBENCH_TUNING=the file) -> DIR/plain.jsonl, DIR/preload.jsonl; 7 samples of 2000 calls
+     up to 64 KiB, of 50 above
   3. per (op, size): the median over repetitions of each launch's p50, the algorithm the file
      names (what the preload served; "library": passed through), and without / with -> a
      markdown table on stdout (and DIR/table.md).
@@ -34,6 +35,12 @@ from collbench_analysis import tune  # noqa: E402
 def run(cmd, **kw):
     print("$", " ".join(map(str, cmd)), flush=True)
     subprocess.run(list(map(str, cmd)), check=True, **kw)
+
+
+def parse_size(text):
+    """8, 64K, 16M, 1G (binary units), as collbench's -b/-e."""
+    units = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
+    return int(text[:-1]) * units[text[-1].upper()] if text[-1].upper() in units else int(text)
 
 
 def size_label(b):
@@ -67,15 +74,28 @@ def main():
         run(launcher.mpirun(mpiexec, a.np, [build / "collbench", "--op", a.ops, "--algo", "all", "--interleave",
                                             "-n", "40", *sizes, "--json", sweep]), env=env, stdout=subprocess.DEVNULL)
         run(["/usr/bin/python3", ROOT / "analysis" / "colltune", sweep, "-o", tuning], stdout=subprocess.DEVNULL)
-    raw = [build / "bench" / "collbench_raw", "--op", a.ops, "--method", "batch", "--samples", "7", *sizes,
-           "-n", "50", "-w", "5"]
+    # Small sizes back to back many times (a sample of 50 calls of 0.1 us is the timer's noise),
+    # large ones fewer: the geometric series split at the first size above 64 KiB.
+    series = [int(parse_size(a.b))]
+    while series[-1] * int(a.f) <= parse_size(a.e):
+        series.append(series[-1] * int(a.f))
+    if series[-1] != parse_size(a.e):  # the largest size is measured too, as collbench's -e
+        series.append(parse_size(a.e))
+    small = [x for x in series if x <= 64 << 10]
+    large = [x for x in series if x > 64 << 10]
+    raws = [(small, "2000", "100"), (large, "50", "5")]
     for f in ("plain.jsonl", "preload.jsonl"):
         (out / f).unlink(missing_ok=True)
+    # No COLLBENCH_PMPI_SUMMARY: its clock reads would be timed too.
+    preload = {"LD_PRELOAD": str(build / "libcollbench-pmpi.so"), "COLLBENCH_TUNING": str(tuning)}
     for k in range(a.reps):
-        run(launcher.mpirun(mpiexec, a.np, [*raw, "--json", out / "plain.jsonl"]), env=env)
-        # No COLLBENCH_PMPI_SUMMARY: its clock reads would be timed too.
-        preload = {"LD_PRELOAD": str(build / "libcollbench-pmpi.so"), "COLLBENCH_TUNING": str(tuning)}
-        run(launcher.mpirun(mpiexec, a.np, [*raw, "--json", out / "preload.jsonl"], env=preload), env=env)
+        for part, iters, warmup in raws:
+            if not part:
+                continue
+            raw = [build / "bench" / "collbench_raw", "--op", a.ops, "--method", "batch", "--samples", "7", "-b",
+                   part[0], "-e", part[-1], "-f", a.f, "-n", iters, "-w", warmup]
+            run(launcher.mpirun(mpiexec, a.np, [*raw, "--json", out / "plain.jsonl"]), env=env)
+            run(launcher.mpirun(mpiexec, a.np, [*raw, "--json", out / "preload.jsonl"], env=preload), env=env)
 
     def p50s(name):
         d = defaultdict(list)
