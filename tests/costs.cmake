@@ -82,6 +82,7 @@ set(COLLBENCH_TEST_SECONDS
   mpi.mpi_split.np7                       1 -
   mpi.mpi_split.np8                       1 -
   mpi.mpi_transport.np2                   2 -
+  mpi.ompi_rules                          7 1
   mpi.quiet_comm.np2                      1 1
   mpi.quiet_comm.np3                      1 1
   mpi.quiet_harness.np3                   1 1
