@@ -12,6 +12,7 @@ set(COLLBENCH_TEST_SECONDS
   analysis.ddp                            5 -
   analysis.expect_write                   3 -
   analysis.formats                        1 -
+  analysis.library_files                  2 -
   analysis.load                           3 -
   analysis.model                          1 -
   analysis.mpis_side_by_side              3 -

@@ -6,6 +6,8 @@ program with no collbench code, under mpiexec.hydra with both files: the UCX sen
 MPI_Allreduce per pair of ranks (tests/mpich/test_mpich_forcing.py's counter and patterns) must
 be recursive doubling's, and without the files they must not be (the control). MPICH loads both
 files at MPI_Init, where an unknown key or name asserts: every file colltune writes is loaded here.
+Not proven here: UCX counting needs MPIR_CVAR_NOLOCAL=1, under which the MPIR file alone reaches
+MPIR; that the CH4 file moves a shared-memory one-node allreduce is not seen in messages.
 
     test_mpich_selection.py COLLBENCH RAW MPIEXEC_HYDRA WORKDIR COUNT_SHIM YIELD_SHIM
 """
