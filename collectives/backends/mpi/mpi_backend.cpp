@@ -16,6 +16,7 @@
 #include "collectives/backends/device.hpp"
 #include "collectives/backends/mpi/finalize_guard.hpp"
 #include "collectives/backends/mpi/mpi_device.hpp"
+#include "collectives/backends/mpi/mpi_ompi_vars.hpp"
 #include "collectives/backends/mpi/mpi_transport.hpp"
 #include "collectives/backends/mpi/mpi_world.hpp"
 #include "collectives/backends/mpi/quiet_comm.hpp"
@@ -97,9 +98,22 @@ class MpiBootstrap final : public Bootstrap {
 // When destroyed by an exception (a timeout, a dead peer), it deliberately leaves the
 // communicator and its pending requests alone: the job is about to be aborted, and tearing
 // down a failed communication layer can block.
+// An Open MPI coll/tuned rules file (colltune writes them: docs/library-tuning.md) decides before
+// coll_tuned_<op>_algorithm in 4.1, so library:ALGO would record the file's algorithm under its own
+// name and `library` the file's choice as Open MPI's: refused, alike on every rank (one launch).
+void refuse_dynamic_rules_file() {
+  const auto file = ompi::cvar_text("coll_tuned_dynamic_rules_filename");
+  if (!file || file->empty() || ompi::cvar_text("coll_tuned_use_dynamic_rules") != "true") return;
+  throw UsageError("Open MPI's coll/tuned rules file " + *file +
+                   " is loaded (coll_tuned_use_dynamic_rules, coll_tuned_dynamic_rules_filename): it overrides "
+                   "the algorithms collbench forces and measures; unset OMPI_MCA_coll_tuned_dynamic_rules_filename "
+                   "(or drop that --mca) to measure");
+}
+
 class MpiBackend final : public Backend {
  public:
   explicit MpiBackend(const BackendContext& ctx) {
+    refuse_dynamic_rules_file();
     const auto& world = dynamic_cast<const MpiWorld&>(ctx.world);  // bootstrap "mpi" made it
     COLLBENCH_MPI_CHECK(mpi::quiet_dup(world.parent(), &comm_), nullptr);
     if (ctx.device == "cuda") {
