@@ -93,11 +93,6 @@ class MpiBootstrap final : public Bootstrap {
   }
 };
 
-// MPI point-to-point on a duplicated communicator, so algorithm traffic is isolated from the
-// harness's control messages and from MPI library collectives of other communicators.
-// When destroyed by an exception (a timeout, a dead peer), it deliberately leaves the
-// communicator and its pending requests alone: the job is about to be aborted, and tearing
-// down a failed communication layer can block.
 // An Open MPI coll/tuned rules file (colltune writes them: docs/library-tuning.md) decides before
 // coll_tuned_<op>_algorithm in 4.1, so library:ALGO would record the file's algorithm under its own
 // name and `library` the file's choice as Open MPI's: refused, alike on every rank (one launch).
@@ -110,6 +105,11 @@ void refuse_dynamic_rules_file() {
                    "(or drop that --mca) to measure");
 }
 
+// MPI point-to-point on a duplicated communicator, so algorithm traffic is isolated from the
+// harness's control messages and from MPI library collectives of other communicators.
+// When destroyed by an exception (a timeout, a dead peer), it deliberately leaves the
+// communicator and its pending requests alone: the job is about to be aborted, and tearing
+// down a failed communication layer can block.
 class MpiBackend final : public Backend {
  public:
   explicit MpiBackend(const BackendContext& ctx) {
