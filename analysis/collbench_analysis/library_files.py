@@ -353,7 +353,7 @@ def ompi_lookup(rules: Mapping[int, list], coll: str, comm_size: int, msg_size: 
 @dataclass
 class MpichDefaults:
     """MPICH's built-in selection trees (as its library carries them), and every algorithm and
-    composition name its parsers know: a name outside them makes MPICH assert at MPI_Init."""
+    composition name its parsers know: a name outside them makes MPICH assert when it starts."""
 
     mpir: dict[str, Any]
     ch4: dict[str, Any]
