@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Configures and builds collbench into ${BUILD_DIR:-build}. CUDA/NCCL code is compiled when
 # the toolkit is present (/usr/local/cuda), even without a GPU, for CUDA_ARCHS (default 80;90).
-# Extra args go to cmake; BUILD_TARGETS="collbench ..." builds only those targets.
+# Extra args go to cmake; BUILD_TARGETS="collbench ..." builds only those targets; COLLBENCH_JOBS=N
+# (as scripts/ci-extra.sh) compiles N at a time (default: every core).
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 case ${1:-} in -h | --help) usage_from_header; exit 0 ;; esac
@@ -23,4 +24,4 @@ fi
 cmake -S . -B "$build" "${args[@]}" "$@" >"$build.configure.log" 2>&1 || { cat "$build.configure.log"; exit 1; }
 # BUILD_TARGETS (space-separated) builds only those, e.g. the main job's "collbench".
 # shellcheck disable=SC2086
-cmake --build "$build" -j"$(nproc)" ${BUILD_TARGETS:+--target $BUILD_TARGETS}
+cmake --build "$build" -j"${COLLBENCH_JOBS:-$(nproc)}" ${BUILD_TARGETS:+--target $BUILD_TARGETS}

@@ -33,7 +33,7 @@ def compare_raw(raw_path, cb_path, min_bytes, tolerance):
     raw = p50s(raw_path, lambda r: r["p50_us"] if r.get("type") == "raw" else None)
     cb = p50s(cb_path, lambda r: r["time_us"]["p50"]
               if r.get("type") == "result" and r.get("algo") == "library" and r.get("time_us") else None)
-    lines, ok = [], True
+    lines, missed = [], []
     lines.append(f"{'bytes':>12} {'raw_us median (min-max)':>26} {'collbench_us median (min-max)':>31} {'ratio':>7}  "
                  f"verdict (<= {1 + tolerance:.2f} at >= {min_bytes} B, else within spread)")
     for b in sorted(set(raw) & set(cb)):
@@ -50,13 +50,15 @@ def compare_raw(raw_path, cb_path, min_bytes, tolerance):
             verdict = "within spread"
         else:
             verdict = "NOT within"
-            ok = False
+            missed.append(str(b))
         cell = lambda v: f"{statistics.median(v):.3f} ({min(v):.3f}-{max(v):.3f})"
         lines.append(f"{b:>12} {cell(r):>26} {cell(c):>31} {ratio:>7.3f}  {verdict}")
+    if missed:  # last, so that gpu-check.sh's step detail (the last line) names them
+        lines.append(f"NOT within at {', '.join(missed)} B")
     if not set(raw) & set(cb):
         lines.append("no size measured by both")
-        ok = False
-    return lines, ok
+        return lines, False
+    return lines, not missed
 
 
 def convert_benchmark(path, target):

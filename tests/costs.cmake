@@ -12,6 +12,7 @@ set(COLLBENCH_TEST_SECONDS
   analysis.ddp                            5 -
   analysis.expect_write                   3 -
   analysis.formats                        1 -
+  analysis.library_files                  2 -
   analysis.load                           3 -
   analysis.model                          1 -
   analysis.mpis_side_by_side              3 -
@@ -82,6 +83,7 @@ set(COLLBENCH_TEST_SECONDS
   mpi.mpi_split.np7                       1 -
   mpi.mpi_split.np8                       1 -
   mpi.mpi_transport.np2                   2 -
+  mpi.ompi_rules                          7 1
   mpi.preload.app.np1                     1 1
   mpi.preload.app.np2                     1 1
   mpi.preload.app.np3                     1 1

@@ -263,7 +263,9 @@ def colltune_parser() -> argparse.ArgumentParser:
                                   "measured size the fastest algorithm (lowest p50) is the best; every algorithm "
                                   "whose p50 is within the best's p95 (or --margin) is tied with it, and the "
                                   "simplest tied one is chosen, the library first. Range boundaries sit at the "
-                                  "geometric mean of consecutive measured sizes. Prints a table per entry. "
+                                  "geometric mean of consecutive measured sizes. Prints a table per entry. Where one of a "
+                                  "library's own algorithms (library:ALGO) is a choice, also writes that library's "
+                                  "tuning file beside -o and prints how to use it. "
                                   "Exit status: 0 ok, 2 bad or no usable input.", 100),
         epilog="examples: colltune results/ -o tuning.yaml --op allreduce,broadcast --margin 5%\n"
                "          colltune --command tuning.yaml --collbench build/collbench")
@@ -278,6 +280,15 @@ def colltune_parser() -> argparse.ArgumentParser:
                    help="spread (default): a p50 within the best's p95 is a tie; median: a p50 within 1.96 "
                         "standard errors of the two medians' difference (from each one's p5-p95 spread and "
                         "sample count) is a tie, narrower where spreads are wide (docs/tuning.md 'How the algorithm is chosen')")
+    p.add_argument("--no-library-files", action="store_true",
+                   help="do not write the libraries' own tuning files: by default, where a library:ALGO variant is "
+                        "a choice, -o FILE also gets FILE.ompi-rules.conf (Open MPI coll/tuned rules), "
+                        "FILE.mpich-mpir.json + FILE.mpich-ch4.json (MPICH selection), FILE.nccl-tuner.csv (NCCL's "
+                        "example tuner), each with the lines that make an application use it "
+                        "(docs/library-tuning.md)")
+    p.add_argument("--mpich-lib", type=Path, metavar="PATH",
+                   help="MPICH's shared library, whose built-in selection trees the MPICH files extend (default: "
+                        "libmpich.so.12 in the usual library folders)")
     p.add_argument("--command", type=Path, metavar="TUNING",
                    help="instead: read the tuning file TUNING and print the collbench command line that runs its "
                         "choices (mpirun on its largest layout, every op it covers, --algo auto --tuning TUNING)")
@@ -293,7 +304,7 @@ def colltune_parser() -> argparse.ArgumentParser:
 def colltune_main(argv: Sequence[str] | None = None) -> int:
     parser = colltune_parser()
     args = parser.parse_args(argv)
-    from . import tune
+    from . import library_files as lf, tune
 
     if args.backend is not None and args.command is None:
         parser.error("--backend chooses the entries of --command TUNING")
@@ -318,7 +329,9 @@ def colltune_main(argv: Sequence[str] | None = None) -> int:
     try:
         ds = load(args.inputs)
         tuning = tune.tune(ds, ops=args.op, margin=args.margin, tie=args.tie)
+        libs = [] if args.no_library_files else lf.library_files(tuning, ds.results, lambda: _mpich_defaults(args))
         path = tune.write_tuning(args.output, tuning)
+        written = lf.write_library_files(libs, path)
     except (LoadError, tune.TuneError) as err:
         print(f"colltune: error: {err}", file=sys.stderr)
         return EXIT_BAD_INPUT
@@ -332,7 +345,21 @@ def colltune_main(argv: Sequence[str] | None = None) -> int:
     for line in tune.summary_lines(tuning):
         print(f"colltune: {line}")
     print(f"colltune: wrote {path}")
+    for f in libs:
+        for note in f.notes:
+            print(f"colltune: {note}")
+    for lib_path, use in written:
+        print(f"colltune: wrote {lib_path}")
+        for line in use:
+            print(f"colltune:   use it: {line}")
     return EXIT_OK
+
+
+def _mpich_defaults(args: argparse.Namespace):
+    from . import library_files as lf
+
+    lib = args.mpich_lib or lf.find_mpich_library()
+    return None if lib is None else lf.mpich_defaults(lib)
 
 
 def collmodel_parser() -> argparse.ArgumentParser:

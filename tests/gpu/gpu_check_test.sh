@@ -87,6 +87,7 @@ sed 's/"p50":408/"p50":420/' "$work/cb_ok.jsonl" >"$work/cb_slow.jsonl"
 rc=0
 /usr/bin/python3 "$compare" "$work/raw.jsonl" "$work/cb_slow.jsonl" >"$work/cmp2.txt" || rc=$?
 if [[ $rc != 1 ]] || ! grep -q 'NOT within' "$work/cmp2.txt"; then fail "5 % over raw not flagged (exit $rc)"; fi
+[[ $(tail -1 "$work/cmp2.txt") == "NOT within at 4194304 B" ]] || fail "last line does not name the missed size: $(tail -1 "$work/cmp2.txt")"
 # Three alternated launches each (the check's A B A B A B): medians 5.0 vs 5.5 us (10 % over)
 # with overlapping launch ranges are "within spread"; ranges apart are not within.
 printf '{"type":"raw","bytes":4194304,"p50_us":%s}\n' 5.0 4.8 6.6 >"$work/raw3.jsonl"

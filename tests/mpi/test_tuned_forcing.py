@@ -46,13 +46,16 @@ class Runner:
 
     def launch(self, n: int, op: str, algo: str, count: int, calls: int, seg: int) -> tuple[str, dict]:
         d = self.workdir / f"n{n}_{op}_{algo.replace(':', '_')}_{calls}"
+        return self.monitored(n, d, [self.runner, op, algo, str(count), str(calls)] + ([str(seg)] if seg else []))
+
+    def monitored(self, n: int, d: Path, program: list[str], mca: list[str] = ()) -> tuple[str, dict]:
+        """Runs `program` on n ranks under pml/monitoring: (stdout, {(src, dst): (bytes, messages)})."""
         d.mkdir(parents=True, exist_ok=True)
         for f in d.glob("*.prof"):
             f.unlink()
         cmd = [self.mpiexec, "-np", str(n), "--oversubscribe",
                "--mca", "pml_monitoring_enable", "2", "--mca", "pml_monitoring_enable_output", "3",
-               "--mca", "pml_monitoring_filename", str(d / "p"),
-               self.runner, op, algo, str(count), str(calls)] + ([str(seg)] if seg else [])
+               "--mca", "pml_monitoring_filename", str(d / "p"), *mca, *program]
         self.launches += 1
         p = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
         if p.returncode != 0:
@@ -72,6 +75,20 @@ class Runner:
                     sent[key] = (b0 + int(nbytes.split()[0]), m0 + int(msgs.split()[0]))
         return p.stdout, sent
 
+    @staticmethod
+    def difference(one: dict, more: dict, calls: int, what: str) -> dict:
+        """One call's {(src, dst): (messages, bytes)} from two launches `calls` calls apart."""
+        call = {}
+        for key in set(one) | set(more):
+            b1, m1 = one.get(key, (0, 0))
+            b2, m2 = more.get(key, (0, 0))
+            db, dm = b2 - b1, m2 - m1
+            if db % calls or dm % calls or db < 0 or dm < 0:
+                fail(f"{what}: {key}: {dm} messages / {db} bytes over {calls} calls do not divide")
+            if dm:
+                call[key] = (dm // calls, db // calls)
+        return call
+
     def per_call(self, n: int, op: str, algo: str, count: int, seg: int = 0) -> tuple[str, dict] | tuple[str, None]:
         """(stdout, {(src, dst): (messages, bytes)} of one call) or (refusal, None)."""
         out1, one = self.launch(n, op, algo, count, 1, seg)
@@ -81,15 +98,7 @@ class Runner:
         for out in (out1, out2):
             if "wrong: 0" not in out:
                 fail(f"{op}/{algo} n={n}: wrong result: {out}")
-        call = {}
-        for key in set(one) | set(more):
-            b1, m1 = one.get(key, (0, 0))
-            b2, m2 = more.get(key, (0, 0))
-            db, dm = b2 - b1, m2 - m1
-            if db % K or dm % K or db < 0 or dm < 0:
-                fail(f"{op}/{algo} n={n}: {key}: {dm} messages / {db} bytes over {K} calls do not divide")
-            if dm:
-                call[key] = (dm // K, db // K)
+        call = self.difference(one, more, K, f"{op}/{algo} n={n}")
         if self.show:
             print(f"{op}/{algo} n={n} count={count}: " + ", ".join(f"{s}->{d}: {m} x {b}B" for (s, d), (m, b) in sorted(call.items())))
         return out2, call
@@ -135,6 +144,17 @@ def rd_allreduce(n: int, b: int) -> dict:
     return out
 
 
+def basic_linear_allreduce(n: int, b: int) -> dict:
+    """Every rank sends its vector to 0, 0 sends the result to every rank."""
+    return {**star_out(n, b), **{(r, 0): (1, b) for r in range(1, n)}}
+
+
+def is_ring_allreduce(n: int, count: int, call: dict) -> bool:
+    """Each rank sends 2(n-1) blocks of ~size/n, only to rank+1."""
+    return set(call) == {(r, (r + 1) % n) for r in range(n)} and all(m == 2 * (n - 1) for m, _ in call.values()) \
+        and all(by <= 2 * (n - 1) * -(-count // n) * F32 for _, by in call.values())
+
+
 def check(cond: bool, what: str, call: dict) -> None:
     if not cond:
         fail(f"{what}; measured per call: " + ", ".join(f"{s}->{d}: {m} x {b}B" for (s, d), (m, b) in sorted(call.items())))
@@ -167,11 +187,10 @@ def main(runner: str, mpiexec: str, workdir: str, show: bool) -> None:
                 fail(f"allreduce library:{algo}: the runner's library_config does not name it: {out}")
             forced[algo] = call
         what = f"allreduce n={n}"
-        check(forced["basic_linear"] == {**star_out(n, b), **{(r, 0): (1, b) for r in range(1, n)}},
+        check(forced["basic_linear"] == basic_linear_allreduce(n, b),
               f"{what} basic_linear: every rank sends its vector to 0, 0 sends the result to every rank", forced["basic_linear"])
         ring = forced["ring"]
-        check(set(ring) == {(r, (r + 1) % n) for r in range(n)} and all(m == 2 * (n - 1) for m, _ in ring.values())
-              and all(by <= 2 * (n - 1) * -(-count // n) * F32 for _, by in ring.values()),
+        check(is_ring_allreduce(n, count, ring),
               f"{what} ring: each rank sends 2(n-1) blocks of ~size/n, only to rank+1", ring)
         check(forced["recursive_doubling"] == rd_allreduce(n, b),
               f"{what} recursive_doubling: whole vectors to XOR partners (extra ranks folded)", forced["recursive_doubling"])

@@ -37,11 +37,15 @@ class UcpRunner(tf.Runner):
 
     def launch(self, n: int, op: str, algo: str, count: int, calls: int, seg: int) -> tuple[str, dict]:
         d = self.workdir / f"n{n}_{op}_{algo.replace(':', '_')}_{calls}"
+        return self.monitored(n, d, [self.runner, op, algo, str(count), str(calls)])
+
+    def monitored(self, n: int, d: Path, program: list[str], env: list[str] = ()) -> tuple[str, dict]:
+        """Runs `program` on n ranks counting UCX sends (`env`: more -genv NAME VALUE): (stdout, {(src, dst): (bytes, messages)})."""
         d.mkdir(parents=True, exist_ok=True)
         for f in d.glob("rank*.txt"):
             f.unlink()
         cmd = [self.mpiexec, "-np", str(n), "-genv", "MPIR_CVAR_NOLOCAL", "1", "-genv", "COLLBENCH_UCP_COUNT_DIR", str(d),
-               "-genv", "LD_PRELOAD", self.shims, self.runner, op, algo, str(count), str(calls)]
+               "-genv", "LD_PRELOAD", self.shims, *env, *program]
         self.launches += 1
         p = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
         if p.returncode != 0:

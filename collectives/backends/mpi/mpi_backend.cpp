@@ -18,6 +18,7 @@
 #include "collectives/backends/device.hpp"
 #include "collectives/backends/mpi/finalize_guard.hpp"
 #include "collectives/backends/mpi/mpi_device.hpp"
+#include "collectives/backends/mpi/mpi_ompi_vars.hpp"
 #include "collectives/backends/mpi/mpi_transport.hpp"
 #include "collectives/backends/mpi/mpi_world.hpp"
 #include "collectives/backends/mpi/quiet_comm.hpp"
@@ -106,6 +107,18 @@ class MpiBootstrap final : public Bootstrap {
   }
 };
 
+// An Open MPI coll/tuned rules file (colltune writes them: docs/library-tuning.md) decides before
+// coll_tuned_<op>_algorithm in 4.1, so library:ALGO would record the file's algorithm under its own
+// name and `library` the file's choice as Open MPI's: refused, alike on every rank (one launch).
+void refuse_dynamic_rules_file() {
+  const auto file = ompi::cvar_text("coll_tuned_dynamic_rules_filename");
+  if (!file || file->empty() || ompi::cvar_text("coll_tuned_use_dynamic_rules") != "true") return;
+  throw UsageError("Open MPI's coll/tuned rules file " + *file +
+                   " is loaded (coll_tuned_use_dynamic_rules, coll_tuned_dynamic_rules_filename): it overrides "
+                   "the algorithms collbench forces and measures; unset OMPI_MCA_coll_tuned_dynamic_rules_filename "
+                   "(or drop that --mca) to measure");
+}
+
 // MPI point-to-point on a duplicated communicator, so algorithm traffic is isolated from the
 // harness's control messages and from MPI library collectives of other communicators.
 // When destroyed by an exception (a timeout, a dead peer), it deliberately leaves the
@@ -114,6 +127,7 @@ class MpiBootstrap final : public Bootstrap {
 class MpiBackend final : public Backend {
  public:
   explicit MpiBackend(const BackendContext& ctx) {
+    refuse_dynamic_rules_file();
     const auto& world = dynamic_cast<const MpiWorld&>(ctx.world);  // bootstrap "mpi" made it
     COLLBENCH_MPI_CHECK(mpi::quiet_dup(world.parent(), &comm_), nullptr);
     if (ctx.device == "cuda") {
