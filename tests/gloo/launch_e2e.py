@@ -196,7 +196,8 @@ def main(collbench, work, mpiexec=None):
             "ring", "-b", "8", "-e", "1M", "-f", "2", "--timeout", "10"],
             env={"COLLBENCH_TEST_FAULT": "kill:rank=1:after_points=2"})
     assert p.returncode == 3 and time.monotonic() - t0 < 30, (p.returncode, time.monotonic() - t0, p.stderr[-2000:])
-    one_line(p.stderr, "rank 1", "killed rank")
+    one_line(p.stderr, "rank 1 (pid", "killed rank")  # the spawner names it (its peers may say only peer=1)
+    assert "killed by signal 9" in p.stderr, p.stderr[-2000:]
 
     print("case seconds exit")
     for case, s, rc in TIMES:

@@ -121,6 +121,11 @@ int reap(const std::vector<pid_t>& pids, std::chrono::milliseconds grace, bool s
       --left;
       const int code = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
       if (code != 0 && first_failed == 0) first_failed = code;
+      // A rank killed by a signal prints nothing itself (as mp.spawn says "process 1 terminated
+      // with signal SIGKILL"); the SIGTERM sent just above is ours, not news.
+      if (WIFSIGNALED(st) && !(stop_now && WTERMSIG(st) == SIGTERM))
+        std::fprintf(stderr, "collbench: error: rank %zu (pid %d) was killed by signal %d (%s)\n", i + 1,
+                     static_cast<int>(pids[i]), WTERMSIG(st), strsignal(WTERMSIG(st)));
     }
     if (left == 0) break;
     if (std::chrono::steady_clock::now() > until) {
