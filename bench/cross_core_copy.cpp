@@ -1,0 +1,104 @@
+// The bound under a zero-copy algorithm's copy of a peer's slice: how fast one core copies
+// lines another core has just written, against the same copy of lines it wrote itself. Two
+// processes (fork) share one anonymous mapping; per round the writer stores S bytes into the
+// shared buffer and raises a flag, the reader waits for it and memcpy's the buffer into its
+// own; the reader times its copy. The local case is the same with the reader writing the
+// buffer itself first. The ratio remote/local is what shm's copy stage can reach of the memcpy
+// rate that `efficiency` divides by (docs/measurement.md): its allreduce on 2 ranks reads half
+// its input and half its output from the peer's freshly written lines. The cores are 0 and 1
+// unless given. Median GB/s (bytes copied / time) over the rounds.
+//   build/bench/cross_core_copy [writer cpu, default 0] [reader cpu, default 1]
+#include <sched.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+
+namespace {
+
+using Flag = std::atomic<std::uint64_t>;
+using Clock = std::chrono::steady_clock;
+constexpr std::size_t kMaxBytes = 64u << 20;
+
+bool pin(int cpu) {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  CPU_SET(cpu, &set);
+  return sched_setaffinity(0, sizeof set, &set) == 0;
+}
+
+void spin_until(const Flag& f, std::uint64_t v) {
+  while (f.load(std::memory_order_acquire) < v) {
+  }
+}
+
+// GB/s of the reader's copies of `bytes`, over `rounds` rounds; remote: the other process wrote
+// the buffer, else the reader did.
+double copy_rate(Flag& written, Flag& copied, std::byte* shared, std::size_t bytes, int rounds, bool remote,
+                 int writer_cpu, int reader_cpu) {
+  written.store(0);
+  copied.store(0);
+  const pid_t child = fork();
+  if (child < 0) std::exit(1);
+  if (child == 0) {  // the writer: stores the buffer, raises, waits for the copy
+    if (!pin(writer_cpu)) _exit(1);
+    for (int i = 1; i <= rounds; ++i) {
+      if (remote) std::memset(shared, i & 0xff, bytes);
+      written.store(static_cast<std::uint64_t>(i), std::memory_order_release);
+      spin_until(copied, static_cast<std::uint64_t>(i));
+    }
+    _exit(0);
+  }
+  if (!pin(reader_cpu)) std::exit(1);
+  std::vector<std::byte> mine(bytes);
+  std::vector<double> gbps;
+  for (int i = 1; i <= rounds; ++i) {
+    spin_until(written, static_cast<std::uint64_t>(i));
+    if (!remote) std::memset(shared, i & 0xff, bytes);
+    const auto t0 = Clock::now();
+    std::memcpy(mine.data(), shared, bytes);
+    const auto t1 = Clock::now();
+    copied.store(static_cast<std::uint64_t>(i), std::memory_order_release);
+    if (i > 2) gbps.push_back(static_cast<double>(bytes) / std::chrono::duration<double, std::nano>(t1 - t0).count());
+    if (mine[bytes / 2] != static_cast<std::byte>(i & 0xff)) std::exit(3);  // the copy saw this round's data
+  }
+  int st = 0;
+  waitpid(child, &st, 0);
+  if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+    std::fprintf(stderr, "cross_core_copy: cannot pin to cpu %d\n", writer_cpu);
+    std::exit(1);
+  }
+  std::nth_element(gbps.begin(), gbps.begin() + static_cast<std::ptrdiff_t>(gbps.size() / 2), gbps.end());
+  return gbps[gbps.size() / 2];
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const int writer = argc > 1 ? std::atoi(argv[1]) : 0, reader = argc > 2 ? std::atoi(argv[2]) : 1;
+  void* p = mmap(nullptr, 4096 + kMaxBytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  if (p == MAP_FAILED) return 1;
+  auto* line = static_cast<Flag*>(p);
+  Flag& written = *new (&line[0]) Flag(0);  // cache line 0
+  Flag& copied = *new (&line[8]) Flag(0);   // cache line 1
+  auto* shared = static_cast<std::byte*>(p) + 4096;
+  std::memset(shared, 0, kMaxBytes);  // fault every page in before timing
+  std::printf("cpu %d writes, cpu %d copies; median GB/s of the copy\n%10s %12s %12s %8s\n", writer, reader, "bytes",
+              "local", "remote", "ratio");
+  for (std::size_t bytes = 16u << 10; bytes <= kMaxBytes; bytes *= 4) {
+    const int rounds = static_cast<int>(std::clamp<std::size_t>((512u << 20) / bytes, 20, 2000));
+    const double local = copy_rate(written, copied, shared, bytes, rounds, false, writer, reader);
+    const double remote = copy_rate(written, copied, shared, bytes, rounds, true, writer, reader);
+    std::printf("%10zu %12.2f %12.2f %8.3f\n", bytes, local, remote, remote / local);
+  }
+  return 0;
+}
