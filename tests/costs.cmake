@@ -7,9 +7,9 @@
 set(COLLBENCH_TEST_SECONDS
   analysis.backends_side_by_side          5 -
   analysis.collplot                      11 -
-  analysis.compare                        8 -
-  analysis.compare_fixtures              60 -
-  analysis.ddp                            4 -
+  analysis.compare                        7 -
+  analysis.compare_fixtures              66 -
+  analysis.ddp                            5 -
   analysis.expect_write                   3 -
   analysis.formats                        1 -
   analysis.library_files                  2 -
@@ -18,7 +18,7 @@ set(COLLBENCH_TEST_SECONDS
   analysis.mpis_side_by_side              3 -
   analysis.node_aware                     7 -
   analysis.report                        12 -
-  analysis.report_browser                27 -
+  analysis.report_browser                23 -
   analysis.schema                         8 -
   analysis.stragglers                     2 -
   analysis.targets                        1 -
@@ -29,44 +29,44 @@ set(COLLBENCH_TEST_SECONDS
   docs.options                            1 -
   gloo.launch                            25 -
   harness.allreduce                       8 -
-  harness.argv_fuzz                      14 -
+  harness.argv_fuzz                      13 -
   harness.auto                           11 1
-  harness.bad_inputs                      6 1
+  harness.bad_inputs                      5 1
   harness.cli                             2 1
   harness.cli_first_minutes               1 1
   harness.cold                           15 -
-  harness.ddp                            27 1
-  harness.ddp_torch                      20 -
-  harness.expect_gate                     7 -
+  harness.ddp                            18 1
+  harness.ddp_torch                      25 -
+  harness.expect_gate                     5 -
   harness.expect_provenance               2 -
   harness.expect_write_expect             5 -
-  harness.faults_corrupt                 16 1
-  harness.faults_disk_full               15 1
-  harness.faults_signals                 41 1
+  harness.faults_corrupt                 13 1
+  harness.faults_disk_full               10 1
+  harness.faults_signals                 62 1
   harness.faults_stall_control            9 -
-  harness.faults_stall_library            6 -
+  harness.faults_stall_library            7 -
   harness.faults_stall_shm                6 -
   harness.formats                         2 1
   harness.layers                          1 1
   harness.layers_self_test                1 1
   harness.list_json                       1 1
-  harness.memory                         40 -
-  harness.modes                           8 1
-  harness.nvtx                            4 1
+  harness.memory                         41 -
+  harness.modes                          11 1
+  harness.nvtx                            3 1
   harness.pingpong                        7 1
-  harness.raw_compare                     8 1
+  harness.raw_compare                     7 1
   harness.registered                      4 -
   harness.reliability_hang                6 -
   harness.reliability_kill                4 -
   harness.reliability_resume              6 1
   harness.stragglers                      4 -
   harness.sweep                           3 1
-  harness.sync                            3 -
+  harness.sync                            4 -
   harness.terminal                        7 2
   harness.thread                          4 2
   harness.timeout                         2 -
-  install.deb                            92 -
-  install.tree                           20 -
+  install.deb                            97 -
+  install.tree                           24 -
   mpi.harness_measure.np1                 1 1
   mpi.harness_measure.np2                 3 -
   mpi.mpi_collectives.np1                 1 1
@@ -82,42 +82,42 @@ set(COLLBENCH_TEST_SECONDS
   mpi.mpi_split.np6                       1 -
   mpi.mpi_split.np7                       1 -
   mpi.mpi_split.np8                       1 -
-  mpi.mpi_transport.np2                   3 -
+  mpi.mpi_transport.np2                   2 -
   mpi.ompi_rules                          6 1
   mpi.preload.app.np1                     1 1
   mpi.preload.app.np2                     2 1
-  mpi.preload.app.np3                     1 1
+  mpi.preload.app.np3                     2 1
   mpi.preload.app.np4                     1 1
   mpi.preload.app.np5                     2 1
-  mpi.preload.bad_input                   2 1
+  mpi.preload.bad_input                   3 1
   mpi.preload.exports                     1 1
-  mpi.preload.harness                     2 1
+  mpi.preload.harness                     3 1
   mpi.preload.raw                         1 1
   mpi.quiet_comm.np2                      1 1
   mpi.quiet_comm.np3                      1 1
   mpi.quiet_harness.np3                   1 1
-  mpi.tuned_forcing                      71 1
+  mpi.tuned_forcing                      63 1
   slurm.cluster                           6 -
-  slurm.layout                           33 2
-  slurm.node_loss                        63 2
+  slurm.layout                           35 2
+  slurm.node_loss                        69 2
   slurm.profile                           2 -
   slurm.profile_srun                      4 -
-  slurm.sweep                            88 -
+  slurm.sweep                            82 -
   slurm.testbed                           4 -
-  slurm.time_limit                       50 -
-  unit.collectives                       58 -
-  unit.collectives_scratch               24 -
+  slurm.time_limit                       51 -
+  unit.collectives                       87 -
+  unit.collectives_scratch               30 -
   unit.core                               1 -
-  unit.gloo                              19 -
-  unit.gpu                                7 -
-  unit.gpu_bundle_script                 16 -
-  unit.gpu_check_script                  14 -
-  unit.gpu_nccl_model                     4 -
+  unit.gloo                              20 -
+  unit.gpu                                6 -
+  unit.gpu_bundle_script                 15 -
+  unit.gpu_check_script                  13 -
+  unit.gpu_nccl_model                     5 -
   unit.harness                            6 -
   unit.nccl_version_match                 1 -
   unit.nccl_version_mismatch              1 -
   unit.op_traits                          1 -
   unit.patterns                           1 -
   unit.rendezvous                         4 -
-  unit.transport                          4 -
+  unit.transport                          6 -
 )
