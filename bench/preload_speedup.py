@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """What the preload library (docs/preload.md) buys an unmodified MPI program: collbench_raw's plain
 MPI loops with and without libcollbench-pmpi.so, per op and size, on the tuning file colltune
 writes from a sweep on this machine.
@@ -28,26 +28,16 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests" / "harness"))
 sys.path.insert(0, str(ROOT / "analysis"))
+sys.path.insert(0, str(ROOT / "bench"))
 import launcher  # noqa: E402
 from collbench_analysis import tune  # noqa: E402
+from collbench_analysis.load import parse_size  # noqa: E402  (collbench's -b/-e sizes)
+from targets import size_name  # noqa: E402  (bench tables' size labels)
 
 
 def run(cmd, **kw):
     print("$", " ".join(map(str, cmd)), flush=True)
     subprocess.run(list(map(str, cmd)), check=True, **kw)
-
-
-def parse_size(text):
-    """8, 64K, 16M, 1G (binary units), as collbench's -b/-e."""
-    units = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
-    return int(text[:-1]) * units[text[-1].upper()] if text[-1].upper() in units else int(text)
-
-
-def size_label(b):
-    for unit, k in (("MiB", 1 << 20), ("KiB", 1 << 10)):
-        if b >= k and b % k == 0:
-            return f"{b // k} {unit}"
-    return f"{b} B"
 
 
 def main():
@@ -111,7 +101,7 @@ def main():
         for (o, b) in sorted(k for k in plain if k[0] == op):
             without, with_ = statistics.median(plain[(o, b)]), statistics.median(pre[(o, b)])
             r = t.lookup(op, "mpi", "cpu", tune.Layout((a.np,)), b)
-            lines.append(f"| {op} | {size_label(b)} | {r.algo if r else 'library'} | {without:.2f} | {with_:.2f} | "
+            lines.append(f"| {op} | {size_name(b)} | {r.algo if r else 'library'} | {without:.2f} | {with_:.2f} | "
                          f"{without / with_:.2f}× |")
     (out / "table.md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
