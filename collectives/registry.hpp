@@ -22,6 +22,10 @@ using SupportFn = std::optional<std::string> (*)(int world_size, const CollArgs&
 // bound by memory rather than links (the zero-copy ones); `registered`: the buffers are in
 // peer memory. The harness turns it into a result's `efficiency`.
 using TrafficFn = double (*)(int world_size, const CollArgs&, bool registered);
+class PeerMemory;
+// Zero-copy algorithms: whether a call's readers claim the peer lines they alone read
+// (schedules/peer.hpp). The algorithm decides by it, and the harness records it (`peer_claim`).
+using ClaimFn = bool (*)(const PeerMemory&, int world_size, const CollArgs&, bool registered);
 // What a library entry runs with: (setting, value) pairs, e.g. the Open MPI MCA variables or
 // the NCCL environment in force for it ("coll_tuned_allreduce_algorithm" = "ring"). Results
 // record it as `library_config`.
@@ -55,6 +59,9 @@ struct AlgoTraits {
   // ranks by name.
   int simplicity_rank = kUnranked;
   static constexpr int kUnranked = 1000;
+  // Peer memory algorithms that claim what they read (ClaimFn); behaviour, not written by
+  // --list --json.
+  ClaimFn claims = nullptr;
 };
 
 struct AlgoEntry {

@@ -12,6 +12,14 @@ namespace {
 
 constexpr std::uint64_t kInputsReady = 1;
 
+double traffic(int n, const CollArgs& a, bool reg);
+
+// Staged on 2 ranks, each rank is the peer's stage's one reader: claimed (schedules/peer.hpp).
+// Registered, the blocks are the users' sends: never claimed.
+bool claiming(const PeerMemory& pm, int n, const CollArgs& a, bool reg) {
+  return !reg && n == 2 && schedules::peer::claims(pm, traffic(n, a, reg));
+}
+
 void run(Transport& t, const CollArgs& a) {
   const int n = t.size(), r = t.rank();
   const std::size_t block = a.bytes(a.count);
@@ -30,6 +38,7 @@ void run(Transport& t, const CollArgs& a) {
   const bool in_place = a.send == recv_block(r);
   const bool reg = schedules::peer::registered(pm, a, block, block * static_cast<std::size_t>(n));
   void* stage = reg ? nullptr : pm.scratch("allgather/shm", block);
+  const bool claim = claiming(pm, n, a, reg);
   const std::uint64_t base = pm.begin_call();
   if (!reg) m.copy(stage, a.send, block);
   pm.raise(base + kInputsReady);
@@ -41,7 +50,7 @@ void run(Transport& t, const CollArgs& a) {
   for (int i = 1; i < n; ++i) {  // staggered: rank r starts with r + 1, so blocks are read evenly
     const int k = (r + i) % n;
     pm.wait(k, base + kInputsReady);
-    m.copy(recv_block(k), peer_block(k), block);
+    schedules::peer::copy_claiming(m, claim, recv_block(k), peer_block(k), block);
   }
   // Registered: peers read this rank's send, which the caller owns once this returns.
   pm.end_call(base, reg);
@@ -59,7 +68,7 @@ COLLBENCH_REGISTER({Op::allgather, "shm", "any",
                     "flag round",
                     "ranks on one node; host, or device memory over CUDA IPC (--backend mpi); registered buffers "
                     "(--buffers registered) skip the staging copy",
-                    &run, nullptr, &traffic}, {.peer_memory = true, .simplicity_rank = 90});
+                    &run, nullptr, &traffic}, {.peer_memory = true, .simplicity_rank = 90, .claims = &claiming});
 
 }  // namespace
 }  // namespace collbench

@@ -84,8 +84,19 @@ void small_registered(Transport& t, PeerMemory& pm, const CollArgs& a) {
   pm.end_call(base, true);
 }
 
+double traffic(int n, const CollArgs& a, bool reg);
+
+// The sliced path claims (schedules/peer.hpp): staged, slice r of every peer's stage, which only
+// this rank reads; on 2 ranks also the peer's reduced slice, which only this rank copies
+// (registered: the peer's recv, the call's output, claimed with its own bytes). Registered on
+// more ranks it reads only users' sends and slices others read too: nothing.
+bool claiming(const PeerMemory& pm, int n, const CollArgs& a, bool reg) {
+  return a.bytes(a.count) >= schedules::peer::kSmallBytes && (!reg || n == 2) &&
+         schedules::peer::claims(pm, traffic(n, a, reg));
+}
+
 // One call over the whole message (registered) or one round of at most kStageBytes (staged).
-void round(Transport& t, PeerMemory& pm, const CollArgs& a, bool reg) {
+void round(Transport& t, PeerMemory& pm, const CollArgs& a, bool reg, bool claim) {
   const int n = t.size(), r = t.rank();
   const std::size_t bytes = a.bytes(a.count);
   MemorySpace& m = t.memory();
@@ -106,14 +117,24 @@ void round(Transport& t, PeerMemory& pm, const CollArgs& a, bool reg) {
   schedules::peer::peer_inputs(pm, in, a.send, base + kInputsReady, r, inputs);
   for (auto& p : inputs) p = elem_ptr(p, mine.offset, a.dtype);
   std::byte* result = reg ? static_cast<std::byte*>(a.recv) : stage;
-  schedules::peer::reduce_inputs(m, a, result + a.bytes(mine.offset), inputs, mine.count);
+  const schedules::peer::ClaimPeers peers{r, n, r};
+  schedules::peer::reduce_inputs(m, a, result + a.bytes(mine.offset), inputs, mine.count,
+                                 claim && !reg ? &peers : nullptr);
+  // Staged, the own slice's copy out of the stage overlaps the peers' copies of it, unless a
+  // peer claims it (2 ranks): then it comes first, as a claim writes the lines it reads.
+  const bool claimed = claim && n == 2;
+  auto copy_out = [&] {
+    if (!reg) m.copy(elem_ptr(a.recv, mine.offset, a.dtype), result + a.bytes(mine.offset), a.bytes(mine.count));
+  };
+  if (claimed) copy_out();
   pm.raise(base + kSliceReduced);
-  if (!reg) m.copy(elem_ptr(a.recv, mine.offset, a.dtype), result + a.bytes(mine.offset), a.bytes(mine.count));
+  if (!claimed) copy_out();
   for (int k = 1; k < n; ++k) {  // staggered: rank r starts with r + 1, so owners are read evenly
     const int q = (r + k) % n;
     const patterns::Range s = patterns::chunk(a.count, n, q);
     pm.wait(q, base + kSliceReduced);
-    m.copy(elem_ptr(a.recv, s.offset, a.dtype), pm.peer(result + a.bytes(s.offset), q), a.bytes(s.count));
+    schedules::peer::copy_claiming(m, claimed, elem_ptr(a.recv, s.offset, a.dtype),
+                                   pm.peer(result + a.bytes(s.offset), q), a.bytes(s.count));
   }
   // Registered: peers read this rank's send and recv, which the caller owns once this returns.
   pm.end_call(base, reg);
@@ -132,8 +153,9 @@ void run(Transport& t, const CollArgs& a) {
     if (reg && a.send != a.recv && bytes > PeerMemory::kInlineBytes) return small_registered(t, pm, a);
     return small_staged(t, pm, a);
   }
-  if (reg) return round(t, pm, a, true);
-  schedules::peer::in_rounds(a, [&](const CollArgs& part) { round(t, pm, part, false); });
+  const bool claim = claiming(pm, t.size(), a, reg);
+  if (reg) return round(t, pm, a, true, claim);
+  schedules::peer::in_rounds(a, [&](const CollArgs& part) { round(t, pm, part, false, claim); });
 }
 
 // Bytes one rank loads + stores. Sliced: reduce its slice from n inputs (M read, M/n written),
@@ -153,7 +175,7 @@ COLLBENCH_REGISTER({Op::allreduce, "shm", "any",
                     "messages",
                     "ranks on one node; host, or device memory over CUDA IPC (--backend mpi); registered buffers "
                     "(--buffers registered) skip the staging copy",
-                    &run, nullptr, &traffic}, {.peer_memory = true, .simplicity_rank = 90});
+                    &run, nullptr, &traffic}, {.peer_memory = true, .simplicity_rank = 90, .claims = &claiming});
 
 }  // namespace
 }  // namespace collbench

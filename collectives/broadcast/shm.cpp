@@ -20,16 +20,24 @@ constexpr std::uint64_t kFirstSegment = 1;
 constexpr int kMaxSegments = 8;
 static_assert(kFirstSegment + kMaxSegments <= PeerMemory::kDone, "a segment step would reach kDone");
 
+double traffic(int n, const CollArgs& a, bool reg);
+
+// Staged on 2 ranks, the non-root is the stage's one reader: it claims it (schedules/peer.hpp).
+// Registered, the root's send is the user's: never claimed.
+bool claiming(const PeerMemory& pm, int n, const CollArgs& a, bool reg) {
+  return !reg && n == 2 && schedules::peer::claims(pm, traffic(n, a, reg));
+}
+
 // One call over the whole message (registered) or one round of at most kStageBytes (staged).
-void round(Transport& t, PeerMemory& pm, const CollArgs& a, bool reg) {
+// claim: the one reader of a 2-rank stage claims it (schedules/peer.hpp).
+void round(Transport& t, PeerMemory& pm, const CollArgs& a, bool reg, bool claim) {
   const int r = t.rank();
   const std::size_t bytes = a.bytes(a.count);
   MemorySpace& m = t.memory();
   void* stage = reg ? nullptr : pm.scratch("broadcast/shm", bytes);  // collective: on every rank
+  const std::size_t seg_elems = schedules::segment_elems(a, schedules::kPipelineSegmentBytes);
   const int segments =
-      reg ? 1
-          : static_cast<int>(std::clamp<std::size_t>(
-                (bytes + schedules::kPipelineSegmentBytes - 1) / schedules::kPipelineSegmentBytes, 1, kMaxSegments));
+      reg ? 1 : static_cast<int>(std::clamp<std::size_t>((a.count + seg_elems - 1) / seg_elems, 1, kMaxSegments));
   const std::uint64_t base = pm.begin_call();
   if (r == a.root) {
     if (reg) {
@@ -50,7 +58,8 @@ void round(Transport& t, PeerMemory& pm, const CollArgs& a, bool reg) {
   for (int s = 0; s < segments; ++s) {
     const patterns::Range seg = patterns::chunk(a.count, segments, s);
     pm.wait(a.root, base + kFirstSegment + static_cast<std::uint64_t>(s));
-    m.copy(elem_ptr(a.recv, seg.offset, a.dtype), elem_ptr(src, seg.offset, a.dtype), a.bytes(seg.count));
+    schedules::peer::copy_claiming(m, claim, elem_ptr(a.recv, seg.offset, a.dtype), elem_ptr(src, seg.offset, a.dtype),
+                                   a.bytes(seg.count));
   }
   // Nobody reads a non-root's buffers: it need not wait for the others; its next call does.
   pm.end_call(base, false);
@@ -66,8 +75,9 @@ void run(Transport& t, const CollArgs& a) {
   if (bytes == 0) return;  // every rank agrees
   // Registered: the root's send is read in place, translated from this rank's own send (the
   // heap is symmetric: every rank allocates its buffers in the same order).
-  if (schedules::peer::registered(pm, a, bytes, bytes)) return round(t, pm, a, true);
-  schedules::peer::in_rounds(a, [&](const CollArgs& part) { round(t, pm, part, false); });
+  if (schedules::peer::registered(pm, a, bytes, bytes)) return round(t, pm, a, true, false);
+  const bool claim = claiming(pm, t.size(), a, false);
+  schedules::peer::in_rounds(a, [&](const CollArgs& part) { round(t, pm, part, false, claim); });
 }
 
 // Bytes the busiest rank (the root) loads + stores: its copy send -> recv (2M), and staged the
@@ -82,7 +92,7 @@ COLLBENCH_REGISTER({Op::broadcast, "shm", "any",
                     "(staged: segment by segment as the root stages them)",
                     "ranks on one node, any root; host, or device memory over CUDA IPC (--backend mpi); registered "
                     "buffers (--buffers registered) skip the staging copy",
-                    &run, nullptr, &traffic}, {.peer_memory = true, .simplicity_rank = 90});
+                    &run, nullptr, &traffic}, {.peer_memory = true, .simplicity_rank = 90, .claims = &claiming});
 
 }  // namespace
 }  // namespace collbench

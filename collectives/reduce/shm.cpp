@@ -15,8 +15,17 @@ namespace {
 
 constexpr std::uint64_t kInputsReady = 1, kSliceReduced = 2;
 
+double traffic(int n, const CollArgs& a, bool reg);
+
+// Staged, every stage part a rank reads it alone reads: claimed (schedules/peer.hpp).
+// Registered, the inputs are the users' sends: never claimed.
+bool claiming(const PeerMemory& pm, int n, const CollArgs& a, bool reg) {
+  return !reg && schedules::peer::claims(pm, traffic(n, a, reg));
+}
+
 // One call over the whole message (registered) or one round of at most kStageBytes (staged).
-void round(Transport& t, PeerMemory& pm, const CollArgs& a, bool reg) {
+// claim (staged only): every stage part this rank reads, it alone reads (schedules/peer.hpp).
+void round(Transport& t, PeerMemory& pm, const CollArgs& a, bool reg, bool claim) {
   const int n = t.size(), r = t.rank();
   const std::size_t bytes = a.bytes(a.count);
   MemorySpace& m = t.memory();
@@ -42,7 +51,8 @@ void round(Transport& t, PeerMemory& pm, const CollArgs& a, bool reg) {
     if (r == a.root) {
       // Own input first: in place, recv is send and must be read before it is written.
       schedules::peer::peer_inputs(pm, in, a.send, base + kInputsReady, r, inputs);
-      schedules::peer::reduce_inputs(m, a, a.recv, inputs, a.count);
+      const schedules::peer::ClaimPeers peers{r, n, r};  // the root alone reads them
+      schedules::peer::reduce_inputs(m, a, a.recv, inputs, a.count, claim ? &peers : nullptr);
     }
     // Registered: the root reads the others' sends, which their callers own once they return.
     pm.end_call(base, reg);
@@ -55,7 +65,8 @@ void round(Transport& t, PeerMemory& pm, const CollArgs& a, bool reg) {
   // The root's own slice goes straight into its recv (staged, peers read its stage, not its
   // send, so in place is safe); the others' into the root's recv (registered) or their stage.
   void* out = r == a.root ? a.recv : reg ? pm.peer(a.recv, a.root) : stage;
-  schedules::peer::reduce_inputs(m, a, elem_ptr(out, mine.offset, a.dtype), inputs, mine.count);
+  const schedules::peer::ClaimPeers peers{r, n, a.root};  // only this rank reads slice r
+  schedules::peer::reduce_inputs(m, a, elem_ptr(out, mine.offset, a.dtype), inputs, mine.count, claim ? &peers : nullptr);
   if (reg) {
     // The root's settling end_call waits for every rank's kDone, raised after its slice is
     // written: no separate step. Every rank's send is read by its peers: all settle.
@@ -68,7 +79,8 @@ void round(Transport& t, PeerMemory& pm, const CollArgs& a, bool reg) {
       const int q = (r + i) % n;
       const patterns::Range s = patterns::chunk(a.count, n, q);
       pm.wait(q, base + kSliceReduced);
-      m.copy(elem_ptr(a.recv, s.offset, a.dtype), pm.peer(stage + a.bytes(s.offset), q), a.bytes(s.count));
+      schedules::peer::copy_claiming(m, claim, elem_ptr(a.recv, s.offset, a.dtype),
+                                     pm.peer(stage + a.bytes(s.offset), q), a.bytes(s.count));
     }
   }
   // Only peer memory was read (and the root's copies from it finish before its next call).
@@ -86,8 +98,9 @@ void run(Transport& t, const CollArgs& a) {
   // Registered needs the root's recv in peer memory too (ranks write their slices into it);
   // the heap is symmetric, so each rank translates its own recv's address to the root's.
   // A non-root's recv is unused: it is never written (in place it is that rank's input).
-  if (schedules::peer::registered(pm, a, bytes, bytes)) return round(t, pm, a, true);
-  schedules::peer::in_rounds(a, [&](const CollArgs& part) { round(t, pm, part, false); });
+  if (schedules::peer::registered(pm, a, bytes, bytes)) return round(t, pm, a, true, false);
+  const bool claim = claiming(pm, t.size(), a, false);
+  schedules::peer::in_rounds(a, [&](const CollArgs& part) { round(t, pm, part, false, claim); });
 }
 
 // Bytes the root loads + stores. Sliced: its slice from n inputs (M read, M/n written); staged
@@ -104,7 +117,7 @@ COLLBENCH_REGISTER({Op::reduce, "shm", "any",
                     "collects the slices (small messages: the root reduces all)",
                     "ranks on one node, any root; host, or device memory over CUDA IPC (--backend mpi); registered "
                     "buffers (--buffers registered) skip the staging copy and write slices straight into the root's recv",
-                    &run, nullptr, &traffic}, {.peer_memory = true, .simplicity_rank = 90});
+                    &run, nullptr, &traffic}, {.peer_memory = true, .simplicity_rank = 90, .claims = &claiming});
 
 }  // namespace
 }  // namespace collbench

@@ -18,8 +18,18 @@ constexpr std::uint64_t kInputsReady = 1;
 
 // Staged: rounds over elements [off, off + k) of every block, at most kStageBytes in all, so
 // the stage stays bounded; block q's part sits at q*k in the stage.
+double traffic(int n, const CollArgs& a, bool reg);
+
+// Staged, only rank r reads block r's part of every peer's stage: claimed (schedules/peer.hpp).
+// Registered, the inputs are the users' sends: never claimed.
+bool claiming(const PeerMemory& pm, int n, const CollArgs& a, bool reg) {
+  return !reg && schedules::peer::claims(pm, traffic(n, a, reg));
+}
+
 void staged(Transport& t, PeerMemory& pm, const CollArgs& a) {
   const int n = t.size(), r = t.rank();
+  const bool claim = claiming(pm, n, a, false);
+  const schedules::peer::ClaimPeers peers{r, n, r};
   const auto un = static_cast<std::size_t>(n), ur = static_cast<std::size_t>(r);
   MemorySpace& m = t.memory();
   const std::size_t step = std::max<std::size_t>(1, schedules::peer::kStageBytes / a.elem_size() / un);
@@ -35,7 +45,7 @@ void staged(Transport& t, PeerMemory& pm, const CollArgs& a) {
     schedules::peer::peer_inputs(pm, stage, a.send, base + kInputsReady, r, inputs);
     inputs[0] = elem_ptr(a.send, ur * a.count + off, a.dtype);
     for (std::size_t i = 1; i < un; ++i) inputs[i] = elem_ptr(inputs[i], ur * k, a.dtype);
-    schedules::peer::reduce_inputs(m, a, elem_ptr(a.recv, off, a.dtype), inputs, k);
+    schedules::peer::reduce_inputs(m, a, elem_ptr(a.recv, off, a.dtype), inputs, k, claim ? &peers : nullptr);
     pm.end_call(base, false);  // only peer memory was read
   }
 }
@@ -77,7 +87,7 @@ COLLBENCH_REGISTER({Op::reduce_scatter, "shm", "any",
                     "round",
                     "ranks on one node; host, or device memory over CUDA IPC (--backend mpi); registered buffers "
                     "(--buffers registered) skip the staging copy",
-                    &run, nullptr, &traffic}, {.peer_memory = true, .simplicity_rank = 90});
+                    &run, nullptr, &traffic}, {.peer_memory = true, .simplicity_rank = 90, .claims = &claiming});
 
 }  // namespace
 }  // namespace collbench

@@ -1,6 +1,7 @@
 #include "collectives/schedules/peer.hpp"
 
 #include <algorithm>
+#include <atomic>
 
 #include "collectives/schedules/defaults.hpp"
 
@@ -30,6 +31,32 @@ void stage_except(MemorySpace& m, void* stage, const void* src, std::size_t byte
   m.copy(static_cast<std::byte*>(stage) + skip_end, static_cast<const std::byte*>(src) + skip_end, bytes - skip_end);
 }
 
+void claim(const void* p, std::size_t bytes) {
+  constexpr std::uintptr_t kLine = 64;
+  const auto begin = (reinterpret_cast<std::uintptr_t>(p) + kLine - 1) / kLine * kLine;
+  const auto end = (reinterpret_cast<std::uintptr_t>(p) + bytes) / kLine * kLine;
+  // Atomic, relaxed: a plain store of the value just loaded is one the compiler may drop.
+  for (std::uintptr_t line = begin; line < end; line += kLine) {
+    std::atomic_ref<std::uint64_t> word(*reinterpret_cast<std::uint64_t*>(line));
+    word.store(word.load(std::memory_order_relaxed), std::memory_order_relaxed);
+  }
+}
+
+double claim_max_traffic(const PeerMemory& pm) {
+  return pm.kind() == MemoryKind::host ? kClaimL2Multiple * static_cast<double>(pm.l2_bytes()) : 0;
+}
+
+bool claims(const PeerMemory& pm, double traffic_bytes) { return traffic_bytes <= claim_max_traffic(pm); }
+
+void copy_claiming(MemorySpace& m, bool claim_it, void* dst, const void* src, std::size_t bytes) {
+  if (!claim_it) return m.copy(dst, src, bytes);
+  for (std::size_t off = 0; off < bytes; off += kReduceSegmentBytes) {
+    const std::size_t k = std::min(kReduceSegmentBytes, bytes - off);
+    m.copy(static_cast<std::byte*>(dst) + off, static_cast<const std::byte*>(src) + off, k);
+    claim(static_cast<const std::byte*>(src) + off, k);
+  }
+}
+
 void peer_inputs(PeerMemory& pm, const void* in, const void* own, std::uint64_t ready, int first,
                  std::span<const void*> out) {
   const int n = pm.size(), me = pm.rank();
@@ -41,7 +68,7 @@ void peer_inputs(PeerMemory& pm, const void* in, const void* own, std::uint64_t 
 }
 
 void reduce_inputs(MemorySpace& m, const CollArgs& a, void* out, std::span<const void* const> inputs,
-                   std::size_t count) {
+                   std::size_t count, const ClaimPeers* claim_peers) {
   if (inputs.size() == 1) {
     m.copy(out, inputs[0], a.bytes(count));
     return;
@@ -52,6 +79,11 @@ void reduce_inputs(MemorySpace& m, const CollArgs& a, void* out, std::span<const
     void* o = elem_ptr(out, off, a.dtype);
     m.reduce(a.op, o, elem_ptr(inputs[0], off, a.dtype), elem_ptr(inputs[1], off, a.dtype), k);
     for (std::size_t i = 2; i < inputs.size(); ++i) m.reduce(a.op, o, o, elem_ptr(inputs[i], off, a.dtype), k);
+    if (!claim_peers) continue;
+    const int n = claim_peers->size;
+    const auto own = static_cast<std::size_t>((claim_peers->rank - claim_peers->first + n) % n);
+    for (std::size_t i = 0; i < inputs.size(); ++i)
+      if (i != own) claim(elem_ptr(inputs[i], off, a.dtype), a.bytes(k));
   }
 }
 

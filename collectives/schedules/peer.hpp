@@ -84,6 +84,37 @@ bool registered(const PeerMemory& pm, const CollArgs& a, std::size_t send_bytes,
 void stage_except(MemorySpace& m, void* stage, const void* src, std::size_t bytes, std::size_t skip_begin,
                   std::size_t skip_end);
 
+// Claiming: a reader takes the whole cache lines inside [p, p + bytes) of a peer's block into
+// its own cache in the modified state, by storing back each line's first word unchanged. For
+// memory this rank has just read and that nobody else reads, nor its owner writes, before this
+// rank's next flag. Why: the owner writes it again next call, and a line still shared with the
+// reader then costs the owner an invalidation, several times the line's copy; taking a line the
+// reader holds modified costs it little (a 64 KiB stage rewritten after a peer's read: 7.3 us,
+// after the peer's claim 1.5 us, on the 2-vCPU EPYC VM; bench/README.md).
+void claim(const void* p, std::size_t bytes);
+
+// Whether a call claims what it reads: host peer memory (device memory has no such lines),
+// and the call's traffic (its loads + stores, the registry's model) at most kClaimL2Multiple x
+// the L2 (PeerMemory::l2_bytes), so the lines it read are still in this core's caches when it
+// claims them.
+// Measured on 2 ranks, 1 MiB L2 (bench/README.md): claims won where the traffic was 1.1-2.0 MiB
+// and lost 12 % at 2.25 MiB (allreduce 512 KiB). The same on every rank of a node.
+inline constexpr double kClaimL2Multiple = 2;
+double claim_max_traffic(const PeerMemory& pm);  // 0: never (device memory, or no L2 known)
+bool claims(const PeerMemory& pm, double traffic_bytes);
+
+// m.copy(dst, src, bytes) of a peer's block this rank is the one reader of, in segments of
+// kReduceSegmentBytes, each claimed right after its copy (with `claim`) while its lines are in
+// this core's L1.
+void copy_claiming(MemorySpace& m, bool claim, void* dst, const void* src, std::size_t bytes);
+
+// Which inputs reduce_inputs() claims, each segment right after it is reduced: every input of a
+// peer_inputs() list that began at rank `first` but this rank's own (its user buffer, never
+// written). Only for inputs nobody else reads.
+struct ClaimPeers {
+  int rank, size, first;
+};
+
 // The inputs of an n-way reduction over peer memory, in rank order starting at `first`:
 // rank k's address of `in` (this rank's input block, staged or registered) once k's flag has
 // reached `ready`; this rank's own entry is `own` (its input in the user's buffer). Starting
@@ -92,8 +123,9 @@ void peer_inputs(PeerMemory& pm, const void* in, const void* own, std::uint64_t 
                  std::span<const void*> out);
 
 // out[0, count) = inputs[0] (op) inputs[1] (op) ... over `inputs`, in segments of
-// kReduceSegmentBytes (or CollArgs::segment_bytes); out may alias inputs[0].
+// kReduceSegmentBytes (or CollArgs::segment_bytes); out may alias inputs[0]. With `claim`, the
+// peers' inputs are claimed segment by segment.
 void reduce_inputs(MemorySpace& m, const CollArgs& a, void* out, std::span<const void* const> inputs,
-                   std::size_t count);
+                   std::size_t count, const ClaimPeers* claim = nullptr);
 
 }  // namespace collbench::schedules::peer

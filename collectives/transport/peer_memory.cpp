@@ -6,6 +6,8 @@
 #include <cstring>
 #include <thread>
 
+#include <hwloc.h>
+
 #include "collectives/transport/transport.hpp"
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -29,6 +31,23 @@ bool cpu_has_atomic16() {
   return false;
 #endif
 }
+// The smallest L2 of this machine, from hwloc; 0 when hwloc finds none (then
+// schedules::peer::claims() says no). The machine's, not this core's: every rank of a node
+// gets the same, so all decide alike (a hybrid CPU's cores differ).
+std::size_t smallest_l2_bytes() {
+  hwloc_topology_t t = nullptr;
+  if (hwloc_topology_init(&t) != 0) return 0;
+  std::size_t bytes = 0;
+  if (hwloc_topology_load(t) == 0) {
+    const int n = hwloc_get_nbobjs_by_type(t, HWLOC_OBJ_L2CACHE);
+    for (int i = 0; i < n; ++i)
+      if (hwloc_obj_t l2 = hwloc_get_obj_by_type(t, HWLOC_OBJ_L2CACHE, static_cast<unsigned>(i)))
+        if (l2->attr && l2->attr->cache.size && (bytes == 0 || l2->attr->cache.size < bytes)) bytes = l2->attr->cache.size;
+  }
+  hwloc_topology_destroy(t);
+  return bytes;
+}
+
 // A wait polls in three phases. Quick polls, without a pause (on recent x86 a pause delays
 // noticing the flag by up to ~40 ns) and before the deadline starts (it reads the clock): a
 // peer on its own core raises a small call's flag within these. Then polls with a pause, ~36 us
@@ -52,7 +71,8 @@ PeerMemory::PeerMemory(Transport& t)
       rank_(t.rank()),
       size_(t.size()),
       oversubscribed_(static_cast<unsigned>(size_) > std::max(1u, std::thread::hardware_concurrency())),
-      words_(cpu_has_atomic16()) {}
+      words_(cpu_has_atomic16()),
+      l2_bytes_(smallest_l2_bytes()) {}
 
 PeerMemory::~PeerMemory() = default;
 

@@ -54,6 +54,10 @@ class PeerMemory {
   // same bytes in the same calls). Kept until the peer memory goes.
   void* scratch(std::string_view name, std::size_t bytes);
 
+  // The machine's smallest L2 (hwloc; 0 when unknown), the same on every rank of a node:
+  // schedules::peer::claims() decides by it.
+  std::size_t l2_bytes() const { return l2_bytes_; }
+
   // --- flags ---
   // Starts a call: waits until every peer has finished the previous call that left its
   // buffers unsettled (see end_call), then returns the call's sequence base.
@@ -147,6 +151,7 @@ class PeerMemory {
   // More ranks than the node has cores: waits yield almost at once (peer_memory.cpp).
   bool oversubscribed_;
   bool words_;
+  std::size_t l2_bytes_;
   std::uint64_t calls_ = 0;
   std::uint64_t unsettled_ = 0;  // the done value of a previous call not yet waited for; 0: none
 };

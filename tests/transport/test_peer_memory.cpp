@@ -1,12 +1,15 @@
 // Peer memory on the thread transport: the symmetric heap, flags, a stalled peer's timeout,
-// and every zero-copy algorithm on registered buffers (the staged path runs in the registry
-// suites with the other algorithms).
+// claiming (schedules/peer.hpp), and every zero-copy algorithm on registered buffers and, at
+// sizes where readers claim what they read, staged (the registry suites run the staged path's
+// other sizes with the other algorithms).
 #include <gtest/gtest.h>
 
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <cstring>
 
+#include "collectives/schedules/peer.hpp"
 #include "collectives/transport/peer_memory.hpp"
 #include "collectives/backends/thread/thread_transport.hpp"
 #include "common/cases.hpp"
@@ -168,6 +171,27 @@ TEST(PeerMemory, AStalledPeerEndsTheWaitNamingIt) {
   EXPECT_EQ(timeouts.load(), 1);
 }
 
+TEST(Claim, LeavesEveryByteAsItWas) {
+  alignas(64) std::array<unsigned char, 640> b{};
+  for (std::size_t i = 0; i < b.size(); ++i) b[i] = static_cast<unsigned char>(i * 7 + 1);
+  const auto before = b;
+  for (std::size_t off : {0, 1, 63, 64, 65}) schedules::peer::claim(b.data() + off, b.size() - off - (off % 3));
+  schedules::peer::claim(b.data() + 3, 10);  // no whole line: nothing
+  EXPECT_EQ(b, before);
+}
+
+TEST(Claim, ByTrafficWithinTwiceTheL2) {
+  ThreadWorld w(2);
+  w.run([&](ThreadTransport& t) {
+    const PeerMemory& pm = *t.peer_memory();
+    if (pm.l2_bytes() == 0) GTEST_SKIP() << "hwloc found no L2 for this core: claims are off";
+    const double max = schedules::peer::claim_max_traffic(pm);
+    EXPECT_EQ(max, schedules::peer::kClaimL2Multiple * static_cast<double>(pm.l2_bytes()));
+    EXPECT_TRUE(schedules::peer::claims(pm, max));
+    EXPECT_FALSE(schedules::peer::claims(pm, max + 1));
+  });
+}
+
 // Every zero-copy ("shm") algorithm with its buffers in peer memory (the registered path).
 class Registered : public ::testing::TestWithParam<testing::AlgoAtWorld> {};
 
@@ -187,6 +211,32 @@ TEST_P(Registered, ExactOnEveryCase) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Shm, Registered, ::testing::ValuesIn(testing::host_algorithms_at({1, 2, 3, 4, 7}, "shm")),
+                         testing::algo_at_world_name);
+
+// Staged (plain buffers) at 2 and 3 ranks, where each algorithm's readers claim the stages they
+// read (the sliced path: count 40000 of registered_case_space): every case, one after another
+// on the same stages, so an owner rewrites lines a peer claimed in the previous call.
+class StagedClaimed : public ::testing::TestWithParam<testing::AlgoAtWorld> {};
+
+TEST_P(StagedClaimed, ExactOnEveryCase) {
+  const AlgoEntry* entry = GetParam().entry;
+  const int n = GetParam().world;
+  ThreadWorld w(n);
+  w.run([&](ThreadTransport& t) {
+    const PeerMemory& pm = *t.peer_memory();
+    CollArgs sliced{.count = 40000};
+    if (pm.l2_bytes() && !schedules::peer::claims(pm, entry->traffic(n, sliced, false)))
+      ADD_FAILURE() << "count 40000 does not claim here: the test no longer covers claiming";
+    for (const verify::Case& c : testing::expand(entry->op, n, t.rank(), testing::registered_case_space(n))) {
+      const verify::Outcome o = verify::run_checked(t, *entry, c);
+      ASSERT_FALSE(o.skipped) << testing::describe(c) << ": " << o.skip_reason;
+      ASSERT_EQ(o.check.wrong, 0u) << testing::describe(c) << " first wrong at " << o.check.first_index << " expected "
+                                   << o.check.expected << " got " << o.check.got;
+    }
+  });
+}
+
+INSTANTIATE_TEST_SUITE_P(Shm, StagedClaimed, ::testing::ValuesIn(testing::host_algorithms_at({2, 3}, "shm")),
                          testing::algo_at_world_name);
 
 }  // namespace
