@@ -184,6 +184,18 @@ void record_efficiency(PointResult& r, Op op, const AlgoEntry& e, int n, const C
   if (need_s) r.efficiency = *need_s / (r.time_us->p50 * 1e-6);
 }
 
+// The zero-copy algorithms' run-time choice: whether the point's calls claimed the lines they
+// read (schedules/peer.hpp), with what decided it. After the calls, so the peer memory exists
+// (the first call made it, collectively); host memory only (device peer memory never claims).
+void record_peer_claim(PointResult& r, const AlgoEntry& e, Transport& t, const CollArgs& a) {
+  if (r.skipped || !e.traits.claims || !e.traffic || t.size() < 2 || t.memory().kind() != MemoryKind::host) return;
+  const PeerMemory* pm = t.peer_memory();
+  if (!pm) return;
+  r.peer_claim = PointResult::PeerClaim{pm->l2_bytes(), schedules::peer::claim_max_traffic(*pm),
+                                        e.traffic(t.size(), a, r.registered_buffers),
+                                        e.traits.claims(*pm, t.size(), a, r.registered_buffers)};
+}
+
 // Which of `sets` buffer sets verification checks: all, or kMaxVerifiedSets spread evenly
 // (first and last included). Checking 66 560 sets of a 4 KiB allreduce took 37 s.
 constexpr std::size_t kMaxVerifiedSets = 64;
@@ -430,8 +442,10 @@ std::vector<PointResult> measure_size(PointEnv& env, const CollectiveBlock& b, c
   const std::optional<double> copy_rate = point_copy_rate(env, b, buffers, results, args);
   if (b.settings.interleave && ws.size() > 1) run_interleaved(env, b, c, buffers, ws, rs);
   else run_sequential(env, b, c, buffers, ws, rs);
-  for (std::size_t i = 0; i < b.algos.size(); ++i)
+  for (std::size_t i = 0; i < b.algos.size(); ++i) {
     record_efficiency(results[i], b.op, *b.algos[i], t.size(), args, copy_rate, env.links);
+    record_peer_claim(results[i], *b.algos[i], t, args);
+  }
   return results;
 }
 

@@ -35,6 +35,14 @@ struct PointResult {
   std::optional<double> window_us;           // clock: the start window used
   std::optional<double> osu_avg_us, nccl_avg_us;  // the reference tools' conventions
   std::optional<double> efficiency;               // necessary data movement's time on the links crossed / p50
+  // Zero-copy (peer memory) algorithms on host memory: whether the calls claimed the lines they
+  // read, and what decided it at run time (schedules/peer.hpp; JSON "peer_claim").
+  struct PeerClaim {
+    std::uint64_t l2_bytes = 0;
+    double max_traffic_bytes = 0, traffic_bytes = 0;
+    bool claims = false;
+  };
+  std::optional<PeerClaim> peer_claim;
   // --cache cold: the pool of send/recv sets the point's calls rotated through (JSON "cache"
   // and "cache_pool"; hot points have none).
   struct CachePool {
