@@ -98,7 +98,11 @@ void run(Transport& t, const CollArgs& a) {
   // Registered needs the root's recv in peer memory too (ranks write their slices into it);
   // the heap is symmetric, so each rank translates its own recv's address to the root's.
   // A non-root's recv is unused: it is never written (in place it is that rank's input).
-  if (schedules::peer::registered(pm, a, bytes, bytes)) return round(t, pm, a, true, false);
+  // Up to PeerMemory::kInlineBytes registered buffers are staged as well, as allreduce's are:
+  // copying a few bytes costs less than the settling round reading peers' sends needs (8 B,
+  // 2 ranks: registered 0.91x the library, staged 1.19x; bench/README.md).
+  if (bytes > PeerMemory::kInlineBytes && schedules::peer::registered(pm, a, bytes, bytes))
+    return round(t, pm, a, true, false);
   const bool claim = claiming(pm, t.size(), a, false);
   schedules::peer::in_rounds(a, [&](const CollArgs& part) { round(t, pm, part, false, claim); });
 }

@@ -46,7 +46,10 @@ double claim_max_traffic(const PeerMemory& pm) {
   return pm.kind() == MemoryKind::host ? kClaimL2Multiple * static_cast<double>(pm.l2_bytes()) : 0;
 }
 
-bool claims(const PeerMemory& pm, double traffic_bytes) { return traffic_bytes <= claim_max_traffic(pm); }
+bool claims(const PeerMemory& pm, double traffic_bytes) {
+  const double max = claim_max_traffic(pm);
+  return max > 0 && traffic_bytes <= max;  // never on device memory, even for an empty call
+}
 
 void copy_claiming(MemorySpace& m, bool claim_it, void* dst, const void* src, std::size_t bytes) {
   if (!claim_it) return m.copy(dst, src, bytes);
