@@ -57,12 +57,13 @@ def mpirun_env(np_):
     return env
 
 
-def run(collbench, np_, args, workdir, label):
-    """Runs one collbench invocation; returns (command string, result records)."""
+def run(collbench, np_, args, workdir, label, mpiexec="mpirun"):
+    """Runs one collbench invocation (np_ ranks under mpiexec; np_ 0: no launcher, as --spawn
+    runs); returns (command string, result records)."""
     out = os.path.join(workdir, label + ".jsonl")
     if os.path.exists(out):
         os.remove(out)
-    cmd = launch("mpirun", np_) + [collbench] + args + ["--json", out]
+    cmd = (launch(mpiexec, np_) if np_ else []) + [collbench] + args + ["--json", out]
     shown = " ".join(shlex.quote(c) for c in cmd[:-2])  # without the scratch --json path
     p = subprocess.run(cmd, env=mpirun_env(np_), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     if p.returncode != 0:
@@ -169,6 +170,20 @@ def zero_copy_targets(collbench, target, rep, workdir, bw_iters, lat_iters, comm
         for b in (1 * MiB, 4 * MiB, 16 * MiB, 64 * MiB):
             target(f"9 {op}{b}", f"9. {op} shm / library busbw, registered, 2 ranks, {size_name(b)}", 1.5).add(
                 busbw_ratio(recs, op, "shm", b), cmd)
+    # 11. Issue 38: every shm op ahead of the library at every size from 8 B, registered and staged:
+    # the smallest speed-up over the sizes (8 B - 16 MiB, x4) of each run.
+    for op in sorted(shm_ops(collbench)):
+        for buffers in ("registered", "plain"):
+            cmd, recs = run(collbench, 2, ["--op", op, "--algo", "shm,library", "--interleave", "--buffers", buffers,
+                                           "-b", "8", "-e", "16M", "-f", "4"] + bw_iters + common,
+                            workdir, f"zc_every_{op}_{buffers}_{rep}")
+            sizes = sorted({r["bytes"] for r in recs if r["op"] == op})
+            worst, at = min((pick(recs, op, "library", b)["time_us"]["p50"] / pick(recs, op, "shm", b)["time_us"]["p50"], b)
+                            for b in sizes)
+            staged = "staged" if buffers == "plain" else buffers
+            print(f"  11. {op} {staged}: smallest {worst:.2f} at {size_name(at)}", file=sys.stderr, flush=True)
+            target(f"11 {op}{buffers}", f"11. {op} shm / library p50, {staged}, 2 ranks, smallest over 8 B-16 MiB",
+                   1.0).add(worst, cmd)
     # 10. 4 ranks, oversubscribed on a 2-core machine (staged): reported, no threshold of its own.
     cmd, recs = run(collbench, 4, ["--op", "allreduce", "--algo", "shm,library", "--interleave", "-b", "2K",
                                    "-e", "16M", "-f", "8"] + bw_iters + common, workdir, f"zc_allreduce_np4_{rep}")
