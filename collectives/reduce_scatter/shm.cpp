@@ -16,8 +16,6 @@ namespace {
 
 constexpr std::uint64_t kInputsReady = 1;
 
-// Staged: rounds over elements [off, off + k) of every block, at most kStageBytes in all, so
-// the stage stays bounded; block q's part sits at q*k in the stage.
 double traffic(int n, const CollArgs& a, bool reg);
 
 // Staged, only rank r reads block r's part of every peer's stage: claimed (schedules/peer.hpp).
@@ -26,6 +24,8 @@ bool claiming(const PeerMemory& pm, int n, const CollArgs& a, bool reg) {
   return !reg && schedules::peer::claims(pm, traffic(n, a, reg));
 }
 
+// Staged: rounds over elements [off, off + k) of every block, at most kStageBytes in all, so
+// the stage stays bounded; block q's part sits at q*k in the stage.
 void staged(Transport& t, PeerMemory& pm, const CollArgs& a) {
   const int n = t.size(), r = t.rank();
   const bool claim = claiming(pm, n, a, false);

@@ -89,16 +89,17 @@ void stage_except(MemorySpace& m, void* stage, const void* src, std::size_t byte
 // memory this rank has just read and that nobody else reads, nor its owner writes, before this
 // rank's next flag. Why: the owner writes it again next call, and a line still shared with the
 // reader then costs the owner an invalidation, several times the line's copy; taking a line the
-// reader holds modified costs it little (a 64 KiB stage rewritten after a peer's read: 7.3 us,
-// after the peer's claim 1.5 us, on the 2-vCPU EPYC VM; bench/README.md).
+// reader holds modified costs it little (a 64 KiB stage rewritten after a peer's read: 6.9-9.7
+// us, after the peer's claim 1.1 us, on the 2-vCPU EPYC VM; bench/cross_core_copy, bench/README.md).
 void claim(const void* p, std::size_t bytes);
 
 // Whether a call claims what it reads: host peer memory (device memory has no such lines),
 // and the call's traffic (its loads + stores, the registry's model) at most kClaimL2Multiple x
 // the L2 (PeerMemory::l2_bytes), so the lines it read are still in this core's caches when it
 // claims them.
-// Measured on 2 ranks, 1 MiB L2 (bench/README.md): claims won where the traffic was 1.1-2.0 MiB
-// and lost 12 % at 2.25 MiB (allreduce 512 KiB). The same on every rank of a node.
+// Measured on 2 ranks, 1 MiB L2 (bench/README.md): claims won at 0.1-2 MiB of traffic; at 2.25
+// MiB (allreduce 512 KiB) they read 12 % slower, within the spread between runs. The same on
+// every rank of a node.
 inline constexpr double kClaimL2Multiple = 2;
 double claim_max_traffic(const PeerMemory& pm);  // 0: never (device memory, or no L2 known)
 bool claims(const PeerMemory& pm, double traffic_bytes);

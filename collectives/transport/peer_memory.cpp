@@ -48,6 +48,13 @@ std::size_t smallest_l2_bytes() {
   return bytes;
 }
 
+// Once per process: loading hwloc's topology takes milliseconds, and a process makes a peer
+// memory per transport (a thread world one per rank). A fact of the machine, never written again.
+std::size_t machine_l2_bytes() {
+  static const std::size_t bytes = smallest_l2_bytes();
+  return bytes;
+}
+
 // A wait polls in three phases. Quick polls, without a pause (on recent x86 a pause delays
 // noticing the flag by up to ~40 ns) and before the deadline starts (it reads the clock): a
 // peer on its own core raises a small call's flag within these. Then polls with a pause, ~36 us
@@ -72,7 +79,7 @@ PeerMemory::PeerMemory(Transport& t)
       size_(t.size()),
       oversubscribed_(static_cast<unsigned>(size_) > std::max(1u, std::thread::hardware_concurrency())),
       words_(cpu_has_atomic16()),
-      l2_bytes_(smallest_l2_bytes()) {}
+      l2_bytes_(machine_l2_bytes()) {}
 
 PeerMemory::~PeerMemory() = default;
 
