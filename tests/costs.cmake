@@ -5,44 +5,44 @@
 # it mostly waits on launches, signals or files (measured alone: busy CPU / wall < 0.6 core) and
 # asserts no timing; "-" keeps what the test declares.
 set(COLLBENCH_TEST_SECONDS
-  analysis.backends_side_by_side          5 -
-  analysis.collplot                      11 -
-  analysis.compare                        7 -
-  analysis.compare_fixtures              66 -
+  analysis.backends_side_by_side          6 -
+  analysis.collplot                      12 -
+  analysis.compare                        9 -
+  analysis.compare_fixtures              65 -
   analysis.ddp                            5 -
   analysis.expect_write                   3 -
   analysis.formats                        1 -
   analysis.library_files                  2 -
-  analysis.load                           3 -
+  analysis.load                           4 -
   analysis.model                          1 -
-  analysis.mpis_side_by_side              3 -
-  analysis.node_aware                     7 -
-  analysis.report                        12 -
-  analysis.report_browser                23 -
-  analysis.schema                         8 -
+  analysis.mpis_side_by_side              4 -
+  analysis.node_aware                     8 -
+  analysis.report                        14 -
+  analysis.report_browser                25 -
+  analysis.schema                         9 -
   analysis.stragglers                     2 -
   analysis.targets                        1 -
   analysis.tiny_report                    2 -
-  analysis.tune                           9 -
+  analysis.tune                          10 -
   docs.checkers                           1 -
   docs.links                              1 -
   docs.options                            1 -
   gloo.launch                            25 -
   harness.allreduce                       8 -
-  harness.argv_fuzz                      13 -
-  harness.auto                           11 1
-  harness.bad_inputs                      5 1
+  harness.argv_fuzz                      14 -
+  harness.auto                            7 1
+  harness.bad_inputs                      6 1
   harness.cli                             2 1
   harness.cli_first_minutes               1 1
   harness.cold                           15 -
-  harness.ddp                            18 1
-  harness.ddp_torch                      25 -
-  harness.expect_gate                     5 -
+  harness.ddp                            24 1
+  harness.ddp_torch                      22 -
+  harness.expect_gate                     6 -
   harness.expect_provenance               2 -
-  harness.expect_write_expect             5 -
-  harness.faults_corrupt                 13 1
-  harness.faults_disk_full               10 1
-  harness.faults_signals                 62 1
+  harness.expect_write_expect             8 -
+  harness.faults_corrupt                 14 1
+  harness.faults_disk_full               17 1
+  harness.faults_signals                 33 1
   harness.faults_stall_control            9 -
   harness.faults_stall_library            7 -
   harness.faults_stall_shm                6 -
@@ -50,22 +50,22 @@ set(COLLBENCH_TEST_SECONDS
   harness.layers                          1 1
   harness.layers_self_test                1 1
   harness.list_json                       1 1
-  harness.memory                         41 -
-  harness.modes                          11 1
-  harness.nvtx                            3 1
+  harness.memory                         42 -
+  harness.modes                          16 1
+  harness.nvtx                            5 1
   harness.pingpong                        7 1
-  harness.raw_compare                     7 1
-  harness.registered                      4 -
+  harness.raw_compare                    14 1
+  harness.registered                      5 -
   harness.reliability_hang                6 -
   harness.reliability_kill                4 -
-  harness.reliability_resume              6 1
+  harness.reliability_resume              7 1
   harness.stragglers                      4 -
-  harness.sweep                           3 1
+  harness.sweep                           5 1
   harness.sync                            4 -
-  harness.terminal                        7 2
+  harness.terminal                        6 2
   harness.thread                          4 2
   harness.timeout                         2 -
-  install.deb                            97 -
+  install.deb                           125 -
   install.tree                           24 -
   mpi.harness_measure.np1                 1 1
   mpi.harness_measure.np2                 3 -
@@ -82,37 +82,37 @@ set(COLLBENCH_TEST_SECONDS
   mpi.mpi_split.np6                       1 -
   mpi.mpi_split.np7                       1 -
   mpi.mpi_split.np8                       1 -
-  mpi.mpi_transport.np2                   2 -
-  mpi.ompi_rules                          6 1
+  mpi.mpi_transport.np2                   3 -
+  mpi.ompi_rules                          7 1
   mpi.preload.app.np1                     1 1
   mpi.preload.app.np2                     2 1
   mpi.preload.app.np3                     2 1
-  mpi.preload.app.np4                     1 1
+  mpi.preload.app.np4                     2 1
   mpi.preload.app.np5                     2 1
-  mpi.preload.bad_input                   3 1
+  mpi.preload.bad_input                   4 1
   mpi.preload.exports                     1 1
   mpi.preload.harness                     3 1
   mpi.preload.raw                         1 1
   mpi.quiet_comm.np2                      1 1
   mpi.quiet_comm.np3                      1 1
   mpi.quiet_harness.np3                   1 1
-  mpi.tuned_forcing                      63 1
+  mpi.tuned_forcing                      66 1
   slurm.cluster                           6 -
-  slurm.layout                           35 2
-  slurm.node_loss                        69 2
+  slurm.layout                           32 2
+  slurm.node_loss                        59 2
   slurm.profile                           2 -
-  slurm.profile_srun                      4 -
-  slurm.sweep                            82 -
+  slurm.profile_srun                      5 -
+  slurm.sweep                            91 -
   slurm.testbed                           4 -
-  slurm.time_limit                       51 -
-  unit.collectives                       87 -
-  unit.collectives_scratch               30 -
+  slurm.time_limit                       55 -
+  unit.collectives                       86 -
+  unit.collectives_scratch               42 -
   unit.core                               1 -
-  unit.gloo                              20 -
-  unit.gpu                                6 -
-  unit.gpu_bundle_script                 15 -
-  unit.gpu_check_script                  13 -
-  unit.gpu_nccl_model                     5 -
+  unit.gloo                              22 -
+  unit.gpu                                7 -
+  unit.gpu_bundle_script                 20 -
+  unit.gpu_check_script                  15 -
+  unit.gpu_nccl_model                     4 -
   unit.harness                            6 -
   unit.nccl_version_match                 1 -
   unit.nccl_version_mismatch              1 -
