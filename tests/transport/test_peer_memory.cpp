@@ -184,7 +184,7 @@ TEST(Claim, ByTrafficWithinTwiceTheL2) {
   ThreadWorld w(2);
   w.run([&](ThreadTransport& t) {
     const PeerMemory& pm = *t.peer_memory();
-    if (pm.l2_bytes() == 0) GTEST_SKIP() << "hwloc found no L2 for this core: claims are off";
+    if (pm.l2_bytes() == 0) GTEST_SKIP() << "hwloc reports no L2 cache on this machine, so claims are off: nothing to check";
     const double max = schedules::peer::claim_max_traffic(pm);
     EXPECT_EQ(max, schedules::peer::kClaimL2Multiple * static_cast<double>(pm.l2_bytes()));
     EXPECT_TRUE(schedules::peer::claims(pm, max));
