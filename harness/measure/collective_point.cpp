@@ -22,17 +22,48 @@ namespace {
 // cold: the sets of its pool, in the order the calls take them.
 using BufferSets = std::vector<verify::Pointers>;
 
+// The memory of one size's calls: send and recv, filled in place with the verification inputs
+// (realistic data, never denormals) and refilled by each checking run, and the algorithms'
+// scratch. A point holds these and nothing of the message's size else, but with --interleave
+// (hot) each algorithm has its own send and recv (own_buffers()).
+// Registered (--buffers registered): send and recv are blocks of the node's peer memory, as
+// nccl-tests -R registers them, so the shm algorithms read them in place.
+// --cache cold: send and recv are pools of `pool.sets` page-aligned sets (cache_pool.hpp), every
+// set filled with the same inputs, so any call computes on the verification data.
+struct PointBuffers {
+  PointBuffers(MemorySpace& m, const verify::Case& c, PeerMemory* registered, const ColdPool& layout)
+      : space(registered ? std::optional<PeerMemorySpace>(std::in_place, *registered, m) : std::nullopt),
+        pool(layout),
+        send(space ? *space : m, layout.sets * layout.send_stride),
+        recv(space ? *space : m, layout.sets * layout.recv_stride),
+        scratch(m) {
+    for (std::uint64_t k = 0; k < layout.sets; ++k) {
+      verify::fill(m, c, send_of(k), recv_of(k));
+      sets.push_back(verify::arrange(c, send_of(k), recv_of(k)));
+    }
+  }
+  // Set k's buffers as fill() and run_in_place() take them (before arrange()).
+  void* send_of(std::uint64_t k) const { return static_cast<char*>(send.data()) + k * pool.send_stride; }
+  void* recv_of(std::uint64_t k) const { return static_cast<char*>(recv.data()) + k * pool.recv_stride; }
+  std::optional<PeerMemorySpace> space;  // before the buffers: they are freed into it
+  ColdPool pool;                         // hot: one set of exactly send + recv
+  Buffer send, recv;
+  Workspace scratch;
+  BufferSets sets;
+};
+
 class CollectiveWorkload final : public Workload {
  public:
   // `around`: what wraps each call (call_decorator.hpp; a test fault), or null: the call alone.
-  CollectiveWorkload(Transport& t, const AlgoEntry& e, const CollArgs& a, const BufferSets& sets, CallInfo call,
+  CollectiveWorkload(Transport& t, const AlgoEntry& e, const CollArgs& a, PointBuffers& buffers, CallInfo call,
                      const std::string& label, const CallDecorator* around)
-      : Workload(std::move(call), label), t_(t), entry_(e), args_(a), sets_(sets), around_(around),
+      : Workload(std::move(call), label), t_(t), entry_(e), args_(a), buffers_(buffers), sets_(buffers.sets),
+        around_(around),
         // A library entry's bound call stands in for run_entry unless avg wraps it or a
         // decorator wraps the call; bound on a set's first call (a refusal then skips the
         // point as run_entry's would).
         prepared_ok_(e.prepare && runs_as_is(e, a) && !around),
-        prepared_(prepared_ok_ ? sets.size() : 0) {
+        prepared_(prepared_ok_ ? sets_.size() : 0) {
     args_.send = sets_.front().send;
     args_.recv = sets_.front().recv;
   }
@@ -62,6 +93,7 @@ class CollectiveWorkload final : public Workload {
     invoke();
   }
   const AlgoEntry& entry() const { return entry_; }
+  PointBuffers& buffers() const { return buffers_; }
 
  private:
   void invoke() {
@@ -72,6 +104,7 @@ class CollectiveWorkload final : public Workload {
   Transport& t_;
   const AlgoEntry& entry_;
   CollArgs args_;
+  PointBuffers& buffers_;
   const BufferSets& sets_;
   std::size_t next_ = 0;
   const CallDecorator* around_;
@@ -92,35 +125,6 @@ CollArgs make_args(const CollectiveBlock& b, const SizePoint& s) {
   a.segment_bytes = b.settings.segment_bytes;
   return a;
 }
-
-// The memory every algorithm of one size shares: send and recv, filled in place with the
-// verification inputs (realistic data, never denormals) and refilled by each checking run,
-// and the algorithms' scratch. A point holds these and nothing of the message's size else.
-// Registered (--buffers registered): send and recv are blocks of the node's peer memory, as
-// nccl-tests -R registers them, so the shm algorithms read them in place.
-// --cache cold: send and recv are pools of `pool.sets` page-aligned sets (cache_pool.hpp), every
-// set filled with the same inputs, so any call computes on the verification data.
-struct PointBuffers {
-  PointBuffers(MemorySpace& m, const verify::Case& c, PeerMemory* registered, const ColdPool& layout)
-      : space(registered ? std::optional<PeerMemorySpace>(std::in_place, *registered, m) : std::nullopt),
-        pool(layout),
-        send(space ? *space : m, layout.sets * layout.send_stride),
-        recv(space ? *space : m, layout.sets * layout.recv_stride),
-        scratch(m) {
-    for (std::uint64_t k = 0; k < layout.sets; ++k) {
-      verify::fill(m, c, send_of(k), recv_of(k));
-      sets.push_back(verify::arrange(c, send_of(k), recv_of(k)));
-    }
-  }
-  // Set k's buffers as fill() and run_in_place() take them (before arrange()).
-  void* send_of(std::uint64_t k) const { return static_cast<char*>(send.data()) + k * pool.send_stride; }
-  void* recv_of(std::uint64_t k) const { return static_cast<char*>(recv.data()) + k * pool.recv_stride; }
-  std::optional<PeerMemorySpace> space;  // before the buffers: they are freed into it
-  ColdPool pool;                         // hot: one set of exactly send + recv
-  Buffer send, recv;
-  Workspace scratch;
-  BufferSets sets;
-};
 
 // Hot: one set, the buffers' own sizes; cold: the pool aimed at --cache-pool or 2x the LLC.
 ColdPool buffer_layout(const CollectiveBlock& b, const verify::Case& c, std::uint64_t llc_bytes) {
@@ -208,7 +212,8 @@ std::vector<std::size_t> verified_sets(std::size_t sets) {
 
 // Refills the timed run's buffers, runs the algorithm once more with the same arguments and
 // counts wrong elements over all ranks.
-void verify_point(PointEnv& env, CollectiveWorkload& w, const verify::Case& c, PointBuffers& buf, PointResult& r) {
+void verify_point(PointEnv& env, CollectiveWorkload& w, const verify::Case& c, PointResult& r) {
+  PointBuffers& buf = w.buffers();
   env.transport.scope().set_call(w.call());
   env.transport.scope().set_phase("verify");
   nvtx::Range range(w.labels().verify);
@@ -252,11 +257,11 @@ void verify_point(PointEnv& env, CollectiveWorkload& w, const verify::Case& c, P
 }
 
 // One algorithm after the other: per algorithm warm-up, timing, verification.
-void run_sequential(PointEnv& env, const CollectiveBlock& b, const verify::Case& c, PointBuffers& buf, std::vector<CollectiveWorkload*>& ws,
+void run_sequential(PointEnv& env, const CollectiveBlock& b, const verify::Case& c, Workspace& scratch, std::vector<CollectiveWorkload*>& ws,
                     std::vector<PointResult*>& rs) {
   const TimingSpec spec = timing_spec(b.settings, env.barrier_us);
   for (std::size_t i = 0; i < ws.size(); ++i) {
-    buf.scratch.release();  // the previous algorithm's scratch never sits beside this one's
+    scratch.release();  // the previous algorithm's scratch never sits beside this one's
     nvtx::Range point(ws[i]->labels().point);
     if (auto why = warm_up_or_skip(env, *ws[i], spec)) {
       skip(*rs[i], *why);
@@ -269,12 +274,12 @@ void run_sequential(PointEnv& env, const CollectiveBlock& b, const verify::Case&
       skip(*rs[i], e.message());
       continue;
     }
-    if (b.settings.check) verify_point(env, *ws[i], c, buf, *rs[i]);
+    if (b.settings.check) verify_point(env, *ws[i], c, *rs[i]);
   }
 }
 
 // All algorithms' samples round-robin at this size (A B A B ...), then each one verified.
-void run_interleaved(PointEnv& env, const CollectiveBlock& b, const verify::Case& c, PointBuffers& buf, std::vector<CollectiveWorkload*> ws,
+void run_interleaved(PointEnv& env, const CollectiveBlock& b, const verify::Case& c, std::vector<CollectiveWorkload*> ws,
                      std::vector<PointResult*> rs) {
   const TimingSpec spec = timing_spec(b.settings, env.barrier_us);
   nvtx::Range group(nvtx::Label(nvtx::range_name(
@@ -302,7 +307,7 @@ void run_interleaved(PointEnv& env, const CollectiveBlock& b, const verify::Case
   }
   for (std::size_t i = 0; i < ws.size(); ++i) {
     record_timing(*rs[i], timings[i], b.op);
-    if (b.settings.check) verify_point(env, *ws[i], c, buf, *rs[i]);
+    if (b.settings.check) verify_point(env, *ws[i], c, *rs[i]);
   }
 }
 
@@ -397,15 +402,18 @@ std::vector<PointResult> measure_size(PointEnv& env, const CollectiveBlock& b, c
 
   // Host memory on every path; on a GPU also the device's free memory, shared by the ranks on
   // it. A point that cannot fit is skipped with the reason (the sweep goes on).
+  const std::size_t live = static_cast<std::size_t>(
+      std::count_if(results.begin(), results.end(), [](const PointResult& r) { return !r.skipped; }));
+  const std::uint64_t copies = buffer_copies(b.settings, live);
   const std::optional<Backend::DeviceBudget> dev = env.owner ? env.owner->device_budget() : std::nullopt;
   std::optional<std::string> shortfall;
   if (dev) {
-    const DevicePointMemory need = device_point_memory_need(b.op, s.chunk_count, b.dtype, t.size(), dev->staged);
+    const DevicePointMemory need = device_point_memory_need(b.op, s.chunk_count, b.dtype, t.size(), dev->staged, copies);
     shortfall = device_memory_shortfall(need.device, dev->ranks_per_device, dev->free);
     if (!shortfall) shortfall = memory_shortfall(need.host, env.topology.ranks_on_my_node, available_host_memory());
   } else {
     const std::uint64_t cold = b.settings.cache_cold ? cold_pool_target(b.settings, env.llc_bytes) : 0;
-    shortfall = memory_shortfall(point_memory_need(b.op, s.chunk_count, b.dtype, t.size(), cold).total(),
+    shortfall = memory_shortfall(point_memory_need(b.op, s.chunk_count, b.dtype, t.size(), cold, copies).total(),
                                  env.topology.ranks_on_my_node, available_host_memory());
   }
   if (auto why = env.control.agree_error(shortfall))
@@ -418,7 +426,17 @@ std::vector<PointResult> measure_size(PointEnv& env, const CollectiveBlock& b, c
         if (!r.skipped) skip(r, *why);
   if (std::all_of(results.begin(), results.end(), [](const PointResult& r) { return r.skipped; })) return results;
 
-  PointBuffers buffers(t.memory(), c, registered, buffer_layout(b, c, env.llc_bytes));
+  // One set of buffers per algorithm with --interleave (hot): an algorithm's call finds them as
+  // its own previous call left them, its steady state when it runs alone, and pays nothing for
+  // another's. Shared, the cache state of one leaks into the next: an out-of-place MPI_Bcast
+  // (CMA single copy) leaves the root's recv in the peer's cache, and the next call writing it
+  // pays the invalidations (a 128 KiB staged shm broadcast: 17-21 us after it against 7.3 us
+  // alone; docs/measurement.md). Allocated in the same order on every rank (registered buffers
+  // are collective). The algorithms share one scratch.
+  std::vector<std::unique_ptr<PointBuffers>> sets;
+  for (std::uint64_t k = 0; k < copies; ++k)
+    sets.push_back(std::make_unique<PointBuffers>(t.memory(), c, registered, buffer_layout(b, c, env.llc_bytes)));
+  PointBuffers& buffers = *sets.front();
   args.workspace = &buffers.scratch;
   args.send = buffers.sets.front().send;  // the first set's (the in-place test and traffic models read them)
   args.recv = buffers.sets.front().recv;
@@ -434,14 +452,15 @@ std::vector<PointResult> measure_size(PointEnv& env, const CollectiveBlock& b, c
     if (results[i].skipped) continue;
     CallInfo ctx{results[i].op, results[i].algo, s.bytes, -1, ""};
     const CallDecorator* around = env.around_calls && env.around_calls->wraps(b.algos[i]->algo, s.bytes) ? env.around_calls : nullptr;
-    owned.push_back(std::make_unique<CollectiveWorkload>(t, *b.algos[i], args, buffers.sets, ctx,
+    PointBuffers& own = *sets[ws.size() % sets.size()];  // the workload calls on its own sets
+    owned.push_back(std::make_unique<CollectiveWorkload>(t, *b.algos[i], args, own, ctx,
                                                          point_label(b, *b.algos[i], s.bytes), around));
     ws.push_back(owned.back().get());
     rs.push_back(&results[i]);
   }
   const std::optional<double> copy_rate = point_copy_rate(env, b, buffers, results, args);
-  if (b.settings.interleave && ws.size() > 1) run_interleaved(env, b, c, buffers, ws, rs);
-  else run_sequential(env, b, c, buffers, ws, rs);
+  if (b.settings.interleave && ws.size() > 1) run_interleaved(env, b, c, ws, rs);
+  else run_sequential(env, b, c, buffers.scratch, ws, rs);
   for (std::size_t i = 0; i < b.algos.size(); ++i) {
     record_efficiency(results[i], b.op, *b.algos[i], t.size(), args, copy_rate, env.links);
     record_peer_claim(results[i], *b.algos[i], t, args);

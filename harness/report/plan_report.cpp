@@ -127,11 +127,13 @@ int dry_run(const RunConfig& cfg, const std::vector<Block>& plan, const LaunchEn
       std::fprintf(out, "  %s; %s; about %s\n", size_range(sizes).c_str(), timing(s).c_str(),
                    duration(block_seconds(b, world)).c_str());
       if (!sizes.empty()) {
+        const std::uint64_t copies = buffer_copies(s, c->algos.size());
         const PointMemory m = point_memory_need(c->op, sizes.back().chunk_count, c->dtype, world,
-                                                s.cache_cold ? cold_pool_target(s, llc) : 0);
+                                                s.cache_cold ? cold_pool_target(s, llc) : 0, copies);
         std::fprintf(out, "  memory per rank at %llu B: %s (buffers %s%s + extra %s)\n",
-                     static_cast<unsigned long long>(sizes.back().bytes), mib(m.total()).c_str(),
-                     mib(m.buffers).c_str(), s.cache_cold ? ", a cold pool" : "", mib(m.extra).c_str());
+                     static_cast<unsigned long long>(sizes.back().bytes), mib(m.total()).c_str(), mib(m.buffers).c_str(),
+                     s.cache_cold ? ", a cold pool" : copies > 1 ? (", one set per interleaved algorithm") : "",
+                     mib(m.extra).c_str());
       }
       points += static_cast<long>(sizes.size() * c->algos.size());
     } else if (const auto* d = std::get_if<DdpBlock>(&b)) {

@@ -65,7 +65,12 @@ std::uint64_t peak_resident_bytes() {
   return 0;
 }
 
-PointMemory point_memory_need(Op op, std::uint64_t chunk_count, DType dtype, int world_size, std::uint64_t cold_pool) {
+std::uint64_t buffer_copies(const Settings& s, std::size_t algos) {
+  return s.interleave && !s.cache_cold && algos > 1 ? algos : 1;
+}
+
+PointMemory point_memory_need(Op op, std::uint64_t chunk_count, DType dtype, int world_size, std::uint64_t cold_pool,
+                              std::uint64_t copies) {
   const std::uint64_t es = dtype_size(dtype);
   const std::uint64_t send = es * send_elems(op, chunk_count, world_size);
   const std::uint64_t recv = es * recv_elems(op, chunk_count, world_size);
@@ -73,17 +78,18 @@ PointMemory point_memory_need(Op op, std::uint64_t chunk_count, DType dtype, int
   // An algorithm's scratch is allowed up to one largest buffer (the 3x of nccl-tests' send,
   // recv and expected, with no expected array here); the MPI library may need more.
   const std::uint64_t message = es * chunk_count * static_cast<std::uint64_t>(size_chunks(op, world_size));
-  const std::uint64_t buffers = cold_pool ? cold_pool_layout(send, recv, cold_pool).bytes() : send + recv;
+  const std::uint64_t buffers = cold_pool ? cold_pool_layout(send, recv, cold_pool).bytes() : copies * (send + recv);
   return {buffers, std::max(largest, mpi_internal_bytes(op, message)) + kFixedExtraBytes};
 }
 
-DevicePointMemory device_point_memory_need(Op op, std::uint64_t chunk_count, DType dtype, int world_size, bool staged) {
+DevicePointMemory device_point_memory_need(Op op, std::uint64_t chunk_count, DType dtype, int world_size, bool staged,
+                                           std::uint64_t copies) {
   const std::uint64_t es = dtype_size(dtype);
   const std::uint64_t send = es * send_elems(op, chunk_count, world_size);
   const std::uint64_t recv = es * recv_elems(op, chunk_count, world_size);
   const std::uint64_t largest = std::max(send, recv);
   DevicePointMemory m;
-  m.device = send + recv + largest + kFixedDeviceBytes;
+  m.device = copies * (send + recv) + largest + kFixedDeviceBytes;
   m.host = std::min<std::uint64_t>(largest, verify::kStagingBytes) + kFixedExtraBytes;
   if (staged && largest) m.host += 2 * std::bit_ceil(std::max<std::uint64_t>(largest, 4096));
   return m;
@@ -123,12 +129,14 @@ std::optional<std::string> plan_memory_problem(const std::vector<Block>& plan, i
     const SizePoint& big = sizes.back();
     const auto need = device ? device_point_memory_need(b->op, big.chunk_count, b->dtype, world_size, true).host
                              : point_memory_need(b->op, big.chunk_count, b->dtype, world_size,
-                                                 b->settings.cache_cold ? cold_pool_target(b->settings, llc_bytes) : 0)
+                                                 b->settings.cache_cold ? cold_pool_target(b->settings, llc_bytes) : 0,
+                                                 buffer_copies(b->settings, b->algos.size()))
                                    .total();
     if (auto why = memory_shortfall(need, ranks_on_node, available))
       return std::string(op_name(b->op)) + " at " + std::to_string(big.bytes) + " B" +
              (b->settings.cache_cold ? " (--cache cold: a pool of " + mib(need) + " with its overheads)" : "") + ": " +
              *why + "; accepted: a smaller --max-bytes" + (b->settings.cache_cold ? " or --cache-pool" : "") +
+             (buffer_copies(b->settings, b->algos.size()) > 1 ? ", fewer algorithms with --interleave (each has its own buffers)" : "") +
              ", or fewer ranks per node";
   }
   return std::nullopt;

@@ -28,8 +28,14 @@ struct PointMemory {
 };
 // `bytes` is the point's size as reported (nccl-tests' size). `cold_pool`: --cache cold's pool
 // target (cache_pool.hpp), whose sets then replace the one send + recv in `buffers`; 0 = hot.
+// `copies`: how many send + recv sets the point holds (buffer_copies()).
 PointMemory point_memory_need(Op op, std::uint64_t chunk_count, DType dtype, int world_size,
-                              std::uint64_t cold_pool = 0);
+                              std::uint64_t cold_pool = 0, std::uint64_t copies = 1);
+
+// The send + recv sets a point of `algos` algorithms holds: with --interleave and a hot cache,
+// one per algorithm, so each call finds the buffers as its own algorithm's previous call left
+// them (harness/measure/collective_point.cpp); otherwise one, shared.
+std::uint64_t buffer_copies(const Settings& s, std::size_t algos);
 
 // --device cuda: what one rank holds on its GPU at the peak of a point (send + recv + the
 // algorithm's scratch allowance of one largest buffer + a fixed allowance for the CUDA
@@ -41,7 +47,8 @@ struct DevicePointMemory {
   std::uint64_t device = 0;
   std::uint64_t host = 0;
 };
-DevicePointMemory device_point_memory_need(Op op, std::uint64_t chunk_count, DType dtype, int world_size, bool staged);
+DevicePointMemory device_point_memory_need(Op op, std::uint64_t chunk_count, DType dtype, int world_size, bool staged,
+                                           std::uint64_t copies = 1);
 
 // A message when `ranks_per_device` ranks sharing one GPU, needing `need` each, do not fit in
 // its `free` bytes (cudaMemGetInfo; 0 = unknown passes).

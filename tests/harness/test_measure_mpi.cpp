@@ -46,6 +46,14 @@ std::optional<std::string> needs_big_world(int n, const CollArgs&) {
   return n < 1000 ? std::optional<std::string>("needs 1000 ranks") : std::nullopt;
 }
 
+// The recv buffers two copies of the library's allreduce were called on (a test's record).
+std::set<const void*> recv_seen[2];
+template <int K>
+void run_recording(Transport& t, const CollArgs& a) {
+  recv_seen[K].insert(a.recv);
+  run_library(t, a);
+}
+
 const AlgoEntry kWrong{Op::allreduce, "wrong", "any", "planted bug", "", &run_off_by_one};
 const AlgoEntry kThrows{Op::allreduce, "throws", "any", "refuses at run time", "", &run_refusing};
 const AlgoEntry kRefuses{Op::allreduce, "refuses", "any", "refuses up front", "", &run_library, &needs_big_world};
@@ -100,6 +108,30 @@ TEST_F(Fixture, SequentialSkipsAndCountsWrong) {
 
 TEST_F(Fixture, InterleavedDropsARefusingAlgorithmAndGoesOn) {
   expect_outcomes(measure(block(true), 1000), control.size(), TimingMode::interleaved);
+}
+
+// --interleave with a hot cache: each algorithm calls on buffers of its own, so none finds them
+// as another algorithm's call left them (collective_point.cpp); run one after the other, the
+// algorithms share one set. Both verify either way.
+TEST_F(Fixture, InterleavedAlgorithmsCallOnBuffersOfTheirOwn) {
+  const AlgoEntry a{Op::allreduce, "a", "any", "library, recorded", "", &run_recording<0>};
+  const AlgoEntry b{Op::allreduce, "b", "any", "library, recorded", "", &run_recording<1>};
+  for (const bool interleave : {true, false}) {
+    for (auto& s : recv_seen) s.clear();
+    CollectiveBlock blk = block(interleave);
+    blk.algos = {&a, &b};
+    const auto r = measure(blk, 1000);
+    ASSERT_EQ(r.size(), 2u);
+    for (const auto& one : r) {
+      EXPECT_FALSE(one.skipped) << one.skip_reason.value_or("");
+      EXPECT_TRUE(one.checked);
+      EXPECT_EQ(one.wrong, 0u);
+    }
+    ASSERT_EQ(recv_seen[0].size(), 1u);
+    ASSERT_EQ(recv_seen[1].size(), 1u);
+    if (interleave) EXPECT_NE(*recv_seen[0].begin(), *recv_seen[1].begin()) << "interleaved: buffers of their own";
+    else EXPECT_EQ(*recv_seen[0].begin(), *recv_seen[1].begin()) << "one after the other: one shared set";
+  }
 }
 
 TEST_F(Fixture, CountZeroIsANormalPoint) {

@@ -34,6 +34,26 @@ TEST(Memcheck, DeviceShortfallCountsTheRanksSharingTheGpu) {
   EXPECT_FALSE(device_memory_shortfall(100 * MiB, 2, 0)) << "unknown free memory passes";
 }
 
+// --interleave with a hot cache gives every algorithm its own send + recv: the need counts them.
+TEST(Memcheck, InterleavedHotPointsHoldASetPerAlgorithm) {
+  Settings s;
+  EXPECT_EQ(buffer_copies(s, 3), 1u) << "one after the other: one set";
+  s.interleave = true;
+  EXPECT_EQ(buffer_copies(s, 3), 3u);
+  EXPECT_EQ(buffer_copies(s, 1), 1u);
+  s.cache_cold = true;
+  EXPECT_EQ(buffer_copies(s, 3), 1u) << "cold: one pool, which no call finds warm anyway";
+  const auto one = point_memory_need(Op::allreduce, 4 * MiB, DType::float32, 2);
+  const auto three = point_memory_need(Op::allreduce, 4 * MiB, DType::float32, 2, 0, 3);
+  EXPECT_EQ(one.buffers, 32 * MiB);
+  EXPECT_EQ(three.buffers, 3 * 32 * MiB);
+  EXPECT_EQ(three.extra, one.extra) << "the algorithms share one scratch";
+  const auto dev = device_point_memory_need(Op::allreduce, 4 * MiB, DType::float32, 2, false);
+  const auto dev3 = device_point_memory_need(Op::allreduce, 4 * MiB, DType::float32, 2, false, 3);
+  EXPECT_EQ(dev3.device - dev.device, 2 * 32 * MiB);
+  EXPECT_EQ(dev3.host, dev.host);
+}
+
 TEST(Memcheck, HostShortfall) {
   EXPECT_FALSE(memory_shortfall(10 * MiB, 4, 40 * MiB));
   EXPECT_TRUE(memory_shortfall(10 * MiB, 4, 39 * MiB));
