@@ -10,10 +10,7 @@ traffic at the point's copy rate (the handshake from bench/flag_latency's symmet
 before every run).
 
 Peers, each measured in every repetition:
-- library: Open MPI's, interleaved with shm (shm, library, shm, ...).
-- isolated (--isolate): the same with a third algorithm after the library (naive, or ring where the op
-  has no naive): whatever follows an out-of-place library call pays for rewriting the buffers the peer
-  read through CMA single copy (bench/README.md), so this shows the ratio without that.
+- library: Open MPI's, interleaved with shm (shm, library, shm, ...), each on buffers of its own.
 - mpich (--mpich-build DIR): DIR/collbench (built against MPICH) under mpiexec.hydra, shm interleaved with
   MPICH's library: shm's speed-up in that run.
 - gloo (--gloo): `--backend gloo --spawn 2 --algo library` (plain buffers only: Gloo has no peer memory),
@@ -21,7 +18,7 @@ Peers, each measured in every repetition:
 
 Targets (issue 38): registered efficiency >= 0.7 from 1 MiB and >= 0.5 from 256 KiB; staged >= 0.8;
 the latency ratio <= 1.5 below 256 KiB; speed-up > 1 over every peer at every size.
-Stdlib only. Usage: bench/shm_limit.py [--build DIR] [--reps N] [--isolate] [--mpich-build DIR] [--gloo]
+Stdlib only. Usage: bench/shm_limit.py [--build DIR] [--reps N] [--mpich-build DIR] [--gloo]
                     [-b 8] [-e 16M] [-f 4] [-n 30] [--ops LIST]
 """
 import argparse
@@ -53,18 +50,10 @@ def cell(values, fmt="{:.2f}"):
     return f"{fmt.format(statistics.median(values))} ({fmt.format(min(values))}-{fmt.format(max(values))})"
 
 
-def third_algo(collbench, op):
-    """An algorithm to put after the library for --isolate: naive, else ring."""
-    out = subprocess.run([collbench, "--list", "--op", op], stdout=subprocess.PIPE, text=True, check=True).stdout
-    names = {line.split()[0] for line in out.splitlines()[2:] if line.split()}
-    return "naive" if "naive" in names else "ring"
-
-
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--build", default="build")
     ap.add_argument("--reps", type=int, default=2)
-    ap.add_argument("--isolate", action="store_true")
     ap.add_argument("--mpich-build", help="a build against MPICH: its shm interleaved with MPICH's library")
     ap.add_argument("--gloo", action="store_true")
     ap.add_argument("-b", default="8")
@@ -110,11 +99,6 @@ def main():
                     recs = measure(f"{op} {buffers}", targets.run(collbench, 2, ["--algo", "shm,library"] + args, work,
                                                                   f"{op}_{buffers}"), op, buffers,
                                    {"library": "library"}, h)
-                    if o.isolate:
-                        third = third_algo(collbench, op)
-                        measure(f"{op} {buffers} isolated",
-                                targets.run(collbench, 2, ["--algo", f"shm,library,{third}"] + args, work, "iso"), op,
-                                buffers, {"isolated": "library"})
                     if o.mpich_build:
                         measure(f"{op} {buffers} mpich",
                                 targets.run(os.path.abspath(os.path.join(o.mpich_build, "collbench")), 2,
@@ -126,7 +110,7 @@ def main():
                         renamed = [dict(r, algo="gloo") for r in gloo] + [r for r in recs if r["algo"] == "shm"]
                         measure(f"{op} gloo", (cmd, renamed), op, buffers, {"gloo": "gloo"})
     print(f"\nflag handshake before each run (ns): {' '.join(f'{h * 1000:.0f}' for h in handshakes)}")
-    peers = ["library"] + (["isolated"] if o.isolate else []) + (["mpich"] if o.mpich_build else []) + (
+    peers = ["library"] + (["mpich"] if o.mpich_build else []) + (
         ["gloo"] if o.gloo else [])
     print("\n| op | buffers | size | claimed | " + " | ".join(f"shm / {p}" for p in peers) +
           " | efficiency | latency ratio |")

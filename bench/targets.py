@@ -7,15 +7,9 @@ ratio median (min-max over repetitions), threshold, met / not met, and the exact
 Standard library only (Debian's /usr/bin/python3). Exit status: 0 when every run
 succeeded (met or not), 1 when a collbench run failed or wrote no result.
 
-ISOLATED rows ("i", informational): the same ratio with a third algorithm interleaved right
-after the library (ring,library,naive or ring,library,butterfly). On this machine the op that
-runs right after an out-of-place library broadcast/allgather/allreduce is slowed (measured
-with the orders ring,tree,library / tree,ring,library / library,ring,tree: whichever algorithm
-follows the library took 4-5x its time at 1 MiB, the others not), so in a plain A B A B
-interleave the custom algorithm pays part of the library's cost. The cause is not pinned
-down (a candidate: page faults on a rank's buffer after the peer read it with CMA single
-copy). The targets themselves use the plain interleave; the isolated rows show the size of
-the effect.
+Interleaved algorithms call on buffers of their own (docs/measurement.md): the op right after an
+out-of-place library call used to pay for the lines the library's CMA single copy left in the peer's
+cache, which "isolated" rows with a third algorithm after the library measured until 2026-11-27.
 
 Usage: bench/targets.py [--build DIR] [--reps N] [--quick] [--keep DIR]
 """
@@ -261,20 +255,13 @@ def main():
                     thr = 1.3 if (np_ == 2 and b == 16 * MiB) else 1.0
                     target(f"1 ar{np_}{b}", f"1. allreduce ring / library busbw, {np_} ranks, {size_name(b)}", thr).add(
                         busbw_ratio(recs, "allreduce", "ring", b), cmd)
-            # 1i. The same with an absorber after the library (see ISOLATED below): informational.
-            cmd, recs = run(collbench, 2, ["--op", "allreduce", "--algo", "ring,library,butterfly", "--interleave",
-                                           "-b", "1M", "-e", "16M", "-f", "4"] + bw_iters + common,
-                            workdir, f"allreduce_isolated_{rep}")
-            for b in (1 * MiB, 4 * MiB, 16 * MiB):
-                target(f"1i {b}", f"1i. allreduce ring / library, 2 ranks, {size_name(b)}, isolated", 1.0, note=True).add(
-                    busbw_ratio(recs, "allreduce", "ring", b), cmd)
             # 2. ring busbw vs pingpong bw, same invocation.
             cmd, recs = run(collbench, 2, ["--config", cfg_bw], workdir, f"ring_vs_pingpong_{rep}")
             ring = pick(recs, "allreduce", "ring", 16 * MiB)["busbw_GBps"]
             pp = pick(recs, "pingpong", "bw", 16 * MiB)["busbw_GBps"]
             target("2", "2. allreduce ring busbw / pingpong bw (osu_bw), 2 ranks, 16 MiB", 0.70).add(ring / pp, cmd)
             # 3. broadcast ring|tree and allgather ring vs library, 2 ranks (targets) and 4 ranks (notes).
-            # Each custom algorithm is paired with the library alone, so each runs right after it.
+            # Each custom algorithm is paired with the library alone.
             for np_ in (2, 4):
                 for op, algos in (("broadcast", ("ring", "tree")), ("allgather", ("ring",))):
                     for algo in algos:
@@ -284,14 +271,6 @@ def main():
                         for b in (1 * MiB, 4 * MiB, 16 * MiB):
                             target(f"3 {op}{algo}{np_}{b}", f"3. {op} {algo} / library, {np_} ranks, {size_name(b)}",
                                    1.0, note=np_ != 2).add(busbw_ratio(recs, op, algo, b), cmd)
-                if np_ == 2:
-                    for op in ("broadcast", "allgather"):
-                        cmd, recs = run(collbench, 2, ["--op", op, "--algo", "ring,library,naive", "--interleave",
-                                                       "-b", "1M", "-e", "16M", "-f", "4"] + bw_iters + common,
-                                        workdir, f"{op}_isolated_{rep}")
-                        for b in (1 * MiB, 4 * MiB, 16 * MiB):
-                            target(f"3i {op}{b}", f"3i. {op} ring / library, 2 ranks, {size_name(b)}, isolated", 1.0,
-                                   note=True).add(busbw_ratio(recs, op, "ring", b), cmd)
             # 4. small-message latency: butterfly vs library at 8 B (time ratio, lower is better).
             cmd, recs = run(collbench, 2, ["--op", "allreduce", "--algo", "butterfly,library", "--interleave",
                                            "-b", "8", "-e", "8"] + lat_iters + common, workdir, f"latency_{rep}")
