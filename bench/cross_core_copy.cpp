@@ -9,7 +9,9 @@
 // unless given. Median GB/s (bytes copied / time) over the rounds.
 // The second table is what a staged shm algorithm pays next call: the writer's rewrite of the
 // lines the reader copied last round, timed by the writer, with the reader leaving them shared
-// or claiming them after its copy (schedules::peer::claim, the algorithms' own code).
+// or claiming them after its copy (schedules::peer::claim, the algorithms' own code); and the
+// whole round, rewrite to the reader's copy (and claim) done, which counts what claiming costs
+// the reader too: write-backs of the lines it now holds modified, beyond its cache.
 //   build/bench/cross_core_copy [writer cpu, default 0] [reader cpu, default 1]
 #include <sched.h>
 #include <sys/mman.h>
@@ -87,27 +89,36 @@ double copy_rate(Flag& written, Flag& copied, std::byte* shared, std::size_t byt
 }
 
 // Median ns of the writer's rewrite (memset) of `bytes` the reader copied the round before,
-// over `rounds`; claim: the reader claims them after each copy. The child writes, the parent
-// reads; the child's median comes back in `result`.
-double rewrite_ns(Flag& written, Flag& copied, std::atomic<double>& result, std::byte* shared, std::size_t bytes,
-                  int rounds, bool claim, int writer_cpu, int reader_cpu) {
+// over `rounds`, and of the whole round (rewrite, then the reader's copy); claim: the reader
+// claims them after each copy. The child writes, the parent reads; the child's medians come back
+// in `result`.
+struct Rewrite {
+  double rewrite_ns, round_ns;
+};
+Rewrite rewrite_ns(Flag& written, Flag& copied, std::atomic<double>* result, std::byte* shared, std::size_t bytes,
+                   int rounds, bool claim, int writer_cpu, int reader_cpu) {
   written.store(0);
   copied.store(0);
   const pid_t child = fork();
   if (child < 0) std::exit(1);
   if (child == 0) {
     if (!pin(writer_cpu)) _exit(1);
-    std::vector<double> ns;
+    std::vector<double> ns, round;
     for (int i = 1; i <= rounds; ++i) {
       const auto t0 = Clock::now();
       std::memset(shared, i & 0xff, bytes);
       const auto t1 = Clock::now();
-      if (i > 2) ns.push_back(std::chrono::duration<double, std::nano>(t1 - t0).count());
       written.store(static_cast<std::uint64_t>(i), std::memory_order_release);
       spin_until(copied, static_cast<std::uint64_t>(i));
+      if (i > 2) {
+        ns.push_back(std::chrono::duration<double, std::nano>(t1 - t0).count());
+        round.push_back(std::chrono::duration<double, std::nano>(Clock::now() - t0).count());
+      }
     }
-    std::nth_element(ns.begin(), ns.begin() + static_cast<std::ptrdiff_t>(ns.size() / 2), ns.end());
-    result.store(ns[ns.size() / 2]);
+    for (auto* v : {&ns, &round})
+      std::nth_element(v->begin(), v->begin() + static_cast<std::ptrdiff_t>(v->size() / 2), v->end());
+    result[0].store(ns[ns.size() / 2]);
+    result[1].store(round[round.size() / 2]);
     _exit(0);
   }
   if (!pin(reader_cpu)) std::exit(1);
@@ -121,7 +132,7 @@ double rewrite_ns(Flag& written, Flag& copied, std::atomic<double>& result, std:
   int st = 0;
   waitpid(child, &st, 0);
   if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) std::exit(1);
-  return result.load();
+  return {result[0].load(), result[1].load()};
 }
 
 }  // namespace
@@ -133,7 +144,7 @@ int main(int argc, char** argv) {
   auto* line = static_cast<Flag*>(p);
   Flag& written = *new (&line[0]) Flag(0);  // cache line 0
   Flag& copied = *new (&line[8]) Flag(0);   // cache line 1
-  auto& result = *new (&line[16]) std::atomic<double>(0);  // cache line 2
+  auto* result = new (&line[16]) std::atomic<double>[2]{0, 0};  // cache line 2
   auto* shared = static_cast<std::byte*>(p) + 4096;
   std::memset(shared, 0, kMaxBytes);  // fault every page in before timing
   std::printf("cpu %d writes, cpu %d copies; median GB/s of the copy\n%10s %12s %12s %8s\n", writer, reader, "bytes",
@@ -144,13 +155,15 @@ int main(int argc, char** argv) {
     const double remote = copy_rate(written, copied, shared, bytes, rounds, true, writer, reader);
     std::printf("%10zu %12.2f %12.2f %8.3f\n", bytes, local, remote, remote / local);
   }
-  std::printf("\ncpu %d rewrites what cpu %d copied; median us of the rewrite\n%10s %12s %12s %8s\n", writer, reader,
-              "bytes", "shared", "claimed", "ratio");
-  for (std::size_t bytes = 16u << 10; bytes <= (4u << 20); bytes *= 4) {
+  std::printf("\ncpu %d rewrites what cpu %d copied; median us of the rewrite and of the whole round\n"
+              "%10s %12s %12s %8s %14s %14s %8s\n",
+              writer, reader, "bytes", "shared", "claimed", "ratio", "round shared", "round claimed", "ratio");
+  for (std::size_t bytes = 16u << 10; bytes <= (16u << 20); bytes *= 4) {
     const int rounds = static_cast<int>(std::clamp<std::size_t>((256u << 20) / bytes, 20, 2000));
-    const double shared_ns = rewrite_ns(written, copied, result, shared, bytes, rounds, false, writer, reader);
-    const double claimed_ns = rewrite_ns(written, copied, result, shared, bytes, rounds, true, writer, reader);
-    std::printf("%10zu %12.2f %12.2f %8.3f\n", bytes, shared_ns / 1e3, claimed_ns / 1e3, shared_ns / claimed_ns);
+    const Rewrite s = rewrite_ns(written, copied, result, shared, bytes, rounds, false, writer, reader);
+    const Rewrite c = rewrite_ns(written, copied, result, shared, bytes, rounds, true, writer, reader);
+    std::printf("%10zu %12.2f %12.2f %8.3f %14.2f %14.2f %8.3f\n", bytes, s.rewrite_ns / 1e3, c.rewrite_ns / 1e3,
+                s.rewrite_ns / c.rewrite_ns, s.round_ns / 1e3, c.round_ns / 1e3, s.round_ns / c.round_ns);
   }
   return 0;
 }

@@ -24,8 +24,13 @@ using SupportFn = std::optional<std::string> (*)(int world_size, const CollArgs&
 using TrafficFn = double (*)(int world_size, const CollArgs&, bool registered);
 class PeerMemory;
 // Zero-copy algorithms: whether a call's readers claim the peer lines they alone read
-// (schedules/peer.hpp). The algorithm decides by it, and the harness records it (`peer_claim`).
-using ClaimFn = bool (*)(const PeerMemory&, int world_size, const CollArgs&, bool registered);
+// (schedules/peer.hpp), and the traffic between two flags the rule weighed (a staged call's
+// round). The algorithm decides by it, and the harness records it (`peer_claim`).
+struct ClaimChoice {
+  bool claims = false;
+  double traffic_bytes = 0;
+};
+using ClaimFn = ClaimChoice (*)(const PeerMemory&, int world_size, const CollArgs&, bool registered);
 // What a library entry runs with: (setting, value) pairs, e.g. the Open MPI MCA variables or
 // the NCCL environment in force for it ("coll_tuned_allreduce_algorithm" = "ring"). Results
 // record it as `library_config`.

@@ -18,10 +18,11 @@ constexpr std::uint64_t kInputsReady = 1;
 
 double traffic(int n, const CollArgs& a, bool reg);
 
-// Staged on 2 ranks, each rank is the peer's stage's one reader: claimed (schedules/peer.hpp).
-// Registered, the blocks are the users' sends: never claimed.
-bool claiming(const PeerMemory& pm, int n, const CollArgs& a, bool reg) {
-  return !reg && n == 2 && schedules::peer::claims(pm, traffic(n, a, reg));
+// Staged on 2 ranks, each rank is the peer's stage's one reader: claimed, by one round's
+// traffic (schedules/peer.hpp). Registered, the blocks are the users' sends: never claimed.
+ClaimChoice claiming(const PeerMemory& pm, int n, const CollArgs& a, bool reg) {
+  const double traffic_bytes = traffic(n, schedules::peer::first_round(a, schedules::peer::stage_step(a)), reg);
+  return {!reg && n == 2 && schedules::peer::claims(pm, traffic_bytes), traffic_bytes};
 }
 
 // One staged round: elements [off, off + len) of every rank's block, through a stage of len
@@ -63,8 +64,8 @@ void run(Transport& t, const CollArgs& a) {
   // every rank calls in place or none (MPI_IN_PLACE's rule), so the translation is uniform.
   const bool in_place = a.send == recv_block(r);
   if (!schedules::peer::registered(pm, a, block, block * static_cast<std::size_t>(n))) {
-    const bool claim = claiming(pm, n, a, false);
-    const std::size_t step = std::max<std::size_t>(1, schedules::peer::kStageBytes / a.elem_size());
+    const bool claim = claiming(pm, n, a, false).claims;
+    const std::size_t step = schedules::peer::stage_step(a);
     for (std::size_t off = 0; off < a.count; off += step) staged_round(pm, m, a, off, std::min(step, a.count - off), claim);
     return;
   }

@@ -89,10 +89,13 @@ double traffic(int n, const CollArgs& a, bool reg);
 // The sliced path claims (schedules/peer.hpp): staged, slice r of every peer's stage, which only
 // this rank reads; on 2 ranks also the peer's reduced slice, which only this rank copies
 // (registered: the peer's recv, the call's output, claimed with its own bytes). Registered on
-// more ranks it reads only users' sends and slices others read too: nothing.
-bool claiming(const PeerMemory& pm, int n, const CollArgs& a, bool reg) {
-  return a.bytes(a.count) >= schedules::peer::kSmallBytes && (!reg || n == 2) &&
-         schedules::peer::claims(pm, traffic(n, a, reg));
+// more ranks it reads only users' sends and slices others read too: nothing. By the traffic
+// between two flags: the whole call registered, one round staged.
+ClaimChoice claiming(const PeerMemory& pm, int n, const CollArgs& a, bool reg) {
+  const double traffic_bytes = traffic(n, reg ? a : schedules::peer::first_round(a, schedules::peer::stage_step(a)), reg);
+  return {a.bytes(a.count) >= schedules::peer::kSmallBytes && (!reg || n == 2) &&
+              schedules::peer::claims(pm, traffic_bytes),
+          traffic_bytes};
 }
 
 // One call over the whole message (registered) or one round of at most kStageBytes (staged).
@@ -153,7 +156,7 @@ void run(Transport& t, const CollArgs& a) {
     if (reg && a.send != a.recv && bytes > PeerMemory::kInlineBytes) return small_registered(t, pm, a);
     return small_staged(t, pm, a);
   }
-  const bool claim = claiming(pm, t.size(), a, reg);
+  const bool claim = claiming(pm, t.size(), a, reg).claims;
   if (reg) return round(t, pm, a, true, claim);
   schedules::peer::in_rounds(a, [&](const CollArgs& part) { round(t, pm, part, false, claim); });
 }

@@ -22,10 +22,11 @@ static_assert(kFirstSegment + kMaxSegments <= PeerMemory::kDone, "a segment step
 
 double traffic(int n, const CollArgs& a, bool reg);
 
-// Staged on 2 ranks, the non-root is the stage's one reader: it claims it (schedules/peer.hpp).
-// Registered, the root's send is the user's: never claimed.
-bool claiming(const PeerMemory& pm, int n, const CollArgs& a, bool reg) {
-  return !reg && n == 2 && schedules::peer::claims(pm, traffic(n, a, reg));
+// Staged on 2 ranks, the non-root is the stage's one reader: it claims it, by one round's
+// traffic (schedules/peer.hpp). Registered, the root's send is the user's: never claimed.
+ClaimChoice claiming(const PeerMemory& pm, int n, const CollArgs& a, bool reg) {
+  const double traffic_bytes = traffic(n, schedules::peer::first_round(a, schedules::peer::stage_step(a)), reg);
+  return {!reg && n == 2 && schedules::peer::claims(pm, traffic_bytes), traffic_bytes};
 }
 
 // One call over the whole message (registered) or one round of at most kStageBytes (staged).
@@ -76,7 +77,7 @@ void run(Transport& t, const CollArgs& a) {
   // Registered: the root's send is read in place, translated from this rank's own send (the
   // heap is symmetric: every rank allocates its buffers in the same order).
   if (schedules::peer::registered(pm, a, bytes, bytes)) return round(t, pm, a, true, false);
-  const bool claim = claiming(pm, t.size(), a, false);
+  const bool claim = claiming(pm, t.size(), a, false).claims;
   schedules::peer::in_rounds(a, [&](const CollArgs& part) { round(t, pm, part, false, claim); });
 }
 

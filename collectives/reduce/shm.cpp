@@ -17,10 +17,11 @@ constexpr std::uint64_t kInputsReady = 1, kSliceReduced = 2;
 
 double traffic(int n, const CollArgs& a, bool reg);
 
-// Staged, every stage part a rank reads it alone reads: claimed (schedules/peer.hpp).
-// Registered, the inputs are the users' sends: never claimed.
-bool claiming(const PeerMemory& pm, int n, const CollArgs& a, bool reg) {
-  return !reg && schedules::peer::claims(pm, traffic(n, a, reg));
+// Staged, every stage part a rank reads it alone reads: claimed, by one round's traffic
+// (schedules/peer.hpp). Registered, the inputs are the users' sends: never claimed.
+ClaimChoice claiming(const PeerMemory& pm, int n, const CollArgs& a, bool reg) {
+  const double traffic_bytes = traffic(n, schedules::peer::first_round(a, schedules::peer::stage_step(a)), reg);
+  return {!reg && schedules::peer::claims(pm, traffic_bytes), traffic_bytes};
 }
 
 // One call over the whole message (registered) or one round of at most kStageBytes (staged).
@@ -103,7 +104,7 @@ void run(Transport& t, const CollArgs& a) {
   // 2 ranks: registered 0.91x the library, staged 1.19x; bench/README.md).
   if (bytes > PeerMemory::kInlineBytes && schedules::peer::registered(pm, a, bytes, bytes))
     return round(t, pm, a, true, false);
-  const bool claim = claiming(pm, t.size(), a, false);
+  const bool claim = claiming(pm, t.size(), a, false).claims;
   schedules::peer::in_rounds(a, [&](const CollArgs& part) { round(t, pm, part, false, claim); });
 }
 

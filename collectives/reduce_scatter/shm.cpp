@@ -20,19 +20,25 @@ double traffic(int n, const CollArgs& a, bool reg);
 
 // Staged, only rank r reads block r's part of every peer's stage: claimed (schedules/peer.hpp).
 // Registered, the inputs are the users' sends: never claimed.
-bool claiming(const PeerMemory& pm, int n, const CollArgs& a, bool reg) {
-  return !reg && schedules::peer::claims(pm, traffic(n, a, reg));
+// Elements of each block a staged round moves: kStageBytes in all over the n blocks.
+std::size_t round_step(const CollArgs& a, int n) {
+  return std::max<std::size_t>(1, schedules::peer::stage_step(a) / static_cast<std::size_t>(n));
+}
+
+ClaimChoice claiming(const PeerMemory& pm, int n, const CollArgs& a, bool reg) {
+  const double traffic_bytes = traffic(n, schedules::peer::first_round(a, round_step(a, n)), reg);
+  return {!reg && schedules::peer::claims(pm, traffic_bytes), traffic_bytes};
 }
 
 // Staged: rounds over elements [off, off + k) of every block, at most kStageBytes in all, so
 // the stage stays bounded; block q's part sits at q*k in the stage.
 void staged(Transport& t, PeerMemory& pm, const CollArgs& a) {
   const int n = t.size(), r = t.rank();
-  const bool claim = claiming(pm, n, a, false);
+  const bool claim = claiming(pm, n, a, false).claims;
   const schedules::peer::ClaimPeers peers{r, n, r};
   const auto un = static_cast<std::size_t>(n), ur = static_cast<std::size_t>(r);
   MemorySpace& m = t.memory();
-  const std::size_t step = std::max<std::size_t>(1, schedules::peer::kStageBytes / a.elem_size() / un);
+  const std::size_t step = round_step(a, n);
   void* stage = pm.scratch("reduce_scatter/shm", a.bytes(std::min(step, a.count) * un));
   schedules::peer::RankPointers inputs(n);
   for (std::size_t off = 0; off < a.count; off += step) {

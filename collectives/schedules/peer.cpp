@@ -43,7 +43,13 @@ void claim(const void* p, std::size_t bytes) {
 }
 
 double claim_max_traffic(const PeerMemory& pm) {
-  return pm.kind() == MemoryKind::host ? kClaimL2Multiple * static_cast<double>(pm.l2_bytes()) : 0;
+  return pm.kind() == MemoryKind::host ? kClaimLlcMultiple * static_cast<double>(pm.llc_bytes()) : 0;
+}
+
+CollArgs first_round(const CollArgs& a, std::size_t step) {
+  CollArgs r = a;
+  r.count = std::min(a.count, step);
+  return r;
 }
 
 bool claims(const PeerMemory& pm, double traffic_bytes) {

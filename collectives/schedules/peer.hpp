@@ -28,13 +28,15 @@ inline constexpr std::size_t kReduceSegmentBytes = 32 << 10;
 // (begin_call .. end_call), so the stage in peer memory stays bounded whatever the message
 // (peers map it too: harness.memory holds peak memory to 3x the largest buffer).
 inline constexpr std::size_t kStageBytes = 1 << 20;
+// Elements of one block a staged round moves: kStageBytes of them, at least one.
+inline std::size_t stage_step(const CollArgs& a) { return std::max<std::size_t>(1, kStageBytes / a.elem_size()); }
 
 // Calls round(part) for consecutive element ranges of at most kStageBytes (at least one, for
 // count 0): `part` is `a` with send and recv advanced to the range and count its length. For
 // ops whose elements are independent (allreduce, reduce, broadcast).
 template <class Round>
 void in_rounds(const CollArgs& a, Round&& round) {
-  const std::size_t step = std::max<std::size_t>(1, kStageBytes / a.elem_size());
+  const std::size_t step = stage_step(a);
   std::size_t off = 0;
   do {
     CollArgs part = a;
@@ -93,16 +95,21 @@ void stage_except(MemorySpace& m, void* stage, const void* src, std::size_t byte
 // us, after the peer's claim 1.1 us, on the 2-vCPU EPYC VM; bench/cross_core_copy, bench/README.md).
 void claim(const void* p, std::size_t bytes);
 
-// Whether a call claims what it reads: host peer memory (device memory has no such lines),
-// and the call's traffic (its loads + stores, the registry's model) at most kClaimL2Multiple x
-// the L2 (PeerMemory::l2_bytes), so the lines it read are still in this core's caches when it
-// claims them.
-// Measured on 2 ranks, 1 MiB L2 (bench/README.md): claims won at 0.1-2 MiB of traffic; at 2.25
-// MiB (allreduce 512 KiB) they read 12 % slower, within the spread between runs. The same on
-// every rank of a node.
-inline constexpr double kClaimL2Multiple = 2;
-double claim_max_traffic(const PeerMemory& pm);  // 0: never (device memory, or no L2 known)
+// Whether a call claims what it reads: host peer memory (device memory has no such lines), and
+// the traffic between two of its flags — one round of a staged call, which the next round
+// rewrites at once — at most kClaimLlcMultiple x the machine's last-level cache
+// (PeerMemory::llc_bytes), so the owner rewrites the lines while the reader still holds them.
+// Measured whole rounds (the owner's rewrite, then the reader's copy and claim;
+// bench/cross_core_copy, 2-vCPU EPYC VM, L2 1 MiB, L3 32 MiB): claimed rounds took 0.50x the
+// shared ones at 1 MiB, 0.91x at 4 MiB and 1.11x at 16 MiB with the two vCPUs near (a 60 ns
+// flag), and 0.19-0.21x, 0.20-0.21x and 0.58-0.72x far apart (250 ns), where every invalidation
+// crosses the chip. The same on every rank of a node.
+inline constexpr double kClaimLlcMultiple = 1;
+double claim_max_traffic(const PeerMemory& pm);  // 0: never (device memory, or no cache known)
 bool claims(const PeerMemory& pm, double traffic_bytes);
+
+// `a` cut to its first round of `step` elements (stage_step): the traffic a claim rule weighs.
+CollArgs first_round(const CollArgs& a, std::size_t step);
 
 // m.copy(dst, src, bytes) of a peer's block this rank is the one reader of, in segments of
 // kReduceSegmentBytes, each claimed right after its copy (with `claim`) while its lines are in

@@ -31,28 +31,36 @@ bool cpu_has_atomic16() {
   return false;
 #endif
 }
-// The smallest L2 of this machine, from hwloc; 0 when hwloc finds none (then
+// The smallest L2 and L3 of this machine, from hwloc; 0 where hwloc finds none (no LLC:
 // schedules::peer::claims() says no). The machine's, not this core's: every rank of a node
 // gets the same, so all decide alike (a hybrid CPU's cores differ).
-std::size_t smallest_l2_bytes() {
-  hwloc_topology_t t = nullptr;
-  if (hwloc_topology_init(&t) != 0) return 0;
+std::size_t smallest_cache(hwloc_topology_t t, hwloc_obj_type_t type) {
   std::size_t bytes = 0;
+  const int n = hwloc_get_nbobjs_by_type(t, type);
+  for (int i = 0; i < n; ++i)
+    if (hwloc_obj_t c = hwloc_get_obj_by_type(t, type, static_cast<unsigned>(i)))
+      if (c->attr && c->attr->cache.size && (bytes == 0 || c->attr->cache.size < bytes)) bytes = c->attr->cache.size;
+  return bytes;
+}
+
+PeerMemory::Caches read_caches() {
+  hwloc_topology_t t = nullptr;
+  if (hwloc_topology_init(&t) != 0) return {};
+  PeerMemory::Caches c;
   if (hwloc_topology_load(t) == 0) {
-    const int n = hwloc_get_nbobjs_by_type(t, HWLOC_OBJ_L2CACHE);
-    for (int i = 0; i < n; ++i)
-      if (hwloc_obj_t l2 = hwloc_get_obj_by_type(t, HWLOC_OBJ_L2CACHE, static_cast<unsigned>(i)))
-        if (l2->attr && l2->attr->cache.size && (bytes == 0 || l2->attr->cache.size < bytes)) bytes = l2->attr->cache.size;
+    c.l2 = smallest_cache(t, HWLOC_OBJ_L2CACHE);
+    const std::size_t l3 = smallest_cache(t, HWLOC_OBJ_L3CACHE);
+    c.llc = l3 ? l3 : c.l2;
   }
   hwloc_topology_destroy(t);
-  return bytes;
+  return c;
 }
 
 // Once per process: loading hwloc's topology takes milliseconds, and a process makes a peer
 // memory per transport (a thread world one per rank). A fact of the machine, never written again.
-std::size_t machine_l2_bytes() {
-  static const std::size_t bytes = smallest_l2_bytes();
-  return bytes;
+PeerMemory::Caches machine_caches() {
+  static const PeerMemory::Caches caches = read_caches();
+  return caches;
 }
 
 // A wait polls in three phases. Quick polls, without a pause (on recent x86 a pause delays
@@ -79,7 +87,7 @@ PeerMemory::PeerMemory(Transport& t)
       size_(t.size()),
       oversubscribed_(static_cast<unsigned>(size_) > std::max(1u, std::thread::hardware_concurrency())),
       words_(cpu_has_atomic16()),
-      l2_bytes_(machine_l2_bytes()) {}
+      caches_(machine_caches()) {}
 
 PeerMemory::~PeerMemory() = default;
 

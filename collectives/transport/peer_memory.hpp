@@ -54,9 +54,13 @@ class PeerMemory {
   // same bytes in the same calls). Kept until the peer memory goes.
   void* scratch(std::string_view name, std::size_t bytes);
 
-  // The machine's smallest L2 (hwloc; 0 when unknown), the same on every rank of a node:
-  // schedules::peer::claims() decides by it.
-  std::size_t l2_bytes() const { return l2_bytes_; }
+  // The machine's smallest L2 and smallest last-level cache (hwloc's L3, else its L2; 0 when
+  // unknown), the same on every rank of a node: schedules::peer::claims() decides by the LLC.
+  std::size_t l2_bytes() const { return caches_.l2; }
+  std::size_t llc_bytes() const { return caches_.llc; }
+  struct Caches {
+    std::size_t l2 = 0, llc = 0;
+  };
 
   // --- flags ---
   // Starts a call: waits until every peer has finished the previous call that left its
@@ -151,7 +155,7 @@ class PeerMemory {
   // More ranks than the node has cores: waits yield almost at once (peer_memory.cpp).
   bool oversubscribed_;
   bool words_;
-  std::size_t l2_bytes_;
+  Caches caches_;
   std::uint64_t calls_ = 0;
   std::uint64_t unsettled_ = 0;  // the done value of a previous call not yet waited for; 0: none
 };

@@ -195,9 +195,9 @@ void record_peer_claim(PointResult& r, const AlgoEntry& e, Transport& t, const C
   if (r.skipped || !e.traits.claims || !e.traffic || t.size() < 2 || t.memory().kind() != MemoryKind::host) return;
   const PeerMemory* pm = t.peer_memory();
   if (!pm) return;
-  r.peer_claim = PointResult::PeerClaim{pm->l2_bytes(), schedules::peer::claim_max_traffic(*pm),
-                                        e.traffic(t.size(), a, r.registered_buffers),
-                                        e.traits.claims(*pm, t.size(), a, r.registered_buffers)};
+  const ClaimChoice c = e.traits.claims(*pm, t.size(), a, r.registered_buffers);
+  r.peer_claim = PointResult::PeerClaim{pm->l2_bytes(), pm->llc_bytes(), schedules::peer::claim_max_traffic(*pm),
+                                        c.traffic_bytes, c.claims};
 }
 
 // Which of `sets` buffer sets verification checks: all, or kMaxVerifiedSets spread evenly

@@ -9,6 +9,7 @@
 #include <chrono>
 #include <cstring>
 
+#include "collectives/registry.hpp"
 #include "collectives/schedules/peer.hpp"
 #include "collectives/transport/peer_memory.hpp"
 #include "collectives/backends/thread/thread_transport.hpp"
@@ -180,15 +181,41 @@ TEST(Claim, LeavesEveryByteAsItWas) {
   EXPECT_EQ(b, before);
 }
 
-TEST(Claim, ByTrafficWithinTwiceTheL2) {
+TEST(Claim, ByTrafficWithinTheLastLevelCache) {
   ThreadWorld w(2);
   w.run([&](ThreadTransport& t) {
     const PeerMemory& pm = *t.peer_memory();
-    if (pm.l2_bytes() == 0) GTEST_SKIP() << "hwloc reports no L2 cache on this machine, so claims are off: nothing to check";
+    if (pm.llc_bytes() == 0) GTEST_SKIP() << "hwloc reports no L2 or L3 cache on this machine, so claims are off: nothing to check";
+    EXPECT_GE(pm.llc_bytes(), pm.l2_bytes());
     const double max = schedules::peer::claim_max_traffic(pm);
-    EXPECT_EQ(max, schedules::peer::kClaimL2Multiple * static_cast<double>(pm.l2_bytes()));
+    EXPECT_EQ(max, schedules::peer::kClaimLlcMultiple * static_cast<double>(pm.llc_bytes()));
     EXPECT_TRUE(schedules::peer::claims(pm, max));
     EXPECT_FALSE(schedules::peer::claims(pm, max + 1));
+  });
+}
+
+// A staged call claims by the traffic of one round (the stage the next round rewrites), however
+// large the call; a registered allreduce by its whole traffic.
+TEST(Claim, StagedCallsWeighOneRound) {
+  ThreadWorld w(2);
+  w.run([&](ThreadTransport& t) {
+    const PeerMemory& pm = *t.peer_memory();
+    if (pm.llc_bytes() == 0) GTEST_SKIP() << "hwloc reports no L2 or L3 cache on this machine, so claims are off: nothing to check";
+    CollArgs huge{.count = std::size_t{1} << 26};  // 256 MiB of float32 per block: far beyond any LLC
+    for (Op op : {Op::broadcast, Op::reduce, Op::allreduce, Op::allgather, Op::reduce_scatter}) {
+      const AlgoEntry* e = Registry::get().find(op, "shm", "any");
+      ASSERT_TRUE(e && e->traits.claims) << op_name(op);
+      const ClaimChoice staged = e->traits.claims(pm, 2, huge, false);
+      EXPECT_LE(staged.traffic_bytes, e->traffic(2, CollArgs{.count = schedules::peer::stage_step(huge)}, false))
+          << op_name(e->op) << ": a round moves at most kStageBytes per block";
+      EXPECT_TRUE(staged.claims) << op_name(e->op) << " staged, " << staged.traffic_bytes << " B of traffic per round";
+      EXPECT_LT(staged.traffic_bytes, e->traffic(2, huge, false)) << op_name(e->op);
+    }
+    const AlgoEntry* allreduce = Registry::get().find(Op::allreduce, "shm", "any");
+    ASSERT_NE(allreduce, nullptr);
+    const ClaimChoice reg = allreduce->traits.claims(pm, 2, huge, true);
+    EXPECT_EQ(reg.traffic_bytes, allreduce->traffic(2, huge, true)) << "registered: the whole call";
+    EXPECT_FALSE(reg.claims);
   });
 }
 
@@ -226,7 +253,7 @@ TEST_P(StagedClaimed, ExactOnEveryCase) {
   w.run([&](ThreadTransport& t) {
     const PeerMemory& pm = *t.peer_memory();
     CollArgs sliced{.count = 40000};
-    if (pm.l2_bytes() && !schedules::peer::claims(pm, entry->traffic(n, sliced, false)))
+    if (pm.llc_bytes() && !schedules::peer::claims(pm, entry->traits.claims(pm, n, sliced, false).traffic_bytes))
       ADD_FAILURE() << "count 40000 does not claim here: the test no longer covers claiming";
     // The sliced path only: the registry suites run the staged small counts.
     testing::CaseSpace space = testing::registered_case_space(n);
