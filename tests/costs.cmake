@@ -6,56 +6,56 @@
 # asserts no timing; "-" keeps what the test declares.
 set(COLLBENCH_TEST_SECONDS
   analysis.backends_side_by_side          6 -
-  analysis.collplot                      12 -
-  analysis.compare                        9 -
-  analysis.compare_fixtures              65 -
-  analysis.ddp                            5 -
+  analysis.collplot                      10 -
+  analysis.compare                        8 -
+  analysis.compare_fixtures              67 -
+  analysis.ddp                            7 -
   analysis.expect_write                   3 -
-  analysis.formats                        1 -
+  analysis.formats                        2 -
   analysis.library_files                  2 -
-  analysis.load                           4 -
+  analysis.load                           5 -
   analysis.model                          1 -
-  analysis.mpis_side_by_side              4 -
-  analysis.node_aware                     8 -
-  analysis.report                        14 -
-  analysis.report_browser                25 -
-  analysis.schema                         9 -
-  analysis.stragglers                     2 -
+  analysis.mpis_side_by_side              3 -
+  analysis.node_aware                     7 -
+  analysis.report                        13 -
+  analysis.report_browser                24 -
+  analysis.schema                         8 -
+  analysis.stragglers                     3 -
   analysis.targets                        1 -
-  analysis.tiny_report                    2 -
-  analysis.tune                          10 -
+  analysis.tiny_report                    3 -
+  analysis.tune                           9 -
   docs.checkers                           1 -
   docs.links                              1 -
   docs.options                            1 -
-  gloo.launch                            25 -
+  gloo.launch                            26 -
   harness.allreduce                       8 -
   harness.argv_fuzz                      14 -
   harness.auto                            7 1
-  harness.bad_inputs                      6 1
+  harness.bad_inputs                      7 1
   harness.cli                             2 1
   harness.cli_first_minutes               1 1
   harness.cold                           15 -
-  harness.ddp                            24 1
-  harness.ddp_torch                      22 -
-  harness.expect_gate                     6 -
+  harness.ddp                            19 1
+  harness.ddp_torch                      20 -
+  harness.expect_gate                     5 -
   harness.expect_provenance               2 -
   harness.expect_write_expect             8 -
-  harness.faults_corrupt                 14 1
-  harness.faults_disk_full               17 1
-  harness.faults_signals                 33 1
+  harness.faults_corrupt                 15 1
+  harness.faults_disk_full                9 1
+  harness.faults_signals                 73 1
   harness.faults_stall_control            9 -
   harness.faults_stall_library            7 -
-  harness.faults_stall_shm                6 -
+  harness.faults_stall_shm                5 -
   harness.formats                         2 1
   harness.layers                          1 1
   harness.layers_self_test                1 1
   harness.list_json                       1 1
-  harness.memory                         42 -
-  harness.modes                          16 1
+  harness.memory                         54 -
+  harness.modes                           9 1
   harness.nvtx                            5 1
-  harness.pingpong                        7 1
-  harness.raw_compare                    14 1
-  harness.registered                      5 -
+  harness.pingpong                        6 1
+  harness.raw_compare                    11 1
+  harness.registered                      4 -
   harness.reliability_hang                6 -
   harness.reliability_kill                4 -
   harness.reliability_resume              7 1
@@ -64,16 +64,16 @@ set(COLLBENCH_TEST_SECONDS
   harness.sync                            4 -
   harness.terminal                        6 2
   harness.thread                          4 2
-  harness.timeout                         2 -
-  install.deb                           125 -
-  install.tree                           24 -
+  harness.timeout                         4 -
+  install.deb                           106 -
+  install.tree                           22 -
   mpi.harness_measure.np1                 1 1
   mpi.harness_measure.np2                 3 -
   mpi.mpi_collectives.np1                 1 1
   mpi.mpi_collectives.np2                 2 -
   mpi.mpi_collectives.np3                 3 -
   mpi.mpi_collectives.np4                 4 -
-  mpi.mpi_collectives.np5                 5 -
+  mpi.mpi_collectives.np5                 6 -
   mpi.mpi_split.np1                       1 1
   mpi.mpi_split.np2                       1 1
   mpi.mpi_split.np3                       1 1
@@ -86,31 +86,31 @@ set(COLLBENCH_TEST_SECONDS
   mpi.ompi_rules                          7 1
   mpi.preload.app.np1                     1 1
   mpi.preload.app.np2                     2 1
-  mpi.preload.app.np3                     2 1
+  mpi.preload.app.np3                     1 1
   mpi.preload.app.np4                     2 1
   mpi.preload.app.np5                     2 1
-  mpi.preload.bad_input                   4 1
+  mpi.preload.bad_input                   5 1
   mpi.preload.exports                     1 1
   mpi.preload.harness                     3 1
   mpi.preload.raw                         1 1
   mpi.quiet_comm.np2                      1 1
   mpi.quiet_comm.np3                      1 1
   mpi.quiet_harness.np3                   1 1
-  mpi.tuned_forcing                      66 1
+  mpi.tuned_forcing                      74 1
   slurm.cluster                           6 -
-  slurm.layout                           32 2
-  slurm.node_loss                        59 2
+  slurm.layout                           35 2
+  slurm.node_loss                        58 2
   slurm.profile                           2 -
-  slurm.profile_srun                      5 -
-  slurm.sweep                            91 -
-  slurm.testbed                           4 -
-  slurm.time_limit                       55 -
-  unit.collectives                       86 -
-  unit.collectives_scratch               42 -
+  slurm.profile_srun                      4 -
+  slurm.sweep                           101 -
+  slurm.testbed                           5 -
+  slurm.time_limit                       51 -
+  unit.collectives                       66 -
+  unit.collectives_scratch               25 -
   unit.core                               1 -
-  unit.gloo                              22 -
-  unit.gpu                                7 -
-  unit.gpu_bundle_script                 20 -
+  unit.gloo                              18 -
+  unit.gpu                                6 -
+  unit.gpu_bundle_script                 17 -
   unit.gpu_check_script                  15 -
   unit.gpu_nccl_model                     4 -
   unit.harness                            6 -
@@ -119,5 +119,5 @@ set(COLLBENCH_TEST_SECONDS
   unit.op_traits                          1 -
   unit.patterns                           1 -
   unit.rendezvous                         4 -
-  unit.transport                          6 -
+  unit.transport                          4 -
 )

@@ -18,13 +18,13 @@ constexpr std::uint64_t kInputsReady = 1;
 
 double traffic(int n, const CollArgs& a, bool reg);
 
-// Staged, only rank r reads block r's part of every peer's stage: claimed (schedules/peer.hpp).
-// Registered, the inputs are the users' sends: never claimed.
 // Elements of each block a staged round moves: kStageBytes in all over the n blocks.
 std::size_t round_step(const CollArgs& a, int n) {
   return std::max<std::size_t>(1, schedules::peer::stage_step(a) / static_cast<std::size_t>(n));
 }
 
+// Staged, only rank r reads block r's part of every peer's stage: claimed, by one round's
+// traffic (schedules/peer.hpp). Registered, the inputs are the users' sends: never claimed.
 ClaimChoice claiming(const PeerMemory& pm, int n, const CollArgs& a, bool reg) {
   const double traffic_bytes = traffic(n, schedules::peer::first_round(a, round_step(a, n)), reg);
   return {!reg && schedules::peer::claims(pm, traffic_bytes), traffic_bytes};

@@ -25,7 +25,7 @@ using BufferSets = std::vector<verify::Pointers>;
 // The memory of one size's calls: send and recv, filled in place with the verification inputs
 // (realistic data, never denormals) and refilled by each checking run, and the algorithms'
 // scratch. A point holds these and nothing of the message's size else, but with --interleave
-// (hot) each algorithm has its own send and recv (own_buffers()).
+// (hot) each algorithm has its own send and recv (measure_size, runtime/memcheck.hpp buffer_copies).
 // Registered (--buffers registered): send and recv are blocks of the node's peer memory, as
 // nccl-tests -R registers them, so the shm algorithms read them in place.
 // --cache cold: send and recv are pools of `pool.sets` page-aligned sets (cache_pool.hpp), every
