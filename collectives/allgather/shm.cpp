@@ -1,7 +1,7 @@
 // Zero-copy allgather in one node's peer memory: no messages. Every rank's block is readable
 // by its peers — the user's send when buffers are registered (allocated in peer memory), else
 // a staging copy in a scratch block — and after one flag round every rank copies every peer's
-// block straight into its recv. Staged, the blocks go in rounds of at most kStageBytes of each,
+// block straight into its recv. Staged, the blocks go in rounds of at most stage_bytes() of each,
 // so a round's stage is still in its owner's cache when the peers read it. Memory traffic per
 // rank for M = n*count bytes of output:
 //   registered: reads and writes (n-1)M/n;  staged: + copy-in of M/n.
@@ -21,7 +21,7 @@ double traffic(int n, const CollArgs& a, bool reg);
 // Staged on 2 ranks, each rank is the peer's stage's one reader: claimed, by one round's
 // traffic (schedules/peer.hpp). Registered, the blocks are the users' sends: never claimed.
 ClaimChoice claiming(const PeerMemory& pm, int n, const CollArgs& a, bool reg) {
-  const double traffic_bytes = traffic(n, schedules::peer::first_round(a, schedules::peer::stage_step(a)), reg);
+  const double traffic_bytes = traffic(n, schedules::peer::first_round(a, schedules::peer::stage_step(pm, a)), reg);
   return {!reg && n == 2 && schedules::peer::claims(pm, traffic_bytes), traffic_bytes};
 }
 
@@ -65,7 +65,7 @@ void run(Transport& t, const CollArgs& a) {
   const bool in_place = a.send == recv_block(r);
   if (!schedules::peer::registered(pm, a, block, block * static_cast<std::size_t>(n))) {
     const bool claim = claiming(pm, n, a, false).claims;
-    const std::size_t step = schedules::peer::stage_step(a);
+    const std::size_t step = schedules::peer::stage_step(pm, a);
     for (std::size_t off = 0; off < a.count; off += step) staged_round(pm, m, a, off, std::min(step, a.count - off), claim);
     return;
   }

@@ -49,9 +49,10 @@ void run(Transport& t, const CollArgs& a) {
   slice.send = slice.recv = mine;
   slice.count = own.count;
   schedules::hier::run_as(*g.rail, Op::allreduce, "ring", slice);
-  // The shm allgather stages a whole block in peer memory: past one staging round the p2p ring,
-  // which copies nothing extra (harness.memory: peak <= 3x the largest buffer; with the stage,
-  // 3.1x alone and 3.7x after the other algorithms).
+  // Past one staging round (kStageBytes) the p2p ring, which copies nothing extra: chosen when the
+  // shm allgather staged a whole block in peer memory (harness.memory: peak <= 3x the largest
+  // buffer; with the stage, 3.1x alone and 3.7x after the other algorithms). It stages in rounds
+  // now (allgather/shm.cpp); whether shm beats the ring here beyond one round is not measured.
   if (!blocks || a.bytes(own.count) > schedules::peer::kStageBytes)
     return schedules::ring::allgather(node, a, map, a.recv);
   CollArgs ag = a;  // in place: send == recv + local·block

@@ -92,13 +92,13 @@ double traffic(int n, const CollArgs& a, bool reg);
 // more ranks it reads only users' sends and slices others read too: nothing. By the traffic
 // between two flags: the whole call registered, one round staged.
 ClaimChoice claiming(const PeerMemory& pm, int n, const CollArgs& a, bool reg) {
-  const double traffic_bytes = traffic(n, reg ? a : schedules::peer::first_round(a, schedules::peer::stage_step(a)), reg);
+  const double traffic_bytes = traffic(n, reg ? a : schedules::peer::first_round(a, schedules::peer::stage_step(pm, a)), reg);
   return {a.bytes(a.count) >= schedules::peer::kSmallBytes && (!reg || n == 2) &&
               schedules::peer::claims(pm, traffic_bytes),
           traffic_bytes};
 }
 
-// One call over the whole message (registered) or one round of at most kStageBytes (staged).
+// One call over the whole message (registered) or one round of at most stage_bytes() (staged).
 void round(Transport& t, PeerMemory& pm, const CollArgs& a, bool reg, bool claim) {
   const int n = t.size(), r = t.rank();
   const std::size_t bytes = a.bytes(a.count);
@@ -158,7 +158,7 @@ void run(Transport& t, const CollArgs& a) {
   }
   const bool claim = claiming(pm, t.size(), a, reg).claims;
   if (reg) return round(t, pm, a, true, claim);
-  schedules::peer::in_rounds(a, [&](const CollArgs& part) { round(t, pm, part, false, claim); });
+  schedules::peer::in_rounds(pm, a, [&](const CollArgs& part) { round(t, pm, part, false, claim); });
 }
 
 // Bytes one rank loads + stores. Sliced: reduce its slice from n inputs (M read, M/n written),

@@ -25,11 +25,11 @@ double traffic(int n, const CollArgs& a, bool reg);
 // Staged on 2 ranks, the non-root is the stage's one reader: it claims it, by one round's
 // traffic (schedules/peer.hpp). Registered, the root's send is the user's: never claimed.
 ClaimChoice claiming(const PeerMemory& pm, int n, const CollArgs& a, bool reg) {
-  const double traffic_bytes = traffic(n, schedules::peer::first_round(a, schedules::peer::stage_step(a)), reg);
+  const double traffic_bytes = traffic(n, schedules::peer::first_round(a, schedules::peer::stage_step(pm, a)), reg);
   return {!reg && n == 2 && schedules::peer::claims(pm, traffic_bytes), traffic_bytes};
 }
 
-// One call over the whole message (registered) or one round of at most kStageBytes (staged).
+// One call over the whole message (registered) or one round of at most stage_bytes() (staged).
 // claim: the one reader of a 2-rank stage claims it (schedules/peer.hpp).
 void round(Transport& t, PeerMemory& pm, const CollArgs& a, bool reg, bool claim) {
   const int r = t.rank();
@@ -78,7 +78,7 @@ void run(Transport& t, const CollArgs& a) {
   // heap is symmetric: every rank allocates its buffers in the same order).
   if (schedules::peer::registered(pm, a, bytes, bytes)) return round(t, pm, a, true, false);
   const bool claim = claiming(pm, t.size(), a, false).claims;
-  schedules::peer::in_rounds(a, [&](const CollArgs& part) { round(t, pm, part, false, claim); });
+  schedules::peer::in_rounds(pm, a, [&](const CollArgs& part) { round(t, pm, part, false, claim); });
 }
 
 // Bytes the busiest rank (the root) loads + stores: its copy send -> recv (2M), and staged the

@@ -20,11 +20,11 @@ double traffic(int n, const CollArgs& a, bool reg);
 // Staged, every stage part a rank reads it alone reads: claimed, by one round's traffic
 // (schedules/peer.hpp). Registered, the inputs are the users' sends: never claimed.
 ClaimChoice claiming(const PeerMemory& pm, int n, const CollArgs& a, bool reg) {
-  const double traffic_bytes = traffic(n, schedules::peer::first_round(a, schedules::peer::stage_step(a)), reg);
+  const double traffic_bytes = traffic(n, schedules::peer::first_round(a, schedules::peer::stage_step(pm, a)), reg);
   return {!reg && schedules::peer::claims(pm, traffic_bytes), traffic_bytes};
 }
 
-// One call over the whole message (registered) or one round of at most kStageBytes (staged).
+// One call over the whole message (registered) or one round of at most stage_bytes() (staged).
 // claim (staged only): every stage part this rank reads, it alone reads (schedules/peer.hpp).
 void round(Transport& t, PeerMemory& pm, const CollArgs& a, bool reg, bool claim) {
   const int n = t.size(), r = t.rank();
@@ -105,7 +105,7 @@ void run(Transport& t, const CollArgs& a) {
   if (bytes > PeerMemory::kInlineBytes && schedules::peer::registered(pm, a, bytes, bytes))
     return round(t, pm, a, true, false);
   const bool claim = claiming(pm, t.size(), a, false).claims;
-  schedules::peer::in_rounds(a, [&](const CollArgs& part) { round(t, pm, part, false, claim); });
+  schedules::peer::in_rounds(pm, a, [&](const CollArgs& part) { round(t, pm, part, false, claim); });
 }
 
 // Bytes the root loads + stores. Sliced: its slice from n inputs (M read, M/n written); staged

@@ -4,7 +4,7 @@
 // memory), else a staging copy of the blocks peers need (all but the rank's own) in a scratch
 // block. Memory traffic per rank for M = n*count bytes of input on n ranks:
 //   registered: reads M/n from each of n inputs = M, writes M/n;  staged: + copy-in (n-1)M/n,
-// in rounds of at most kStageBytes so the stage stays bounded.
+// in rounds of at most stage_bytes() so the stage stays bounded.
 // Flags: transport/peer_memory.hpp.
 #include <algorithm>
 
@@ -18,19 +18,19 @@ constexpr std::uint64_t kInputsReady = 1;
 
 double traffic(int n, const CollArgs& a, bool reg);
 
-// Elements of each block a staged round moves: kStageBytes in all over the n blocks.
-std::size_t round_step(const CollArgs& a, int n) {
-  return std::max<std::size_t>(1, schedules::peer::stage_step(a) / static_cast<std::size_t>(n));
+// Elements of each block a staged round moves: stage_bytes() in all over the n blocks.
+std::size_t round_step(const PeerMemory& pm, const CollArgs& a, int n) {
+  return std::max<std::size_t>(1, schedules::peer::stage_step(pm, a) / static_cast<std::size_t>(n));
 }
 
 // Staged, only rank r reads block r's part of every peer's stage: claimed, by one round's
 // traffic (schedules/peer.hpp). Registered, the inputs are the users' sends: never claimed.
 ClaimChoice claiming(const PeerMemory& pm, int n, const CollArgs& a, bool reg) {
-  const double traffic_bytes = traffic(n, schedules::peer::first_round(a, round_step(a, n)), reg);
+  const double traffic_bytes = traffic(n, schedules::peer::first_round(a, round_step(pm, a, n)), reg);
   return {!reg && schedules::peer::claims(pm, traffic_bytes), traffic_bytes};
 }
 
-// Staged: rounds over elements [off, off + k) of every block, at most kStageBytes in all, so
+// Staged: rounds over elements [off, off + k) of every block, at most stage_bytes() in all, so
 // the stage stays bounded; block q's part sits at q*k in the stage.
 void staged(Transport& t, PeerMemory& pm, const CollArgs& a) {
   const int n = t.size(), r = t.rank();
@@ -38,7 +38,7 @@ void staged(Transport& t, PeerMemory& pm, const CollArgs& a) {
   const schedules::peer::ClaimPeers peers{r, n, r};
   const auto un = static_cast<std::size_t>(n), ur = static_cast<std::size_t>(r);
   MemorySpace& m = t.memory();
-  const std::size_t step = round_step(a, n);
+  const std::size_t step = round_step(pm, a, n);
   void* stage = pm.scratch("reduce_scatter/shm", a.bytes(std::min(step, a.count) * un));
   schedules::peer::RankPointers inputs(n);
   for (std::size_t off = 0; off < a.count; off += step) {

@@ -46,6 +46,8 @@ double claim_max_traffic(const PeerMemory& pm) {
   return pm.kind() == MemoryKind::host ? kClaimLlcMultiple * static_cast<double>(pm.llc_bytes()) : 0;
 }
 
+std::size_t stage_bytes(const PeerMemory& pm) { return stage_bytes_for(pm.l2_bytes()); }
+
 CollArgs first_round(const CollArgs& a, std::size_t step) {
   CollArgs r = a;
   r.count = std::min(a.count, step);

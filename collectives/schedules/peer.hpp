@@ -24,19 +24,30 @@ inline constexpr std::size_t kSmallBytes = 16 << 10;
 // passes over the peers' inputs.
 inline constexpr std::size_t kReduceSegmentBytes = 32 << 10;
 
-// Staged paths move at most this much of a message per round, each round a call of its own
-// (begin_call .. end_call), so the stage in peer memory stays bounded whatever the message
-// (peers map it too: harness.memory holds peak memory to 3x the largest buffer).
-inline constexpr std::size_t kStageBytes = 1 << 20;
-// Elements of one block a staged round moves: kStageBytes of them, at least one.
-inline std::size_t stage_step(const CollArgs& a) { return std::max<std::size_t>(1, kStageBytes / a.elem_size()); }
+// Staged paths move a message in rounds, each a call of its own (begin_call .. end_call), of at
+// most stage_bytes() of each block: the machine's smallest L2 (PeerMemory::l2_bytes), at most
+// kStageBytes and at least kMinStageBytes; kStageBytes when no L2 is known. Within the L2 a
+// round's stage is still in its owner's cache when the peers read it; the cap keeps the stage in
+// peer memory bounded whatever the message (peers map it too: harness.memory holds peak memory to
+// 3x the largest buffer). Measured, 2 ranks, 1 MiB L2 (bench/README.md): a 4 MiB stage took
+// 1.04-1.81x the time of a 1 MiB one at 4-16 MiB in every op; 256 KiB to 1 MiB were within the
+// spread between runs.
+inline constexpr std::size_t kStageBytes = 1 << 20, kMinStageBytes = 64 << 10;
+constexpr std::size_t stage_bytes_for(std::size_t l2_bytes) {
+  return l2_bytes ? std::clamp(l2_bytes, kMinStageBytes, kStageBytes) : kStageBytes;
+}
+std::size_t stage_bytes(const PeerMemory& pm);  // stage_bytes_for(pm.l2_bytes())
+// Elements of one block a staged round moves: stage_bytes() of them, at least one.
+inline std::size_t stage_step(const PeerMemory& pm, const CollArgs& a) {
+  return std::max<std::size_t>(1, stage_bytes(pm) / a.elem_size());
+}
 
-// Calls round(part) for consecutive element ranges of at most kStageBytes (at least one, for
+// Calls round(part) for consecutive element ranges of at most stage_bytes() (at least one, for
 // count 0): `part` is `a` with send and recv advanced to the range and count its length. For
 // ops whose elements are independent (allreduce, reduce, broadcast).
 template <class Round>
-void in_rounds(const CollArgs& a, Round&& round) {
-  const std::size_t step = stage_step(a);
+void in_rounds(const PeerMemory& pm, const CollArgs& a, Round&& round) {
+  const std::size_t step = stage_step(pm, a);
   std::size_t off = 0;
   do {
     CollArgs part = a;

@@ -188,16 +188,16 @@ void record_efficiency(PointResult& r, Op op, const AlgoEntry& e, int n, const C
   if (need_s) r.efficiency = *need_s / (r.time_us->p50 * 1e-6);
 }
 
-// The zero-copy algorithms' run-time choice: whether the point's calls claimed the lines they
-// read (schedules/peer.hpp), with what decided it. After the calls, so the peer memory exists
+// The zero-copy algorithms' run-time choices: the staged rounds' size, and whether the point's
+// calls claimed the lines they read (schedules/peer.hpp), with what decided it. After the calls, so the peer memory exists
 // (the first call made it, collectively); host memory only (device peer memory never claims).
 void record_peer_claim(PointResult& r, const AlgoEntry& e, Transport& t, const CollArgs& a) {
   if (r.skipped || !e.traits.claims || !e.traffic || t.size() < 2 || t.memory().kind() != MemoryKind::host) return;
   const PeerMemory* pm = t.peer_memory();
   if (!pm) return;
   const ClaimChoice c = e.traits.claims(*pm, t.size(), a, r.registered_buffers);
-  r.peer_claim = PointResult::PeerClaim{pm->l2_bytes(), pm->llc_bytes(), schedules::peer::claim_max_traffic(*pm),
-                                        c.traffic_bytes, c.claims};
+  r.peer_claim = PointResult::PeerClaim{pm->l2_bytes(), pm->llc_bytes(), schedules::peer::stage_bytes(*pm),
+                                        schedules::peer::claim_max_traffic(*pm), c.traffic_bytes, c.claims};
 }
 
 // Which of `sets` buffer sets verification checks: all, or kMaxVerifiedSets spread evenly

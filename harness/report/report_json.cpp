@@ -370,7 +370,8 @@ json result_json(const PointResult& r, const std::string& run_id, long keep_samp
                        {"traffic_bytes", r.peer_claim->traffic_bytes},
                        {"max_traffic_bytes", r.peer_claim->max_traffic_bytes},
                        {"l2_bytes", r.peer_claim->l2_bytes},
-                       {"llc_bytes", r.peer_claim->llc_bytes}};
+                       {"llc_bytes", r.peer_claim->llc_bytes},
+                       {"stage_bytes", r.peer_claim->stage_bytes}};
   j["cache"] = r.cache_cold ? "cold" : "hot";             // older records: absent (hot)
   if (r.cache_pool)
     j["cache_pool"] = {{"bytes", r.cache_pool->bytes},

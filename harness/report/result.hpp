@@ -38,7 +38,7 @@ struct PointResult {
   // Zero-copy (peer memory) algorithms on host memory: whether the calls claimed the lines they
   // read, and what decided it at run time (schedules/peer.hpp; JSON "peer_claim").
   struct PeerClaim {
-    std::uint64_t l2_bytes = 0, llc_bytes = 0;
+    std::uint64_t l2_bytes = 0, llc_bytes = 0, stage_bytes = 0;
     double max_traffic_bytes = 0, traffic_bytes = 0;
     bool claims = false;
   };

@@ -4,6 +4,7 @@
 // other sizes with the other algorithms).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <chrono>
@@ -206,8 +207,8 @@ TEST(Claim, StagedCallsWeighOneRound) {
       const AlgoEntry* e = Registry::get().find(op, "shm", "any");
       ASSERT_TRUE(e && e->traits.claims) << op_name(op);
       const ClaimChoice staged = e->traits.claims(pm, 2, huge, false);
-      EXPECT_LE(staged.traffic_bytes, e->traffic(2, CollArgs{.count = schedules::peer::stage_step(huge)}, false))
-          << op_name(e->op) << ": a round moves at most kStageBytes per block";
+      EXPECT_LE(staged.traffic_bytes, e->traffic(2, CollArgs{.count = schedules::peer::stage_step(pm, huge)}, false))
+          << op_name(e->op) << ": a round moves at most stage_bytes() per block";
       EXPECT_TRUE(staged.claims) << op_name(e->op) << " staged, " << staged.traffic_bytes << " B of traffic per round";
       EXPECT_LT(staged.traffic_bytes, e->traffic(2, huge, false)) << op_name(e->op);
     }
@@ -216,6 +217,24 @@ TEST(Claim, StagedCallsWeighOneRound) {
     const ClaimChoice reg = allreduce->traits.claims(pm, 2, huge, true);
     EXPECT_EQ(reg.traffic_bytes, allreduce->traffic(2, huge, true)) << "registered: the whole call";
     EXPECT_FALSE(reg.claims);
+  });
+}
+
+// A staged round is the machine's smallest L2, within [kMinStageBytes, kStageBytes].
+TEST(Stage, TheL2WithinItsBounds) {
+  using schedules::peer::stage_bytes_for;
+  static_assert(stage_bytes_for(0) == schedules::peer::kStageBytes, "no L2 known: the cap");
+  static_assert(stage_bytes_for(32 << 10) == schedules::peer::kMinStageBytes);
+  static_assert(stage_bytes_for(256 << 10) == 256 << 10);
+  static_assert(stage_bytes_for(1 << 20) == 1 << 20);
+  static_assert(stage_bytes_for(2 << 20) == schedules::peer::kStageBytes);
+  ThreadWorld w(1);
+  w.run([&](ThreadTransport& t) {
+    const PeerMemory& pm = *t.peer_memory();
+    const std::size_t l2 = pm.l2_bytes(), stage = schedules::peer::stage_bytes(pm);
+    if (l2 == 0) EXPECT_EQ(stage, schedules::peer::kStageBytes) << "no L2 known";
+    else EXPECT_EQ(stage, std::clamp(l2, schedules::peer::kMinStageBytes, schedules::peer::kStageBytes));
+    EXPECT_EQ(schedules::peer::stage_step(pm, CollArgs{.dtype = DType::float64}), stage / 8);
   });
 }
 
