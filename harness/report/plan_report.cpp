@@ -132,7 +132,7 @@ int dry_run(const RunConfig& cfg, const std::vector<Block>& plan, const LaunchEn
                                                 s.cache_cold ? cold_pool_target(s, llc) : 0, copies);
         std::fprintf(out, "  memory per rank at %llu B: %s (buffers %s%s + extra %s)\n",
                      static_cast<unsigned long long>(sizes.back().bytes), mib(m.total()).c_str(), mib(m.buffers).c_str(),
-                     s.cache_cold ? ", a cold pool" : copies > 1 ? (", one set per interleaved algorithm") : "",
+                     s.cache_cold ? ", a cold pool" : copies > 1 ? ", one set per interleaved algorithm" : "",
                      mib(m.extra).c_str());
       }
       points += static_cast<long>(sizes.size() * c->algos.size());
