@@ -433,10 +433,10 @@ std::vector<PointResult> measure_size(PointEnv& env, const CollectiveBlock& b, c
   // pays the invalidations (a 128 KiB staged shm broadcast: 17-21 us after it against 7.3 us
   // alone; docs/measurement.md). Allocated in the same order on every rank (registered buffers
   // are collective). The algorithms share one scratch.
-  std::vector<std::unique_ptr<PointBuffers>> sets;
+  std::vector<std::unique_ptr<PointBuffers>> per_algo;
   for (std::uint64_t k = 0; k < copies; ++k)
-    sets.push_back(std::make_unique<PointBuffers>(t.memory(), c, registered, buffer_layout(b, c, env.llc_bytes)));
-  PointBuffers& buffers = *sets.front();
+    per_algo.push_back(std::make_unique<PointBuffers>(t.memory(), c, registered, buffer_layout(b, c, env.llc_bytes)));
+  PointBuffers& buffers = *per_algo.front();
   args.workspace = &buffers.scratch;
   args.send = buffers.sets.front().send;  // the first set's (the in-place test and traffic models read them)
   args.recv = buffers.sets.front().recv;
@@ -452,7 +452,7 @@ std::vector<PointResult> measure_size(PointEnv& env, const CollectiveBlock& b, c
     if (results[i].skipped) continue;
     CallInfo ctx{results[i].op, results[i].algo, s.bytes, -1, ""};
     const CallDecorator* around = env.around_calls && env.around_calls->wraps(b.algos[i]->algo, s.bytes) ? env.around_calls : nullptr;
-    PointBuffers& own = *sets[ws.size() % sets.size()];  // the workload calls on its own sets
+    PointBuffers& own = *per_algo[ws.size() % per_algo.size()];  // the workload calls on its own sets
     owned.push_back(std::make_unique<CollectiveWorkload>(t, *b.algos[i], args, own, ctx,
                                                          point_label(b, *b.algos[i], s.bytes), around));
     ws.push_back(owned.back().get());
