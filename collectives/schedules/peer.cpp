@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
+#include <cstring>
 
 #include "collectives/schedules/defaults.hpp"
 
@@ -18,7 +20,67 @@ PeerMemory& memory_for(Transport& t, std::string_view algo) {
   if (pm->kind() != kind)
     throw NotSupported(std::string(algo) + ": the peer memory is " + std::string(memory_kind_name(pm->kind())) +
                        " memory, the buffers " + std::string(memory_kind_name(kind)));
+  if (!pm->claim_probe()) pm->set_claim_probe(measure_claims(*pm));  // collective, as this call
   return *pm;
+}
+
+namespace {
+double median(std::vector<double> v) {
+  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2), v.end());
+  return v[v.size() / 2];
+}
+}  // namespace
+
+PeerMemory::ClaimProbe measure_claims(PeerMemory& pm) {
+  PeerMemory::ClaimProbe p;
+  const std::size_t bytes = p.bytes = stage_bytes(pm);
+  if (pm.kind() != MemoryKind::host || pm.size() < 2) return p;
+  // More ranks than cores: rounds would time the scheduler. Claims stay on (by the LLC rule), as
+  // they measured better there on both machines (bench/README.md, target 10).
+  p.pays = pm.oversubscribed();
+  if (p.pays) return p;
+  constexpr int kWarmRounds = 2;
+  auto* block = static_cast<std::byte*>(pm.allocate(bytes));  // collective
+  std::vector<std::byte> copy(pm.rank() == 1 ? bytes : 0);
+  std::vector<double> round_ns[2];  // [claimed]
+  for (int i = 0; i < 2 * (kWarmRounds + kClaimProbeRounds); ++i) {
+    const bool claimed = i % 2;
+    const std::uint64_t base = pm.begin_call();  // waits for the previous round's reader
+    if (pm.rank() == 0) {
+      const auto t0 = std::chrono::steady_clock::now();
+      std::memset(block, i & 0xff, bytes);  // lines the reader read (and claimed) last round
+      pm.raise(base + 1);
+      pm.wait(1, base + 2);
+      const std::chrono::duration<double, std::nano> ns = std::chrono::steady_clock::now() - t0;
+      if (i >= 2 * kWarmRounds) round_ns[claimed].push_back(ns.count());
+    } else if (pm.rank() == 1) {
+      pm.wait(0, base + 1);
+      const std::byte* src = pm.peer(block, 0);
+      std::memcpy(copy.data(), src, bytes);
+      if (claimed) claim(src, bytes);
+      pm.raise(base + 2);
+    }
+    pm.end_call(base, false);
+  }
+  // Rank 0's verdict, to every rank through its block.
+  const std::uint64_t base = pm.begin_call();
+  double verdict[2];
+  if (pm.rank() == 0) {
+    verdict[0] = median(round_ns[0]);
+    verdict[1] = median(round_ns[1]);
+    std::memcpy(block, verdict, sizeof verdict);
+    pm.raise(base + 1);
+  } else {
+    pm.wait(0, base + 1);
+    std::memcpy(verdict, pm.peer(block, 0), sizeof verdict);
+  }
+  pm.end_call(base, true);  // every rank has read it: the block may go
+  pm.deallocate(block);     // collective
+  p.measured = true;
+  p.shared_ns = verdict[0];
+  p.claimed_ns = verdict[1];
+  p.pays = p.claimed_ns < p.shared_ns;
+  return p;
 }
 
 bool registered(const PeerMemory& pm, const CollArgs& a, std::size_t send_bytes, std::size_t recv_bytes) {
@@ -43,7 +105,8 @@ void claim(const void* p, std::size_t bytes) {
 }
 
 double claim_max_traffic(const PeerMemory& pm) {
-  return pm.kind() == MemoryKind::host ? kClaimLlcMultiple * static_cast<double>(pm.llc_bytes()) : 0;
+  const bool pays = pm.kind() == MemoryKind::host && pm.claim_probe() && pm.claim_probe()->pays;
+  return pays ? kClaimLlcMultiple * static_cast<double>(pm.llc_bytes()) : 0;
 }
 
 std::size_t stage_bytes(const PeerMemory& pm) { return stage_bytes_for(pm.l2_bytes()); }

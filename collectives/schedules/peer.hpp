@@ -106,8 +106,20 @@ void stage_except(MemorySpace& m, void* stage, const void* src, std::size_t byte
 // us, after the peer's claim 1.1 us, on the 2-vCPU EPYC VM; bench/cross_core_copy, bench/README.md).
 void claim(const void* p, std::size_t bytes);
 
-// Whether a call claims what it reads: host peer memory (device memory has no such lines), and
-// the traffic between two of its flags — one round of a staged call, which the next round
+// Whether claiming pays on this machine, measured: ranks 0 and 1 time whole rounds of one stage
+// (stage_bytes: rank 0 rewrites a block of its peer memory, rank 1 copies it and claims it or
+// not), kClaimProbeRounds of each alternated after a warm-up; claims pay when the claimed rounds'
+// median is below the shared ones'. Collective; 3 ms at 1 MiB. Why measured: on the 2-vCPU AMD
+// EPYC VM claimed rounds took 0.19-0.50x the shared ones at 64 KiB - 1 MiB, on the 2-vCPU Xeon
+// (Emerald Rapids) VM 1.1-1.5x (bench/cross_core_copy, docs/zero-copy.md): the same lines cost the
+// opposite. Not measured with one rank or device memory (claims off) or more ranks than cores
+// (the probe's rounds would time the scheduler; claims on, by the LLC rule alone: 4 ranks on 2
+// cores measured better with them on both machines). memory_for() runs it on its first call.
+inline constexpr int kClaimProbeRounds = 8;
+PeerMemory::ClaimProbe measure_claims(PeerMemory& pm);
+
+// Whether a call claims what it reads: host peer memory (device memory has no such lines) where
+// claims pay (measure_claims), and the traffic between two of its flags — one round of a staged call, which the next round
 // rewrites at once — at most kClaimLlcMultiple x the machine's last-level cache
 // (PeerMemory::llc_bytes), so the owner rewrites the lines while the reader still holds them.
 // Measured whole rounds (the owner's rewrite, then the reader's copy and claim;
@@ -116,7 +128,7 @@ void claim(const void* p, std::size_t bytes);
 // flag), and 0.19-0.21x, 0.20-0.21x and 0.58-0.72x far apart (250 ns), where every invalidation
 // crosses the chip. The same on every rank of a node.
 inline constexpr double kClaimLlcMultiple = 1;
-double claim_max_traffic(const PeerMemory& pm);  // 0: never (device memory, or no cache known)
+double claim_max_traffic(const PeerMemory& pm);  // 0: never (device memory, claims do not pay, no cache known)
 bool claims(const PeerMemory& pm, double traffic_bytes);
 
 // `a` cut to its first round of `step` elements (stage_step): the traffic a claim rule weighs.

@@ -14,6 +14,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -61,6 +62,18 @@ class PeerMemory {
   struct Caches {
     std::size_t l2 = 0, llc = 0;
   };
+  // Whether a reader's claim of the lines it read pays on this machine (schedules::peer::claims):
+  // measured once per peer memory by its first zero-copy call (schedules::peer::measure_claims),
+  // the same on every rank; unset until then. `measured` false: not measured (one rank, device
+  // memory, more ranks than cores) or set by a test, and `pays` is what was set.
+  struct ClaimProbe {
+    bool measured = false, pays = false;
+    std::size_t bytes = 0;                // per round
+    double shared_ns = 0, claimed_ns = 0;  // median whole round: rewrite, then the reader's copy (and claim)
+  };
+  const std::optional<ClaimProbe>& claim_probe() const { return claim_probe_; }
+  void set_claim_probe(const ClaimProbe& p) { claim_probe_ = p; }
+  bool oversubscribed() const { return oversubscribed_; }
 
   // --- flags ---
   // Starts a call: waits until every peer has finished the previous call that left its
@@ -156,6 +169,7 @@ class PeerMemory {
   bool oversubscribed_;
   bool words_;
   Caches caches_;
+  std::optional<ClaimProbe> claim_probe_;
   std::uint64_t calls_ = 0;
   std::uint64_t unsettled_ = 0;  // the done value of a previous call not yet waited for; 0: none
 };

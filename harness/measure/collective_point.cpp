@@ -189,15 +189,26 @@ void record_efficiency(PointResult& r, Op op, const AlgoEntry& e, int n, const C
 }
 
 // The zero-copy algorithms' run-time choices: the staged rounds' size, and whether the point's
-// calls claimed the lines they read (schedules/peer.hpp), with what decided it. After the calls, so the peer memory exists
-// (the first call made it, collectively); host memory only (device peer memory never claims).
+// calls claimed the lines they read (schedules/peer.hpp), with what decided it (caches, traffic,
+// the machine's measured claim probe). After the calls, so the peer memory exists (the first
+// call made it, collectively, and probed); host memory only (device peer memory never claims).
 void record_peer_claim(PointResult& r, const AlgoEntry& e, Transport& t, const CollArgs& a) {
   if (r.skipped || !e.traits.claims || !e.traffic || t.size() < 2 || t.memory().kind() != MemoryKind::host) return;
   const PeerMemory* pm = t.peer_memory();
   if (!pm) return;
   const ClaimChoice c = e.traits.claims(*pm, t.size(), a, r.registered_buffers);
-  r.peer_claim = PointResult::PeerClaim{pm->l2_bytes(), pm->llc_bytes(), schedules::peer::stage_bytes(*pm),
-                                        schedules::peer::claim_max_traffic(*pm), c.traffic_bytes, c.claims};
+  const PeerMemory::ClaimProbe probe = pm->claim_probe().value_or(PeerMemory::ClaimProbe{});
+  r.peer_claim = PointResult::PeerClaim{.l2_bytes = pm->l2_bytes(),
+                                        .llc_bytes = pm->llc_bytes(),
+                                        .stage_bytes = schedules::peer::stage_bytes(*pm),
+                                        .max_traffic_bytes = schedules::peer::claim_max_traffic(*pm),
+                                        .traffic_bytes = c.traffic_bytes,
+                                        .claims = c.claims,
+                                        .probe_measured = probe.measured,
+                                        .probe_pays = probe.pays,
+                                        .probe_bytes = probe.bytes,
+                                        .probe_shared_ns = probe.shared_ns,
+                                        .probe_claimed_ns = probe.claimed_ns};
 }
 
 // Which of `sets` buffer sets verification checks: all, or kMaxVerifiedSets spread evenly

@@ -681,6 +681,16 @@ def test_registered(collbench: str, mpiexec: str, workdir: str) -> None:
     shm = {r["op"] for r in res if r["algo"] == "shm"}
     if "allreduce" not in shm:
         fail(f"no allreduce/shm point measured: {sorted(shm)}")
+    # The run-time claim choice (docs/zero-copy.md "Claiming"): the probe measured once per run,
+    # not with more ranks than cores (then claims count as paying); never a claim where they do not.
+    oversubscribed = 3 > (os.cpu_count() or 1)
+    for r in res:
+        if r["algo"] != "shm" or r["skipped"]:
+            continue
+        pc = r.get("peer_claim") or {}
+        probe = pc.get("probe") or {}
+        if probe.get("measured") is not (not oversubscribed) or (pc.get("claims") and not probe.get("pays")):
+            fail(f"peer_claim {pc!r} of {r['op']}/shm {r['bytes']} B (3 ranks on {os.cpu_count()} cores)")
     print(f"registered: OK: {len(res)} points exact, shm for {sorted(shm)}")
 
 

@@ -182,10 +182,55 @@ TEST(Claim, LeavesEveryByteAsItWas) {
   EXPECT_EQ(b, before);
 }
 
+// What the probe decides (schedules::peer::measure_claims): claims are off where they do not
+// pay, whatever the traffic.
+TEST(Claim, NeverWhereTheProbeFoundThatTheyDoNotPay) {
+  ThreadWorld w(2);
+  w.run([&](ThreadTransport& t) {
+    PeerMemory& pm = *t.peer_memory();
+    pm.set_claim_probe({.measured = true, .pays = false});
+    EXPECT_EQ(schedules::peer::claim_max_traffic(pm), 0);
+    EXPECT_FALSE(schedules::peer::claims(pm, 0));
+  });
+}
+
+// The probe runs once, collectively, on a peer memory's first zero-copy call, and every rank
+// gets rank 0's verdict; not measured with more ranks than cores (claims on, by the LLC rule).
+TEST(Claim, ProbeMeasuredOnceTheSameOnEveryRank) {
+  constexpr int n = 2;
+  std::array<PeerMemory::ClaimProbe, n> seen{};
+  ThreadWorld w(n);
+  w.run([&](ThreadTransport& t) {
+    PeerMemory& pm = schedules::peer::memory_for(t, "test/probe");
+    ASSERT_TRUE(pm.claim_probe().has_value());
+    const PeerMemory::ClaimProbe p = *pm.claim_probe();
+    seen[static_cast<std::size_t>(t.rank())] = p;
+    EXPECT_EQ(p.bytes, schedules::peer::stage_bytes(pm));
+    if (pm.oversubscribed()) {
+      EXPECT_FALSE(p.measured);
+      EXPECT_TRUE(p.pays);
+    } else {
+      EXPECT_TRUE(p.measured);
+      EXPECT_GT(p.shared_ns, 0);
+      EXPECT_GT(p.claimed_ns, 0);
+      EXPECT_EQ(p.pays, p.claimed_ns < p.shared_ns);
+    }
+    EXPECT_EQ(schedules::peer::claim_max_traffic(pm) > 0, p.pays && pm.llc_bytes() > 0);
+    schedules::peer::memory_for(t, "test/probe");  // not measured again: the same values
+    EXPECT_EQ(pm.claim_probe()->shared_ns, p.shared_ns);
+    EXPECT_EQ(pm.claim_probe()->claimed_ns, p.claimed_ns);
+  });
+  EXPECT_EQ(seen[0].pays, seen[1].pays);
+  EXPECT_EQ(seen[0].shared_ns, seen[1].shared_ns);
+  EXPECT_EQ(seen[0].claimed_ns, seen[1].claimed_ns);
+}
+
+// Where claims pay (set: the probe's answer differs between machines), by the traffic.
 TEST(Claim, ByTrafficWithinTheLastLevelCache) {
   ThreadWorld w(2);
   w.run([&](ThreadTransport& t) {
-    const PeerMemory& pm = *t.peer_memory();
+    PeerMemory& pm = *t.peer_memory();
+    pm.set_claim_probe({.pays = true});
     const double max = schedules::peer::claim_max_traffic(pm);
     EXPECT_EQ(max, schedules::peer::kClaimLlcMultiple * static_cast<double>(pm.llc_bytes()));
     EXPECT_FALSE(schedules::peer::claims(pm, max + 1));
@@ -203,7 +248,8 @@ TEST(Claim, ByTrafficWithinTheLastLevelCache) {
 TEST(Claim, StagedCallsWeighOneRound) {
   ThreadWorld w(2);
   w.run([&](ThreadTransport& t) {
-    const PeerMemory& pm = *t.peer_memory();
+    PeerMemory& pm = *t.peer_memory();
+    pm.set_claim_probe({.pays = true});  // where claims pay
     CollArgs huge{.count = std::size_t{1} << 26};  // 256 MiB of float32 per block: far beyond any LLC
     for (Op op : {Op::broadcast, Op::reduce, Op::allreduce, Op::allgather, Op::reduce_scatter}) {
       const AlgoEntry* e = Registry::get().find(op, "shm", "any");
@@ -266,7 +312,8 @@ INSTANTIATE_TEST_SUITE_P(Shm, Registered, ::testing::ValuesIn(testing::host_algo
 // Staged (plain buffers) at 2 and 3 ranks, where each algorithm's readers claim the stages they
 // read (the sliced path, count 40000): every dtype, redop, root and placement of
 // registered_case_space, one after another on the same stages, so an owner rewrites lines a
-// peer claimed in the previous call.
+// peer claimed in the previous call. Claims set to pay (before the first call, so the probe does
+// not run): the claimed path is tested on every machine, whichever way its probe decides.
 class StagedClaimed : public ::testing::TestWithParam<testing::AlgoAtWorld> {};
 
 TEST_P(StagedClaimed, ExactOnEveryCase) {
@@ -274,7 +321,8 @@ TEST_P(StagedClaimed, ExactOnEveryCase) {
   const int n = GetParam().world;
   ThreadWorld w(n);
   w.run([&](ThreadTransport& t) {
-    const PeerMemory& pm = *t.peer_memory();
+    PeerMemory& pm = *t.peer_memory();
+    pm.set_claim_probe({.pays = true});
     CollArgs sliced{.count = 40000};
     if (pm.llc_bytes() && !schedules::peer::claims(pm, entry->traits.claims(pm, n, sliced, false).traffic_bytes))
       ADD_FAILURE() << "count 40000 does not claim here: the test no longer covers claiming";
