@@ -7,6 +7,7 @@
 //   registered: reads and writes (n-1)M/n;  staged: + copy-in of M/n.
 // Flags: transport/peer_memory.hpp.
 #include <algorithm>
+#include <cstring>
 
 #include "collectives/registry.hpp"
 #include "collectives/schedules/peer.hpp"
@@ -47,6 +48,19 @@ void staged_round(PeerMemory& pm, MemorySpace& m, const CollArgs& a, std::size_t
   pm.end_call(base, false);  // only the stage was read
 }
 
+// Blocks up to PeerMemory::kWordBytes (schedules::peer::words_fit): every rank's block travels
+// with its flag value in one store, one line from each rank to each peer (8 B on 2 ranks: staged
+// 0.91-0.98x the library before, 1.76x after; Xeon VM, bench/README.md).
+void small_words(Transport& t, PeerMemory& pm, const CollArgs& a) {
+  const std::size_t block = a.bytes(a.count);
+  schedules::peer::PerRank<std::uint64_t> words(t.size());
+  const std::uint64_t base = schedules::peer::exchange_words(pm, a.send, block, words);
+  for (int k = 0; k < t.size(); ++k)  // in place too: block r is already there, and equal
+    std::memcpy(elem_ptr(a.recv, static_cast<std::size_t>(k) * a.count, a.dtype), &words[static_cast<std::size_t>(k)],
+                block);
+  pm.end_alternating_call(base);
+}
+
 void run(Transport& t, const CollArgs& a) {
   const int n = t.size(), r = t.rank();
   const std::size_t block = a.bytes(a.count);
@@ -58,6 +72,7 @@ void run(Transport& t, const CollArgs& a) {
   }
   PeerMemory& pm = schedules::peer::memory_for(t, "allgather/shm");
   if (block == 0) return;  // every rank agrees
+  if (schedules::peer::words_fit(pm, block)) return small_words(t, pm, a);
   // In place the block is recv's block r (send = recv + r*count): peers read only that block
   // and this rank writes only the others, so the registered path needs no staging in place.
   // Rank k's block is then at recv + k*count in k's segment, not at this rank's send offset;

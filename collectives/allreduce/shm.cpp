@@ -22,20 +22,11 @@ constexpr std::uint64_t kInputsReady = 1, kSliceReduced = 2;
 // Up to PeerMemory::kWordBytes, where the CPU has 16-byte atomics, each input travels with its
 // flag value in one store (PeerMemory::post_word).
 void small_words(Transport& t, PeerMemory& pm, const CollArgs& a) {
-  const int n = t.size(), r = t.rank();
-  const std::uint64_t base = pm.begin_call();
-  pm.post_word(base + kInputsReady, a.send, a.bytes(a.count));
+  const int n = t.size();
   schedules::peer::PerRank<std::uint64_t> words(n);
+  const std::uint64_t base = schedules::peer::exchange_words(pm, a.send, a.bytes(a.count), words);
   schedules::peer::RankPointers inputs(n);
-  for (int k = 0; k < n; ++k) {  // rank order: every rank's sum in the same order
-    const auto uk = static_cast<std::size_t>(k);
-    if (k == r) {
-      if (a.count) std::memcpy(&words[uk], a.send, a.bytes(a.count));  // send may be null for count 0
-    } else {
-      pm.wait_word(k, base + kInputsReady, &words[uk]);
-    }
-    inputs[uk] = &words[uk];
-  }
+  for (int k = 0; k < n; ++k) inputs[k] = &words[k];  // rank order: every rank's sum in the same order
   schedules::peer::reduce_inputs(t.memory(), a, a.recv, inputs, a.count);
   pm.end_alternating_call(base);
 }
@@ -50,7 +41,7 @@ void small_staged(Transport& t, PeerMemory& pm, const CollArgs& a) {
   constexpr std::size_t half = schedules::peer::kSmallBytes;
   const std::size_t bytes = a.bytes(a.count);
   const bool host = pm.kind() == MemoryKind::host;
-  if (host && bytes <= PeerMemory::kWordBytes && pm.has_words()) return small_words(t, pm, a);
+  if (schedules::peer::words_fit(pm, bytes)) return small_words(t, pm, a);
   const bool inline_data = host && bytes <= PeerMemory::kInlineBytes;
   auto* halves = inline_data ? nullptr : static_cast<std::byte*>(pm.scratch("allreduce/shm/small", 2 * half));
   const std::uint64_t base = pm.begin_call();

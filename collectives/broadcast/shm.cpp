@@ -6,6 +6,7 @@
 // copy-in. Memory traffic: registered, each non-root reads and writes M; staged, the root
 // also copies M in. Flags: transport/peer_memory.hpp.
 #include <algorithm>
+#include <cstring>
 
 #include "collectives/patterns/chunks.hpp"
 #include "collectives/registry.hpp"
@@ -66,6 +67,22 @@ void round(Transport& t, PeerMemory& pm, const CollArgs& a, bool reg, bool claim
   pm.end_call(base, false);
 }
 
+// Up to PeerMemory::kWordBytes (schedules::peer::words_fit): the root's bytes travel with its flag
+// value in one store; every other rank posts an empty word, as the words' contract asks. One line
+// from the root to each reader, where a flag and a stage were two: 8 B on 2 ranks, 0.80-0.92x the
+// library before, 1.38-1.59x after (Xeon VM, bench/README.md).
+void small_words(Transport& t, PeerMemory& pm, const CollArgs& a) {
+  const bool root = t.rank() == a.root;
+  const std::size_t bytes = a.bytes(a.count);
+  schedules::peer::PerRank<std::uint64_t> words(t.size());
+  const std::uint64_t base = schedules::peer::exchange_words(pm, root ? a.send : nullptr, root ? bytes : 0, words);
+  if (root)
+    t.memory().copy(a.recv, a.send, bytes);  // a no-op in place
+  else
+    std::memcpy(a.recv, &words[static_cast<std::size_t>(a.root)], bytes);
+  pm.end_alternating_call(base);
+}
+
 void run(Transport& t, const CollArgs& a) {
   const std::size_t bytes = a.bytes(a.count);
   if (t.size() == 1) {
@@ -74,6 +91,7 @@ void run(Transport& t, const CollArgs& a) {
   }
   PeerMemory& pm = schedules::peer::memory_for(t, "broadcast/shm");
   if (bytes == 0) return;  // every rank agrees
+  if (schedules::peer::words_fit(pm, bytes)) return small_words(t, pm, a);
   // Registered: the root's send is read in place, translated from this rank's own send (the
   // heap is symmetric: every rank allocates its buffers in the same order).
   if (schedules::peer::registered(pm, a, bytes, bytes)) return round(t, pm, a, true, false);

@@ -24,6 +24,24 @@ PeerMemory& memory_for(Transport& t, std::string_view algo) {
   return *pm;
 }
 
+bool words_fit(const PeerMemory& pm, std::size_t bytes) {
+  return pm.kind() == MemoryKind::host && bytes <= PeerMemory::kWordBytes && pm.has_words();
+}
+
+std::uint64_t exchange_words(PeerMemory& pm, const void* in, std::size_t bytes, std::span<std::uint64_t> words) {
+  constexpr std::uint64_t kPosted = 1;
+  const std::uint64_t base = pm.begin_call();
+  pm.post_word(base + kPosted, in, bytes);
+  for (int k = 0; k < pm.size(); ++k) {
+    const auto uk = static_cast<std::size_t>(k);
+    if (k != pm.rank())
+      pm.wait_word(k, base + kPosted, &words[uk]);
+    else if (bytes)  // in may be null for 0 bytes
+      std::memcpy(&words[uk], in, bytes);
+  }
+  return base;
+}
+
 namespace {
 double median(std::vector<double> v) {
   std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2), v.end());

@@ -81,6 +81,15 @@ class PerRank {
 };
 using RankPointers = PerRank<const void*>;
 
+// Small messages in one cache line per rank (NCCL's LL protocol on a 16-byte unit): up to
+// PeerMemory::kWordBytes of host memory, where the CPU has 16-byte atomics (words_fit), every
+// rank posts its `bytes` of `in` (none: nullptr, 0) with its flag value in one store and waits for
+// every peer's word, as PeerMemory::post_word's contract asks; words[k] then holds rank k's bytes
+// (this rank's own copied). Returns the call's base: end the call with end_alternating_call. One
+// line moves from each rank to each peer, where a flag and a stage are two.
+bool words_fit(const PeerMemory& pm, std::size_t bytes);
+std::uint64_t exchange_words(PeerMemory& pm, const void* in, std::size_t bytes, std::span<std::uint64_t> words);
+
 // The transport's peer memory for `algo` (op/algo, for the reason), or NotSupported when its
 // ranks do not share a node, it has none, or it is not the buffers' kind (host or device).
 // The same on every rank; collective on the first call.
@@ -119,10 +128,10 @@ inline constexpr int kClaimProbeRounds = 8;
 PeerMemory::ClaimProbe measure_claims(PeerMemory& pm);
 
 // Whether a call claims what it reads: host peer memory (device memory has no such lines) where
-// claims pay (measure_claims), and the traffic between two of its flags — one round of a staged call, which the next round
-// rewrites at once — at most kClaimLlcMultiple x the machine's last-level cache
-// (PeerMemory::llc_bytes), so the owner rewrites the lines while the reader still holds them.
-// Measured whole rounds (the owner's rewrite, then the reader's copy and claim;
+// claims pay (measure_claims), and the traffic between two of its flags — one round of a staged
+// call, which the next round rewrites at once — at most kClaimLlcMultiple x the machine's
+// last-level cache (PeerMemory::llc_bytes), so the owner rewrites the lines while the reader
+// still holds them. Measured whole rounds (the owner's rewrite, then the reader's copy and claim;
 // bench/cross_core_copy, 2-vCPU EPYC VM, L2 1 MiB, L3 32 MiB): claimed rounds took 0.50x the
 // shared ones at 1 MiB, 0.91x at 4 MiB and 1.11x at 16 MiB with the two vCPUs near (a 60 ns
 // flag), and 0.19-0.21x, 0.20-0.21x and 0.58-0.72x far apart (250 ns), where every invalidation
