@@ -197,18 +197,13 @@ void record_peer_claim(PointResult& r, const AlgoEntry& e, Transport& t, const C
   const PeerMemory* pm = t.peer_memory();
   if (!pm) return;
   const ClaimChoice c = e.traits.claims(*pm, t.size(), a, r.registered_buffers);
-  const PeerMemory::ClaimProbe probe = pm->claim_probe().value_or(PeerMemory::ClaimProbe{});
   r.peer_claim = PointResult::PeerClaim{.l2_bytes = pm->l2_bytes(),
                                         .llc_bytes = pm->llc_bytes(),
                                         .stage_bytes = schedules::peer::stage_bytes(*pm),
                                         .max_traffic_bytes = schedules::peer::claim_max_traffic(*pm),
                                         .traffic_bytes = c.traffic_bytes,
                                         .claims = c.claims,
-                                        .probe_measured = probe.measured,
-                                        .probe_pays = probe.pays,
-                                        .probe_bytes = probe.bytes,
-                                        .probe_shared_ns = probe.shared_ns,
-                                        .probe_claimed_ns = probe.claimed_ns};
+                                        .probe = pm->claim_probe().value_or(PeerMemory::ClaimProbe{})};
 }
 
 // Which of `sets` buffer sets verification checks: all, or kMaxVerifiedSets spread evenly

@@ -373,11 +373,11 @@ json result_json(const PointResult& r, const std::string& run_id, long keep_samp
                        {"llc_bytes", r.peer_claim->llc_bytes},
                        {"stage_bytes", r.peer_claim->stage_bytes},
                        {"probe",
-                        {{"measured", r.peer_claim->probe_measured},
-                         {"pays", r.peer_claim->probe_pays},
-                         {"bytes", r.peer_claim->probe_bytes},
-                         {"shared_ns", r.peer_claim->probe_shared_ns},
-                         {"claimed_ns", r.peer_claim->probe_claimed_ns}}}};
+                        {{"measured", r.peer_claim->probe.measured},
+                         {"pays", r.peer_claim->probe.pays},
+                         {"bytes", r.peer_claim->probe.bytes},
+                         {"shared_ns", r.peer_claim->probe.shared_ns},
+                         {"claimed_ns", r.peer_claim->probe.claimed_ns}}}};
   j["cache"] = r.cache_cold ? "cold" : "hot";             // older records: absent (hot)
   if (r.cache_pool)
     j["cache_pool"] = {{"bytes", r.cache_pool->bytes},

@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "collectives/transport/peer_memory.hpp"
 #include "harness/plan/run_config.hpp"
 #include "harness/report/stats.hpp"
 
@@ -41,10 +42,7 @@ struct PointResult {
     std::uint64_t l2_bytes = 0, llc_bytes = 0, stage_bytes = 0;
     double max_traffic_bytes = 0, traffic_bytes = 0;
     bool claims = false;
-    // The machine's measured answer to "does a claim pay here" (PeerMemory::ClaimProbe).
-    bool probe_measured = false, probe_pays = false;
-    std::uint64_t probe_bytes = 0;
-    double probe_shared_ns = 0, probe_claimed_ns = 0;
+    PeerMemory::ClaimProbe probe;  // the machine's measured answer to "does a claim pay here"
   };
   std::optional<PeerClaim> peer_claim;
   // --cache cold: the pool of send/recv sets the point's calls rotated through (JSON "cache"
