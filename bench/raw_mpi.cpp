@@ -26,8 +26,9 @@
 //                      window, twice the warm-up mean plus 1 us, at least 3 us) (plus rank *
 //                      --stagger-ns); each rank spins until then, calls, stops; sample = end -
 //                      start, MAX over ranks, p50; an iteration a rank left the spin more than
-//                      1 us late is dropped, as collbench drops it. What collbench's default
-//                      per-iteration mode does, in plain MPI
+//                      1 us late is dropped, as collbench drops it; a pass with every start
+//                      late runs again with the window doubled (up to 32x; the window used is
+//                      recorded). What collbench's default per-iteration mode does, in plain MPI
 //            latency   osu_latency: ranks 0 and 1, blocking MPI_Send/MPI_Recv ping-pong, N round
 //                      trips back to back, each timed on rank 0; sample = round trip / 2; p50
 //            bw        osu_bw: rank 0 posts 64 MPI_Isend, MPI_Waitall, receives a 4-byte ack that
@@ -350,7 +351,9 @@ std::vector<double> time_with_barrier(const CollCall& call, int iters, double id
   return out;
 }
 
-std::vector<double> time_clock_started(const CollCall& call, int iters, double window_us, double stagger_ns, int rank) {
+// One pass of `iters` clock-started calls; the samples of those no rank started late (empty when
+// every start was).
+std::vector<double> clock_pass(const CollCall& call, int iters, double window_us, double stagger_ns, int rank) {
   using Clock = std::chrono::steady_clock;  // CLOCK_MONOTONIC: one clock for the machine's processes
   const auto ns = [](Clock::time_point t) { return std::chrono::duration<double, std::nano>(t.time_since_epoch()).count(); };
   double base = ns(Clock::now()) + 100e3;  // rank 0's now + 100 us: every rank has it before then
@@ -372,8 +375,21 @@ std::vector<double> time_clock_started(const CollCall& call, int iters, double w
   std::vector<double> kept;
   for (std::size_t i = 0; i < out.size(); ++i)
     if (late[i] == 0) kept.push_back(out[i]);
-  if (kept.empty()) die(rank, "clock method: every iteration started late; use a wider --window-us");
   return kept;
+}
+
+// The clock method: a pass in which every start was late (a rank preempted once on a busy
+// machine stays late for the rest of a narrow window's pass) is run again with the window
+// doubled, as collbench widens its window on late starts; `window_us` returns the one used.
+constexpr int kClockPasses = 6;  // the first window x 32 at most
+std::vector<double> time_clock_started(const CollCall& call, int iters, double& window_us, double stagger_ns,
+                                       int rank) {
+  for (int pass = 0; pass < kClockPasses; ++pass, window_us *= 2) {
+    std::vector<double> kept = clock_pass(call, iters, window_us, stagger_ns, rank);
+    if (!kept.empty()) return kept;  // the same on every rank: `late` is reduced over them
+  }
+  die(rank, "clock method: every iteration started late in " + std::to_string(kClockPasses) +
+                " passes (last window " + std::to_string(window_us / 2) + " us); use a wider --window-us");
 }
 
 void run_collective(const Options& o, Coll op, const std::string& name, int rank, int world, FILE* out) {
@@ -407,8 +423,8 @@ void run_collective(const Options& o, Coll op, const std::string& name, int rank
       else if (m == "barrier")
         p.samples_us = time_with_barrier(call, o.iters, o.idle_us);
       else if (m == "clock") {
-        p.samples_us = time_clock_started(call, o.iters, window_us, o.stagger_ns, rank);
         p.window_us = window_us;
+        p.samples_us = time_clock_started(call, o.iters, p.window_us, o.stagger_ns, rank);
       }
       if (rank == 0) report(o, world, p, out);
     }
@@ -506,7 +522,8 @@ constexpr const char* kUsage =
     "             MPI_COMM_WORLD\n"
     "  --idle-us  barrier method: each rank spins U us before each barrier (default 0)\n"
     "  --window-us  clock method: iteration i starts at base + i*W us on every rank (default: as\n"
-    "             collbench's first window, 2 x the warm-up mean + 1 us, at least 3 us)\n"
+    "             collbench's first window, 2 x the warm-up mean + 1 us, at least 3 us); doubled\n"
+    "             while every start of a pass was late (up to 32x; window_us records it)\n"
     "  --stagger-ns clock method: rank r starts r*S ns after the common start (default 0)\n"
     "  --json     append the JSON lines to FILE instead of stdout\n"
     "  --table    also print one readable line per point on stderr\n";
