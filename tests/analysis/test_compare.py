@@ -15,7 +15,7 @@ import pytest
 
 from cb_synth import RunCtx, result, with_samples, write_jsonl
 from collbench_analysis.cli import collcompare_main
-from collbench_analysis.compare import Verdict, adjust, compare, robust_var, run_estimate
+from collbench_analysis.compare import Verdict, adjust, compare, resample_percentiles, robust_var, run_estimate
 from collbench_analysis.load import load
 from conftest import ANALYSIS
 
@@ -76,6 +76,24 @@ def test_robust_var_ignores_the_few_that_moved() -> None:
     rng = np.random.default_rng(1)
     values = list(rng.normal(0, 0.1, 200)) + [5.0] * 10
     assert robust_var(values) == pytest.approx(0.01, rel=0.3)
+
+
+def test_resample_percentiles_is_numpy_percentile_bit_for_bit() -> None:
+    """The bootstrap's sort-free percentiles equal np.percentile over each resample exactly: with
+    ties, a constant sample, every index rule's edge (q = 0, 100, a whole virtual index) and one row."""
+    rng = np.random.default_rng(7)
+    for trial in range(400):
+        n = int(rng.integers(2, 90))
+        x = rng.lognormal(size=n) * 10
+        if trial % 3 == 0:
+            x = np.round(x, 1)
+        if trial % 11 == 0:
+            x = np.full(n, 2.5)
+        idx = rng.integers(0, n, size=(int(rng.integers(1, 40)), n))
+        whole = 100.0 * 3 / (n - 1) if n > 3 else 50.0  # virtual index 3
+        for q in (0.0, 5.0, 10.0, 50.0, whole, 99.0, 100.0, float(rng.uniform(0, 100))):
+            want, got = np.percentile(x[idx], q, axis=1), resample_percentiles(x, idx, q)
+            assert np.array_equal(want, got), (n, q, want[:4], got[:4])
 
 
 def test_run_estimate_uses_samples_else_the_p5_p95_width(tmp_path: Path) -> None:
