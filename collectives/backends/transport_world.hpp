@@ -2,6 +2,7 @@
 // A World over any Transport of its own (not the measured one): the control plane of backends
 // whose ranks are not MPI processes (the thread backend's; a Gloo backend's could be). Simple
 // linear algorithms — the harness's exchanges are a few small messages between points.
+#include <chrono>
 #include <memory>
 #include <string>
 
@@ -9,6 +10,11 @@
 #include "collectives/transport/transport.hpp"
 
 namespace collbench {
+
+// The timeout of a control transport's CallScope. The control plane's own waits are bounded by
+// the harness (its ControlCall and the watchdog), as MPI's are: the control transport itself
+// never times out first.
+inline constexpr std::chrono::hours kControlTransportTimeout{24};
 
 class TransportWorld : public World {
  public:

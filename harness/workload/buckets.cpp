@@ -103,12 +103,6 @@ class Orderer {
   std::vector<std::size_t> order_;
 };
 
-// nlohmann reports a byte offset (1-based, the last character read); messages want a line.
-int line_of_byte(const std::string& text, std::size_t byte) {
-  const std::size_t end = std::min(byte == 0 ? 0 : byte - 1, text.size());
-  return 1 + static_cast<int>(std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(end), '\n'));
-}
-
 bool looks_like_json(const std::string& text, const std::string& path) {
   if (std::filesystem::path(path).extension() == ".json") return true;
   const std::size_t first = text.find_first_not_of(" \t\r\n");
@@ -124,10 +118,7 @@ std::vector<std::size_t> parse_ready_order(const std::string& text, const std::s
     try {
       list = nlohmann::json::parse(text);
     } catch (const nlohmann::json::parse_error& e) {
-      const std::string w = e.what();  // "[json.exception...] parse error at ...: REASON"
-      const std::size_t colon = w.find(": ", w.find("parse error"));
-      o.fail("line " + std::to_string(line_of_byte(text, e.byte)),
-             "malformed JSON (" + (colon == std::string::npos ? w : w.substr(colon + 2)) + ")");
+      o.fail("line " + std::to_string(line_of_byte(text, e.byte)), "malformed JSON (" + json_parse_reason(e.what()) + ")");
     }
     if (!list.is_array()) o.fail("", "not a JSON list of parameter names");
     for (std::size_t i = 0; i < list.size(); ++i) {

@@ -291,27 +291,13 @@ class Loader {
   std::unordered_map<std::string, std::size_t> seen_;
 };
 
-// nlohmann reports a byte offset (1-based, the last character read); messages want a line.
-int line_of_byte(const std::string& text, std::size_t byte) {
-  const std::size_t end = std::min(byte == 0 ? 0 : byte - 1, text.size());
-  return 1 + static_cast<int>(std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(end), '\n'));
-}
-
-// "[json.exception.parse_error.101] parse error at line 3, column 1: syntax error ..." -> "syntax error ...".
-std::string json_reason(const nlohmann::json::parse_error& e) {
-  const std::string w = e.what();
-  const std::size_t pe = w.find("parse error");
-  const std::size_t colon = pe == std::string::npos ? std::string::npos : w.find(": ", pe);
-  return colon == std::string::npos ? w : w.substr(colon + 2);
-}
-
 Model from_json(const std::string& text, Loader& ld) {
   using nlohmann::json;
   json root;
   try {
     root = json::parse(text);
   } catch (const json::parse_error& e) {
-    ld.fail("line " + std::to_string(line_of_byte(text, e.byte)), json_reason(e));
+    ld.fail("line " + std::to_string(line_of_byte(text, e.byte)), json_parse_reason(e.what()));
   }
   if (!root.is_object()) ld.fail("", std::string("not a JSON object; ") + kAccepted);
   std::string name;

@@ -25,10 +25,6 @@ extern char** environ;
 namespace collbench {
 namespace {
 
-// The control plane's own waits are bounded by the harness (its ControlCall and the watchdog),
-// as MPI's are: the control transport itself never times out first.
-constexpr std::chrono::hours kControlTimeout{24};
-
 const char* getenv_fn(const char* n) { return std::getenv(n); }
 
 std::vector<char> to_chars(const std::vector<std::byte>& b) {
@@ -70,7 +66,8 @@ std::unique_ptr<GlooWorld> meet(const launch::Spec& s, rendezvous::Server* serve
     return out;
   };
   auto context = gloo_mesh::connect(s.rank, s.size, d.device, exchange, timeout);
-  auto control = std::make_unique<GlooTransport>(std::move(context), d.device, std::make_shared<CallScope>(kControlTimeout));
+  auto control =
+      std::make_unique<GlooTransport>(std::move(context), d.device, std::make_shared<CallScope>(kControlTransportTimeout));
   return std::make_unique<GlooWorld>(std::move(control), d.device, d.address, d.why);
 }
 

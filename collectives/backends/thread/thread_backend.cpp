@@ -21,9 +21,6 @@
 namespace collbench {
 namespace {
 
-// The control plane's own waits are bounded by the harness (its ControlCall and the watchdog),
-// as MPI's are: the control transport itself never times out first.
-constexpr std::chrono::hours kControlTimeout{24};
 // The measured transport's ranks poll before they park, as MPI ranks do (thread_transport.hpp):
 // without it a thread wake-up (tens of microseconds, jittery) is in every hand-off and clock-
 // started samples start late.
@@ -53,7 +50,7 @@ class ThreadBootstrap final : public Bootstrap {
         try {
           // A root of its own under a long scope, used only to split off the control plane's
           // mailboxes: control messages never match the measured transport's.
-          ThreadTransport root(world, rank, std::make_shared<CallScope>(kControlTimeout));
+          ThreadTransport root(world, rank, std::make_shared<CallScope>(kControlTransportTimeout));
           ThreadControlWorld control(*root.split("collbench control", 0, rank), world);
           status[static_cast<std::size_t>(rank)] = rank_main(control);
         } catch (const PeerFailed&) {
