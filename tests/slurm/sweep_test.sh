@@ -10,7 +10,8 @@
 #      the job folder, the file valid (load_tuning) with one allreduce entry for 1x2 naming only
 #      measured algorithms, collbench --dry-run --algo auto accepts it, the printed command;
 #   E. a gloo sweep (srun --mpi=none, no MPI) on 2x1 and 2x2 into D's folder: every op and
-#      algorithm verified across 2 nodes, launcher srun, the report names gloo beside mpi.
+#      algorithm verified across 2 nodes, launcher srun (--no-analysis: A ran sweep.sh's analysis,
+#      and analysis.backends_side_by_side checks a report of an mpi and a gloo run).
 #
 #   sweep_test.sh /path/to/collbench
 # Exit 0 pass, 1 fail, 77 skip (not root / no network namespaces). Bounded (≈ 270 s at most);
@@ -194,8 +195,7 @@ fi
 # --- E: Gloo without MPI: srun --mpi=none steps across 2 nodes, into D's folder --------------
 # Every op and algorithm of the gloo backend (custom ones over Gloo's TCP pairs, Gloo's own
 # calls and variants), verified on 2 nodes x 1 and 2 ranks; rank 0 serves the rendezvous on
-# n1 and every rank reaches it through the emulated network (10.77.0.0/24). The report of the
-# folder, which now holds D's MPI runs too, puts Gloo beside MPI.
+# n1 and every rank reaches it through the emulated network (10.77.0.0/24).
 cat >"$work/gloo.yaml" <<'YAML'
 name: slurm-gloo
 layouts: ["2x1", "2x2"]
@@ -203,7 +203,7 @@ defaults: {backend: gloo, min_bytes: 8, max_bytes: 512, step_factor: 8, iters: 2
 cases:
   - {op: all, algo: [all, "library:all"]}
 YAML
-submit JE -N 2 --ntasks-per-node=2 slurm/sweep.sh --out "$OUT_D" "$work/gloo.yaml"
+submit JE -N 2 --ntasks-per-node=2 slurm/sweep.sh --out "$OUT_D" --no-analysis "$work/gloo.yaml"
 wait_job "$JE" COMPLETED 150
 grep -q '^sweep: 2x1: .*srun --mpi=none' "$work/job-$JE.out" || fail "job $JE: no 'srun --mpi=none' step line for 2x1"
 check "$OUT_D" 1x2,2x1,2x2 || fail "job $JE (gloo): results check"
@@ -226,9 +226,6 @@ assert ops >= want_ops, f"ops measured across 2 nodes: {sorted(ops)}"
 assert {"library", "ring", "naive"} <= algos and any(a.startswith("library:") for a in algos), sorted(algos)
 print(f"gloo across 2 nodes: {len(ops)} ops, algorithms {sorted(algos)}")
 PY
-if [[ -f $repo/analysis/collplot ]] && "$PY" -c 'import matplotlib' 2>/dev/null; then
-  grep -q 'gloo' "$OUT_D/plots/report.html" || fail "job $JE: the report of a folder with MPI and Gloo runs does not name gloo"
-fi
 
 ok=1
 step "PASS (jobs $JA $JB $JC $JD $JE)"
