@@ -10,9 +10,12 @@
 #include "harness/plan/cli.hpp"
 #include "harness/plan/config.hpp"
 #include "harness/report/report_json.hpp"
+#include "command_line.hpp"
 
 namespace collbench {
 namespace {
+
+using testing::parse_config;
 
 std::string error_of(const std::string& yaml) {
   try {
@@ -23,16 +26,9 @@ std::string error_of(const std::string& yaml) {
   return "<no error>";
 }
 
-RunConfig parse(std::vector<std::string> args) {
-  args.insert(args.begin(), "collbench");
-  std::vector<const char*> argv;
-  for (const auto& a : args) argv.push_back(a.c_str());
-  return parse_command_line(static_cast<int>(argv.size()), argv.data()).config;
-}
-
 std::string cli_error(std::vector<std::string> args) {
   try {
-    parse(std::move(args));
+    parse_config(std::move(args));
   } catch (const UsageError& e) {
     return e.what();
   }
@@ -75,10 +71,11 @@ cases:
 
 TEST(SweepFile, GoodFileIsEquivalentToFlags) {
   TempFile f(kGood);
-  const RunConfig from_file = parse({"--config", f.path()});
-  const RunConfig from_flags = parse({"--op", "allreduce", "--algo", "ring,library", "-b", "1K", "-e", "64K", "-f", "4",
-                                      "-n", "7", "-w", "1", "--dtype", "float32,int32", "--redop", "all", "--inplace",
-                                      "both", "-c", "0", "--batch", "--timeout", "5", "--segment", "8K"});
+  const RunConfig from_file = parse_config({"--config", f.path()});
+  const RunConfig from_flags =
+      parse_config({"--op", "allreduce", "--algo", "ring,library", "-b", "1K", "-e", "64K", "-f", "4",
+                    "-n", "7", "-w", "1", "--dtype", "float32,int32", "--redop", "all", "--inplace",
+                    "both", "-c", "0", "--batch", "--timeout", "5", "--segment", "8K"});
   ASSERT_EQ(from_file.cases.size(), 1u);
   const auto a = config_json(from_file)["cases"][0], b = config_json(from_flags)["cases"][0];
   EXPECT_EQ(a["settings"], b["settings"]);
@@ -165,21 +162,21 @@ TEST(SweepFile, MissingFile) {
 
 TEST(CommandLine, ExplicitFlagsOverrideTheFile) {
   TempFile f("defaults: {iters: 7, max_bytes: 1M}\ncases:\n  - {op: allreduce, iters: 9}\n  - {op: broadcast}\n");
-  const RunConfig c = parse({"--config", f.path(), "-n", "3"});
+  const RunConfig c = parse_config({"--config", f.path(), "-n", "3"});
   ASSERT_EQ(c.cases.size(), 2u);
   EXPECT_EQ(c.cases[0].settings.iters, 3);
   EXPECT_EQ(c.cases[1].settings.iters, 3);
   EXPECT_EQ(c.cases[1].settings.max_bytes, 1u << 20) << "the file's other defaults stay";
-  const RunConfig replaced = parse({"--config", f.path(), "--op", "gather", "--algo", "naive"});
+  const RunConfig replaced = parse_config({"--config", f.path(), "--op", "gather", "--algo", "naive"});
   ASSERT_EQ(replaced.cases.size(), 1u) << "--op replaces the file's cases";
   EXPECT_EQ(replaced.cases[0].ops, std::vector<OpChoice>{Op::gather});
   EXPECT_EQ(replaced.cases[0].settings.iters, 7);
-  const RunConfig algo_only = parse({"--config", f.path(), "--algo", "library"});
+  const RunConfig algo_only = parse_config({"--config", f.path(), "--algo", "library"});
   EXPECT_EQ(algo_only.cases[1].algos, std::vector<std::string>{"library"});
 }
 
 TEST(CommandLine, DefaultsAndRunOptions) {
-  const RunConfig c = parse({});
+  const RunConfig c = parse_config({});
   ASSERT_EQ(c.cases.size(), 1u);
   EXPECT_EQ(c.cases[0].ops, std::vector<OpChoice>{Op::allreduce});
   EXPECT_TRUE(c.cases[0].algos.empty());
@@ -189,7 +186,8 @@ TEST(CommandLine, DefaultsAndRunOptions) {
   EXPECT_EQ(c.backend, "mpi");
   EXPECT_EQ(c.device, "cpu");
   EXPECT_FALSE(c.json_path);
-  const RunConfig d = parse({"--op", "all", "--json", "x.jsonl", "--overwrite", "--quiet", "-i", "1M", "--inplace", "1"});
+  const RunConfig d =
+      parse_config({"--op", "all", "--json", "x.jsonl", "--overwrite", "--quiet", "-i", "1M", "--inplace", "1"});
   EXPECT_EQ(d.cases[0].ops.size(), 8u);
   EXPECT_EQ(*d.json_path, "x.jsonl");
   EXPECT_TRUE(d.overwrite);
@@ -197,7 +195,7 @@ TEST(CommandLine, DefaultsAndRunOptions) {
   EXPECT_EQ(d.cases[0].settings.step_bytes, 1u << 20);
   EXPECT_EQ(d.cases[0].settings.placements, std::vector<bool>{true});
   EXPECT_EQ(d.argv.size(), 11u);
-  const RunConfig e = parse({"--min-time", "0.5", "--max-noise", "0.02", "--max-iters", "50", "--interleave"});
+  const RunConfig e = parse_config({"--min-time", "0.5", "--max-noise", "0.02", "--max-iters", "50", "--interleave"});
   EXPECT_TRUE(e.cases[0].settings.adaptive());
   EXPECT_EQ(e.cases[0].settings.mode(), TimingMode::interleaved);
 }

@@ -7,9 +7,12 @@
 #include "collectives/core/error.hpp"
 #include "harness/plan/cli.hpp"
 #include "harness/plan/muscle_memory.hpp"
+#include "command_line.hpp"
 
 namespace collbench {
 namespace {
+
+using testing::parse_command;
 
 using V = std::vector<std::string>;
 
@@ -116,26 +119,21 @@ TEST(MuscleMemory, CollbenchsOwnLettersStayAsTyped) {
   EXPECT_NE(answer_of({"-x"}).find("-x needs a value"), std::string::npos);
 }
 
-CommandLine parse(std::vector<const char*> args) {
-  args.insert(args.begin(), "collbench");
-  return parse_command_line(static_cast<int>(args.size()), args.data());
-}
-
 TEST(MuscleMemory, NcclTestsStepFactorOne) {
   // -f 1: no factor, nccl-tests' linear -i steps (1 MiB unless -i says otherwise).
-  const Settings one = parse({"-b", "1M", "-e", "4M", "-f", "1"}).config.cases[0].settings;
+  const Settings one = parse_command({"-b", "1M", "-e", "4M", "-f", "1"}).config.cases[0].settings;
   EXPECT_EQ(one.step_bytes, 1u << 20);
-  const Settings with_i = parse({"-b", "8", "-e", "64", "-f", "1", "-i", "8"}).config.cases[0].settings;
+  const Settings with_i = parse_command({"-b", "8", "-e", "64", "-f", "1", "-i", "8"}).config.cases[0].settings;
   EXPECT_EQ(with_i.step_bytes, 8u);
-  const Settings same = parse({"-b", "8", "-e", "8", "-f", "1"}).config.cases[0].settings;
+  const Settings same = parse_command({"-b", "8", "-e", "8", "-f", "1"}).config.cases[0].settings;
   EXPECT_EQ(same.min_bytes, same.max_bytes);
-  EXPECT_THROW(parse({"-f", "2", "-i", "8"}), UsageError);
-  EXPECT_THROW(parse({"-f", "0"}), UsageError);
+  EXPECT_THROW(parse_command({"-f", "2", "-i", "8"}), UsageError);
+  EXPECT_THROW(parse_command({"-f", "0"}), UsageError);
   // nccl-tests' -c N (check iterations): verified, once.
-  EXPECT_TRUE(parse({"-c", "5"}).config.cases[0].settings.check);
-  EXPECT_FALSE(parse({"-c", "0"}).config.cases[0].settings.check);
+  EXPECT_TRUE(parse_command({"-c", "5"}).config.cases[0].settings.check);
+  EXPECT_FALSE(parse_command({"-c", "0"}).config.cases[0].settings.check);
   // OSU's -m and -x, through the whole command line.
-  const Settings osu = parse({"-m", "4K:64K", "-x", "7"}).config.cases[0].settings;
+  const Settings osu = parse_command({"-m", "4K:64K", "-x", "7"}).config.cases[0].settings;
   EXPECT_EQ(osu.min_bytes, 4096u);
   EXPECT_EQ(osu.max_bytes, 65536u);
   EXPECT_EQ(osu.warmup, 7);

@@ -10,9 +10,12 @@
 #include "harness/measure/p2p_point.hpp"
 #include "harness/plan/plan.hpp"
 #include "harness/report/report_json.hpp"
+#include "command_line.hpp"
 
 namespace collbench {
 namespace {
+
+using testing::parse_config;
 
 using Pairs = std::vector<SelectedPair>;
 
@@ -84,30 +87,23 @@ TEST(Pairs, ListedRanksMustBeInsideTheWorld) {
   EXPECT_NE(error_of([] { select_pairs({}, {0}); }).find("at least 2 ranks"), std::string::npos);
 }
 
-RunConfig parse(std::vector<std::string> args) {
-  args.insert(args.begin(), "collbench");
-  std::vector<const char*> argv;
-  for (const auto& a : args) argv.push_back(a.c_str());
-  return parse_command_line(static_cast<int>(argv.size()), argv.data()).config;
-}
-
 TEST(PairsSetting, CommandLineAndYamlAgree) {
-  const RunConfig cli = parse({"--op", "pingpong", "--pairs", "0-1,0-2"});
+  const RunConfig cli = parse_config({"--op", "pingpong", "--pairs", "0-1,0-2"});
   const SweepFile f = parse_sweep_yaml("cases:\n  - {op: pingpong, pairs: [0-1, 0-2]}\n", "s.yaml");
   ASSERT_EQ(f.cases.size(), 1u);
   EXPECT_EQ(cli.cases[0].settings.pairs, f.cases[0].settings.pairs);
   EXPECT_EQ(f.cases[0].ops, std::vector<OpChoice>{Pingpong{}});
   EXPECT_EQ(config_json(cli)["cases"][0]["settings"]["pairs"], "0-1,0-2");
   EXPECT_EQ(config_json(cli)["cases"][0]["ops"], nlohmann::ordered_json::array({"pingpong"}));
-  EXPECT_EQ(parse({}).cases[0].settings.pairs.kind, PairSpec::Kind::automatic);
+  EXPECT_EQ(parse_config({}).cases[0].settings.pairs.kind, PairSpec::Kind::automatic);
   EXPECT_NE(error_of([] {
-              parse({"--op", "pingpong", "--pairs", "1-1"});
+              parse_config({"--op", "pingpong", "--pairs", "1-1"});
             }).find("--pairs: pair '1-1'"),
             std::string::npos);
 }
 
 TEST(PingpongPlan, OneBlockPerMethodInTheOrderOfOps) {
-  const RunConfig cfg = parse({"--op", "allreduce,pingpong,broadcast", "--algo", "all"});
+  const RunConfig cfg = parse_config({"--op", "allreduce,pingpong,broadcast", "--algo", "all"});
   const auto plan = make_plan(cfg, Registry::get());
   ASSERT_EQ(plan.size(), 5u);
   ASSERT_TRUE(std::holds_alternative<CollectiveBlock>(plan[0]));
@@ -120,22 +116,22 @@ TEST(PingpongPlan, OneBlockPerMethodInTheOrderOfOps) {
 }
 
 TEST(PingpongPlan, MethodsTimingModesAndWorldChecks) {
-  EXPECT_EQ(make_plan(parse({"--op", "pingpong", "--algo", "bw,latency"}), Registry::get()).size(), 2u);
+  EXPECT_EQ(make_plan(parse_config({"--op", "pingpong", "--algo", "bw,latency"}), Registry::get()).size(), 2u);
   EXPECT_NE(error_of([] {
-              make_plan(parse({"--op", "pingpong", "--algo", "ring"}), Registry::get());
+              make_plan(parse_config({"--op", "pingpong", "--algo", "ring"}), Registry::get());
             }).find("unknown algo 'ring' for op pingpong; accepted: latency, bw, bibw, all"),
             std::string::npos);
   for (const char* flag : {"--batch", "--interleave"})
     EXPECT_NE(error_of([&] {
-                make_plan(parse({"--op", "pingpong", flag}), Registry::get());
+                make_plan(parse_config({"--op", "pingpong", flag}), Registry::get());
               }).find("does not apply to pingpong"),
               std::string::npos);
-  const auto plan = make_plan(parse({"--op", "pingpong", "--pairs", "0-3"}), Registry::get());
+  const auto plan = make_plan(parse_config({"--op", "pingpong", "--pairs", "0-3"}), Registry::get());
   EXPECT_THROW(check_plan_for_world(plan, 3), UsageError);
   EXPECT_NO_THROW(check_plan_for_world(plan, 4));
-  EXPECT_THROW(check_plan_for_world(make_plan(parse({"--op", "pingpong"}), Registry::get()), 1), UsageError);
+  EXPECT_THROW(check_plan_for_world(make_plan(parse_config({"--op", "pingpong"}), Registry::get()), 1), UsageError);
   EXPECT_NE(error_of([] {
-              parse({"--op", "ping"});
+              parse_config({"--op", "ping"});
             }).find("pingpong"),
             std::string::npos)
       << "accepted ops list pingpong";
