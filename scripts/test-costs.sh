@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Rewrites tests/costs.cmake, the one table of what each ctest costs: its seconds in a
 # fresh-clone CI run (BUILD/ctest-output.log, ctest's output kept by scripts/test.sh) give its
-# COST (a fresh run starts the longest first) and TIMEOUT (3x, at least 60 s); its cores column
+# COST (a fresh run starts the longest first) and TIMEOUT (5x, at least 120 s); its cores column
 # (kept from the table as it is; "-" for a new test) gives PROCESSORS where set. Tests the run
 # skipped are left out (a GPU test or one whose tool is missing keeps its own TIMEOUT); a row of
 # a test the run did not pass (failed, or not run) is kept as it was.
