@@ -1,79 +1,79 @@
-# Seconds each ctest took in a fresh-clone CI run (2026-11-27, AMD EPYC, 2 cores);
+# Seconds each ctest took in a fresh-clone CI run (2026-11-28, Intel(R) Xeon(R) Processor, 2 cores);
 # seconds written by scripts/test-costs.sh, cores kept as they are.
 # The cores column is PROCESSORS: 2 where a test keeps both cores busy (MPI ranks spinning) or
 # times something (latency ratios, clock sync, stragglers, --expect gates, deadlines); 1 where
 # it mostly waits on launches, signals or files (measured alone: busy CPU / wall < 0.6 core) and
 # asserts no timing; "-" keeps what the test declares.
 set(COLLBENCH_TEST_SECONDS
-  analysis.backends_side_by_side          6 -
-  analysis.collplot                      10 -
-  analysis.compare                        8 -
-  analysis.compare_fixtures              67 -
-  analysis.ddp                            7 -
-  analysis.expect_write                   3 -
+  analysis.backends_side_by_side          7 -
+  analysis.collplot                      14 -
+  analysis.compare                       11 -
+  analysis.compare_fixtures              28 -
+  analysis.ddp                            6 -
+  analysis.expect_write                   4 -
   analysis.formats                        2 -
-  analysis.library_files                  2 -
+  analysis.library_files                  3 -
   analysis.load                           5 -
   analysis.model                          1 -
-  analysis.mpis_side_by_side              3 -
-  analysis.node_aware                     7 -
-  analysis.report                        13 -
-  analysis.report_browser                24 -
-  analysis.schema                         8 -
-  analysis.stragglers                     3 -
+  analysis.mpis_side_by_side              4 -
+  analysis.node_aware                     9 -
+  analysis.report                        19 -
+  analysis.report_browser                27 -
+  analysis.schema                        11 -
+  analysis.stragglers                     4 -
   analysis.targets                        1 -
   analysis.tiny_report                    3 -
-  analysis.tune                           9 -
+  analysis.tune                          13 -
   docs.checkers                           1 -
   docs.links                              1 -
   docs.options                            1 -
-  gloo.launch                            26 -
-  harness.allreduce                       8 -
-  harness.argv_fuzz                      14 -
+  gloo.launch                            25 -
+  harness.allreduce                       9 -
+  harness.argv_fuzz                      13 -
   harness.auto                            7 1
-  harness.bad_inputs                      7 1
+  harness.bad_inputs                      5 1
   harness.cli                             2 1
   harness.cli_first_minutes               1 1
-  harness.cold                           15 -
-  harness.ddp                            19 1
-  harness.ddp_torch                      20 -
-  harness.expect_gate                     5 -
-  harness.expect_provenance               2 -
-  harness.expect_write_expect             8 -
-  harness.faults_corrupt                 15 1
-  harness.faults_disk_full                9 1
-  harness.faults_signals                 73 1
+  harness.cold                           20 -
+  harness.ddp                            32 1
+  harness.ddp_torch                      32 -
+  harness.expect_gate                     6 -
+  harness.expect_provenance               3 -
+  harness.expect_write_expect             5 -
+  harness.faults_corrupt                 14 1
+  harness.faults_disk_full               10 1
+  harness.faults_signals                 39 1
   harness.faults_stall_control            9 -
   harness.faults_stall_library            7 -
-  harness.faults_stall_shm                5 -
-  harness.formats                         2 1
+  harness.faults_stall_shm                6 -
+  harness.formats                         3 1
   harness.layers                          1 1
   harness.layers_self_test                1 1
   harness.list_json                       1 1
-  harness.memory                         54 -
-  harness.modes                           9 1
+  harness.memory                         37 -
+  harness.modes                          20 1
   harness.nvtx                            5 1
   harness.pingpong                        6 1
-  harness.raw_compare                    11 1
-  harness.registered                      4 -
+  harness.raw_compare                    15 1
+  harness.registered                      5 -
   harness.reliability_hang                6 -
   harness.reliability_kill                4 -
-  harness.reliability_resume              7 1
+  harness.reliability_resume             15 1
   harness.stragglers                      4 -
   harness.sweep                           5 1
   harness.sync                            4 -
-  harness.terminal                        6 2
+  harness.terminal                        7 2
   harness.thread                          4 2
-  harness.timeout                         4 -
-  install.deb                           106 -
-  install.tree                           22 -
+  harness.timeout                         2 -
+  install.deb                           119 -
+  install.tree                           27 -
   mpi.harness_measure.np1                 1 1
   mpi.harness_measure.np2                 3 -
   mpi.mpi_collectives.np1                 1 1
-  mpi.mpi_collectives.np2                 2 -
-  mpi.mpi_collectives.np3                 3 -
-  mpi.mpi_collectives.np4                 4 -
-  mpi.mpi_collectives.np5                 6 -
+  mpi.mpi_collectives.np2                 3 -
+  mpi.mpi_collectives.np3                 4 -
+  mpi.mpi_collectives.np4                 6 -
+  mpi.mpi_collectives.np5                 9 -
   mpi.mpi_split.np1                       1 1
   mpi.mpi_split.np2                       1 1
   mpi.mpi_split.np3                       1 1
@@ -83,35 +83,35 @@ set(COLLBENCH_TEST_SECONDS
   mpi.mpi_split.np7                       1 -
   mpi.mpi_split.np8                       1 -
   mpi.mpi_transport.np2                   3 -
-  mpi.ompi_rules                          7 1
-  mpi.preload.app.np1                     1 1
-  mpi.preload.app.np2                     2 1
-  mpi.preload.app.np3                     1 1
+  mpi.ompi_rules                          9 1
+  mpi.preload.app.np1                     2 1
+  mpi.preload.app.np2                     3 1
+  mpi.preload.app.np3                     2 1
   mpi.preload.app.np4                     2 1
   mpi.preload.app.np5                     2 1
-  mpi.preload.bad_input                   5 1
+  mpi.preload.bad_input                   3 1
   mpi.preload.exports                     1 1
-  mpi.preload.harness                     3 1
-  mpi.preload.raw                         1 1
+  mpi.preload.harness                     4 1
+  mpi.preload.raw                         2 1
   mpi.quiet_comm.np2                      1 1
   mpi.quiet_comm.np3                      1 1
   mpi.quiet_harness.np3                   1 1
-  mpi.tuned_forcing                      74 1
-  slurm.cluster                           6 -
-  slurm.layout                           35 2
-  slurm.node_loss                        58 2
+  mpi.tuned_forcing                      58 1
+  slurm.cluster                           7 -
+  slurm.layout                           29 2
+  slurm.node_loss                        60 2
   slurm.profile                           2 -
   slurm.profile_srun                      4 -
-  slurm.sweep                           101 -
-  slurm.testbed                           5 -
+  slurm.sweep                            68 -
+  slurm.testbed                           4 -
   slurm.time_limit                       51 -
-  unit.collectives                       66 -
-  unit.collectives_scratch               25 -
+  unit.collectives                      125 -
+  unit.collectives_scratch               67 -
   unit.core                               1 -
-  unit.gloo                              18 -
-  unit.gpu                                6 -
-  unit.gpu_bundle_script                 17 -
-  unit.gpu_check_script                  15 -
+  unit.gloo                              21 -
+  unit.gpu                                7 -
+  unit.gpu_bundle_script                 16 -
+  unit.gpu_check_script                  17 -
   unit.gpu_nccl_model                     4 -
   unit.harness                            6 -
   unit.nccl_version_match                 1 -
@@ -119,5 +119,5 @@ set(COLLBENCH_TEST_SECONDS
   unit.op_traits                          1 -
   unit.patterns                           1 -
   unit.rendezvous                         4 -
-  unit.transport                          4 -
+  unit.transport                          8 -
 )
