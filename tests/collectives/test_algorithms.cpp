@@ -73,11 +73,13 @@ TEST_P(Algorithm, LargeCountRepresentativeSubset) {
   // sixteen default pipeline segments and a remainder. Under ASan a quarter of that (four
   // segments and a remainder: the same chunk and segment arithmetic; n = 3 and 4 took 64 of the
   // sanitizer suite's 83 s at the full count). At n = 8 (eight threads on CI's two cores, 58 %
-  // of the plain run) sum only: the redops' values are checked at the small counts, and a large
-  // count checks where each chunk and segment begins and ends, which the redop does not move.
+  // of the plain run) float32 and sum only: the redops' values are checked at the small counts,
+  // the 2-byte type's chunk arithmetic at n = 1, 3 and 4, and a large count checks where each
+  // chunk and segment begins and ends, which the redop does not move.
   const std::size_t large = testing::kSanitizerBuild ? (1u << 18) + 3 : (1u << 20) + 3;
   testing::CaseSpace s{{large}, {DType::float32, DType::bfloat16}, {RedOp::sum, RedOp::max}, false, true};
   if (testing::kSanitizerBuild || n == 8) s.redops = {RedOp::sum};
+  if (n == 8) s.dtypes = {DType::float32};
   if (!op_reduces(e->op) && send_elems(e->op, 1, n) * 4 > 16) s.counts = {large / 4 + 3};  // n-chunk ops: n×count
   expect_no_failures(run_cases(*e, n, s));
 }
