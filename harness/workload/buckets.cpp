@@ -118,7 +118,8 @@ std::vector<std::size_t> parse_ready_order(const std::string& text, const std::s
     try {
       list = nlohmann::json::parse(text);
     } catch (const nlohmann::json::parse_error& e) {
-      o.fail("line " + std::to_string(line_of_byte(text, e.byte)), "malformed JSON (" + json_parse_reason(e.what()) + ")");
+      o.fail("line " + std::to_string(line_of_byte(text, e.byte)),
+             "malformed JSON (" + json_parse_reason(e.what()) + ")");
     }
     if (!list.is_array()) o.fail("", "not a JSON list of parameter names");
     for (std::size_t i = 0; i < list.size(); ++i) {

@@ -66,8 +66,8 @@ std::unique_ptr<GlooWorld> meet(const launch::Spec& s, rendezvous::Server* serve
     return out;
   };
   auto context = gloo_mesh::connect(s.rank, s.size, d.device, exchange, timeout);
-  auto control =
-      std::make_unique<GlooTransport>(std::move(context), d.device, std::make_shared<CallScope>(kControlTransportTimeout));
+  auto scope = std::make_shared<CallScope>(kControlTransportTimeout);
+  auto control = std::make_unique<GlooTransport>(std::move(context), d.device, std::move(scope));
   return std::make_unique<GlooWorld>(std::move(control), d.device, d.address, d.why);
 }
 
