@@ -25,10 +25,13 @@ using TrafficFn = double (*)(int world_size, const CollArgs&, bool registered);
 class PeerMemory;
 // Zero-copy algorithms: whether a call's readers claim the peer lines they alone read
 // (schedules/peer.hpp), and the traffic between two flags the rule weighed (a staged call's
-// round). The algorithm decides by it, and the harness records it (`peer_claim`).
+// round); and whether a staged call reads the peers' user buffers by the kernel's single copy
+// instead (schedules::peer::kernel_copies). The algorithm decides by it, and the harness records
+// it (`peer_claim`).
 struct ClaimChoice {
   bool claims = false;
   double traffic_bytes = 0;
+  bool kernel_copy = false;
 };
 using ClaimFn = ClaimChoice (*)(const PeerMemory&, int world_size, const CollArgs&, bool registered);
 // What a library entry runs with: (setting, value) pairs, e.g. the Open MPI MCA variables or

@@ -4,6 +4,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstring>
+#include <utility>
 
 #include "collectives/schedules/defaults.hpp"
 
@@ -21,6 +22,7 @@ PeerMemory& memory_for(Transport& t, std::string_view algo) {
     throw NotSupported(std::string(algo) + ": the peer memory is " + std::string(memory_kind_name(pm->kind())) +
                        " memory, the buffers " + std::string(memory_kind_name(kind)));
   if (!pm->claim_probe()) pm->set_claim_probe(measure_claims(*pm));  // collective, as this call
+  if (!pm->kernel_copy_probe()) pm->set_kernel_copy_probe(measure_kernel_copy(*pm));
   return *pm;
 }
 
@@ -99,6 +101,113 @@ PeerMemory::ClaimProbe measure_claims(PeerMemory& pm) {
   p.claimed_ns = verdict[1];
   p.pays = p.claimed_ns < p.shared_ns;
   return p;
+}
+
+PeerMemory::KernelCopyProbe measure_kernel_copy(PeerMemory& pm) {
+  PeerMemory::KernelCopyProbe p;
+  if (pm.kind() != MemoryKind::host || pm.size() < 2 || pm.oversubscribed()) return p;
+  const std::size_t max = stage_bytes(pm);
+  for (std::size_t b = kKernelProbeMin; b <= max; b *= 4) p.bytes.push_back(b);
+  constexpr int kWarmRounds = 2;
+  constexpr std::size_t kMaxSizes = 8;  // 4 KiB x 4^7 = 64 MiB: beyond any stage
+  struct Verdict {
+    int error = 0;  // rank 1's: the errno of its first failed kernel_read
+    double staged_ns[kMaxSizes], kernel_ns[kMaxSizes];
+  } v{};
+  auto* block = static_cast<std::byte*>(pm.allocate(std::max(max, sizeof v)));  // collective
+  std::vector<std::byte> mine(pm.rank() < 2 ? max : 0, std::byte{1});  // rank 0's "user buffer", rank 1's copy
+  const bool claim_stage = pm.claim_probe() && pm.claim_probe()->pays;
+  for (std::size_t j = 0; j < p.bytes.size(); ++j) {
+    const std::size_t bytes = p.bytes[j];
+    std::vector<double> round_ns[2];  // [kernel]
+    for (int i = 0; i < 2 * (kWarmRounds + kKernelProbeRounds); ++i) {
+      const bool kernel = i % 2;
+      const std::uint64_t base = pm.begin_call();  // waits for the previous round's reader
+      if (pm.rank() == 0) {
+        const auto t0 = std::chrono::steady_clock::now();
+        if (kernel)
+          post_user_buffer(pm, base, mine.data());
+        else
+          std::memcpy(block, mine.data(), bytes);  // the staging copy, into lines rank 1 read
+        pm.raise(base + 1);
+        pm.wait(1, base + 2);
+        const std::chrono::duration<double, std::nano> ns = std::chrono::steady_clock::now() - t0;
+        if (i >= 2 * kWarmRounds) round_ns[kernel].push_back(ns.count());
+      } else if (pm.rank() == 1) {
+        pm.wait(0, base + 1);
+        if (kernel) {
+          const int e = kernel_read(user_buffer(pm, 0, base), 0, mine.data(), bytes);
+          if (!v.error) v.error = e;
+        } else {
+          const std::byte* src = pm.peer(block, 0);
+          std::memcpy(mine.data(), src, bytes);
+          if (claim_stage) claim(src, bytes);
+        }
+        pm.raise(base + 2);
+      }
+      pm.end_call(base, false);  // rank 0's buffer lives until the probe's end
+    }
+    if (pm.rank() == 0) {
+      v.staged_ns[j] = median(std::move(round_ns[0]));
+      v.kernel_ns[j] = median(std::move(round_ns[1]));
+    }
+  }
+  // Rank 1's error to rank 0, then rank 0's verdict to every rank, through their blocks.
+  std::uint64_t base = pm.begin_call();
+  if (pm.rank() == 1) std::memcpy(block, &v.error, sizeof v.error);
+  pm.raise(base + 1);
+  if (pm.rank() == 0) {
+    pm.wait(1, base + 1);
+    std::memcpy(&v.error, pm.peer(block, 1), sizeof v.error);
+  }
+  pm.end_call(base, true);
+  base = pm.begin_call();
+  if (pm.rank() == 0) {
+    std::memcpy(block, &v, sizeof v);
+    pm.raise(base + 1);
+  } else {
+    pm.wait(0, base + 1);
+    std::memcpy(&v, pm.peer(block, 0), sizeof v);
+  }
+  pm.end_call(base, true);  // every rank has read it: the block may go
+  pm.deallocate(block);     // collective
+  p.measured = true;
+  p.available = v.error == 0;
+  p.staged_ns.assign(v.staged_ns, v.staged_ns + p.bytes.size());
+  p.kernel_ns.assign(v.kernel_ns, v.kernel_ns + p.bytes.size());
+  // The smallest size from which the kernel won at every larger size probed.
+  for (std::size_t j = p.bytes.size(); p.available && j-- > 0 && p.kernel_ns[j] < p.staged_ns[j];)
+    p.from_bytes = p.bytes[j];
+  return p;
+}
+
+bool kernel_copies(const PeerMemory& pm, std::size_t bytes) {
+  const auto& p = pm.kernel_copy_probe();
+  return pm.kind() == MemoryKind::host && p && p->from_bytes && bytes >= p->from_bytes;
+}
+
+void post_user_buffer(PeerMemory& pm, std::uint64_t base, const void* p) {
+  const RemoteBuffer b = local_buffer(p);
+  static_assert(sizeof b <= PeerMemory::kInlineBytes);
+  std::memcpy(pm.inline_slot(pm.rank(), base), &b, sizeof b);
+}
+
+RemoteBuffer user_buffer(const PeerMemory& pm, int r, std::uint64_t base) {
+  RemoteBuffer b;
+  std::memcpy(&b, pm.inline_slot(r, base), sizeof b);
+  return b;
+}
+
+void read_user_buffer(Transport& t, std::string_view algo, int peer, const RemoteBuffer& src, std::size_t offset,
+                      void* dst, std::size_t bytes) {
+  const int e = kernel_read(src, offset, dst, bytes);
+  if (!e) return;
+  ErrorContext ctx = t.error_context();
+  ctx.peer = peer;
+  ctx.bytes = bytes;
+  throw TransportError(std::string(algo) + ": the kernel's copy (process_vm_readv) of rank " + std::to_string(peer) +
+                           "'s buffer failed: " + std::strerror(e),
+                       std::move(ctx));
 }
 
 bool registered(const PeerMemory& pm, const CollArgs& a, std::size_t send_bytes, std::size_t recv_bytes) {

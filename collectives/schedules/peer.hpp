@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "collectives/collective.hpp"
+#include "collectives/transport/kernel_copy.hpp"
 #include "collectives/transport/transport.hpp"
 
 namespace collbench::schedules::peer {
@@ -139,6 +140,33 @@ PeerMemory::ClaimProbe measure_claims(PeerMemory& pm);
 inline constexpr double kClaimLlcMultiple = 1;
 double claim_max_traffic(const PeerMemory& pm);  // 0: never (device memory, claims do not pay, no cache known)
 bool claims(const PeerMemory& pm, double traffic_bytes);
+
+// The kernel's single copy (transport/kernel_copy.hpp) instead of staging, where it measures
+// faster: a staged call copies its input into peer memory and the reader then loads lines the
+// other core has just written (at 0.30-0.61x the local copy rate from 64 KiB to 1 MiB on the
+// 2-vCPU Xeon VM), where the kernel copies the peer's user buffer once (it pins the pages: 0.6 us
+// a call, then 0.55-0.8x memcpy's rate there). Which wins depends on the machine and the size
+// (docs/zero-copy.md), so measure_kernel_copy times both: ranks 0 and 1, at kKernelProbeMin x
+// 4^i up to stage_bytes, kKernelProbeRounds whole rounds of each alternated after a warm-up; a
+// staged round is rank 0's copy into a block of peer memory and rank 1's copy out of it (and
+// its claim where claims pay), a kernel round rank 1's kernel_read of rank 0's private buffer.
+// from_bytes is the smallest size from which the kernel's round was faster at every larger size
+// probed; 0 (never) where it lost at the largest, or rank 1 could not read (no rights: EPERM).
+// Collective; after measure_claims. Not measured with one rank, device memory or more ranks than
+// cores (the rounds would time the scheduler): never. memory_for() runs it on its first call.
+inline constexpr std::size_t kKernelProbeMin = 4 << 10;
+inline constexpr int kKernelProbeRounds = 8;
+PeerMemory::KernelCopyProbe measure_kernel_copy(PeerMemory& pm);
+// Whether a staged call of `bytes` per peer read reads the peers' user buffers by the kernel.
+bool kernel_copies(const PeerMemory& pm, std::size_t bytes);
+// A call's user buffer for the kernel's copy: posted in this rank's inline slot for the call at
+// `base` (before the raise that publishes it), read from rank r's after r's flag reached it.
+void post_user_buffer(PeerMemory& pm, std::uint64_t base, const void* p);
+RemoteBuffer user_buffer(const PeerMemory& pm, int r, std::uint64_t base);
+// kernel_read of `bytes` at `offset` of rank `peer`'s posted buffer into dst; a failure throws
+// TransportError naming `algo`, the peer and the OS error.
+void read_user_buffer(Transport& t, std::string_view algo, int peer, const RemoteBuffer& src, std::size_t offset,
+                      void* dst, std::size_t bytes);
 
 // `a` cut to its first round of `step` elements (stage_step): the traffic a claim rule weighs.
 CollArgs first_round(const CollArgs& a, std::size_t step);

@@ -73,6 +73,20 @@ class PeerMemory {
   };
   const std::optional<ClaimProbe>& claim_probe() const { return claim_probe_; }
   void set_claim_probe(const ClaimProbe& p) { claim_probe_ = p; }
+  // From what size the kernel's single copy of a peer's user buffer (transport/kernel_copy.hpp)
+  // beats staging it, on this machine: measured once per peer memory by its first zero-copy call
+  // (schedules::peer::measure_kernel_copy), rank 0's verdict on every rank; unset until then.
+  // `from_bytes` 0: never (not available, not measured, or staging was faster at the largest
+  // size probed). `measured` false: not measured (one rank, device memory, more ranks than
+  // cores) or set by a test.
+  struct KernelCopyProbe {
+    bool measured = false, available = false;
+    std::size_t from_bytes = 0;
+    std::vector<std::size_t> bytes{};              // the sizes probed, ascending
+    std::vector<double> staged_ns{}, kernel_ns{};  // median whole round at each
+  };
+  const std::optional<KernelCopyProbe>& kernel_copy_probe() const { return kernel_copy_probe_; }
+  void set_kernel_copy_probe(const KernelCopyProbe& p) { kernel_copy_probe_ = p; }
   bool oversubscribed() const { return oversubscribed_; }
 
   // --- flags ---
@@ -170,6 +184,7 @@ class PeerMemory {
   bool words_;
   Caches caches_;
   std::optional<ClaimProbe> claim_probe_;
+  std::optional<KernelCopyProbe> kernel_copy_probe_;
   std::uint64_t calls_ = 0;
   std::uint64_t unsettled_ = 0;  // the done value of a previous call not yet waited for; 0: none
 };

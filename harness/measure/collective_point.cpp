@@ -181,16 +181,18 @@ void record_efficiency(PointResult& r, Op op, const AlgoEntry& e, int n, const C
   if (r.skipped || !r.time_us || r.time_us->p50 <= 0) return;
   std::optional<double> need_s;
   if (e.traffic) {
-    if (copy_rate) need_s = e.traffic(n, a, r.registered_buffers) / (2 * *copy_rate);
+    // A staged call that read its peers' user buffers by the kernel staged nothing: a registered one's traffic.
+    const bool reads_users = r.registered_buffers || (r.peer_claim && r.peer_claim->kernel_copy);
+    if (copy_rate) need_s = e.traffic(n, a, reads_users) / (2 * *copy_rate);
   } else if (links) {
     need_s = link_bound_s(op, r.bytes, r.world_size, r.nodes, r.ranks_per_node, *links);
   }
   if (need_s) r.efficiency = *need_s / (r.time_us->p50 * 1e-6);
 }
 
-// The zero-copy algorithms' run-time choices: the staged rounds' size, and whether the point's
-// calls claimed the lines they read (schedules/peer.hpp), with what decided it (caches, traffic,
-// the machine's measured claim probe). After the calls, so the peer memory exists (the first
+// The zero-copy algorithms' run-time choices: the staged rounds' size, whether the point's calls
+// claimed the lines they read and whether they read the peers' user buffers by the kernel
+// (schedules/peer.hpp), with what decided it (caches, traffic, the machine's measured probes). After the calls, so the peer memory exists (the first
 // call made it, collectively, and probed); host memory only (device peer memory never claims).
 void record_peer_claim(PointResult& r, const AlgoEntry& e, Transport& t, const CollArgs& a) {
   if (r.skipped || !e.traits.claims || !e.traffic || t.size() < 2 || t.memory().kind() != MemoryKind::host) return;
@@ -203,7 +205,9 @@ void record_peer_claim(PointResult& r, const AlgoEntry& e, Transport& t, const C
                                         .max_traffic_bytes = schedules::peer::claim_max_traffic(*pm),
                                         .traffic_bytes = c.traffic_bytes,
                                         .claims = c.claims,
-                                        .probe = pm->claim_probe().value_or(PeerMemory::ClaimProbe{})};
+                                        .probe = pm->claim_probe().value_or(PeerMemory::ClaimProbe{}),
+                                        .kernel_copy = c.kernel_copy,
+                                        .kernel_probe = pm->kernel_copy_probe().value_or(PeerMemory::KernelCopyProbe{})};
 }
 
 // Which of `sets` buffer sets verification checks: all, or kMaxVerifiedSets spread evenly
@@ -468,8 +472,8 @@ std::vector<PointResult> measure_size(PointEnv& env, const CollectiveBlock& b, c
   if (b.settings.interleave && ws.size() > 1) run_interleaved(env, b, c, ws, rs);
   else run_sequential(env, b, c, buffers.scratch, ws, rs);
   for (std::size_t i = 0; i < b.algos.size(); ++i) {
+    record_peer_claim(results[i], *b.algos[i], t, args);  // first: efficiency weighs its kernel_copy
     record_efficiency(results[i], b.op, *b.algos[i], t.size(), args, copy_rate, env.links);
-    record_peer_claim(results[i], *b.algos[i], t, args);
   }
   return results;
 }

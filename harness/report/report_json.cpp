@@ -377,7 +377,15 @@ json result_json(const PointResult& r, const std::string& run_id, long keep_samp
                          {"pays", r.peer_claim->probe.pays},
                          {"bytes", r.peer_claim->probe.bytes},
                          {"shared_ns", r.peer_claim->probe.shared_ns},
-                         {"claimed_ns", r.peer_claim->probe.claimed_ns}}}};
+                         {"claimed_ns", r.peer_claim->probe.claimed_ns}}},
+                       {"kernel_copy", r.peer_claim->kernel_copy},
+                       {"kernel_probe",
+                        {{"measured", r.peer_claim->kernel_probe.measured},
+                         {"available", r.peer_claim->kernel_probe.available},
+                         {"from_bytes", r.peer_claim->kernel_probe.from_bytes},
+                         {"bytes", r.peer_claim->kernel_probe.bytes},
+                         {"staged_ns", r.peer_claim->kernel_probe.staged_ns},
+                         {"kernel_ns", r.peer_claim->kernel_probe.kernel_ns}}}};
   j["cache"] = r.cache_cold ? "cold" : "hot";             // older records: absent (hot)
   if (r.cache_pool)
     j["cache_pool"] = {{"bytes", r.cache_pool->bytes},

@@ -691,6 +691,10 @@ def test_registered(collbench: str, mpiexec: str, workdir: str) -> None:
         probe = pc.get("probe") or {}
         if probe.get("measured") is not (not oversubscribed) or (pc.get("claims") and not probe.get("pays")):
             fail(f"peer_claim {pc!r} of {r['op']}/shm {r['bytes']} B (3 ranks on {os.cpu_count()} cores)")
+        # The kernel's copy probe likewise; registered buffers are read in place, never by the kernel.
+        kp = pc.get("kernel_probe") or {}
+        if kp.get("measured") is not (not oversubscribed) or pc.get("kernel_copy") is not False:
+            fail(f"peer_claim {pc!r} of registered {r['op']}/shm {r['bytes']} B (3 ranks on {os.cpu_count()} cores)")
     print(f"registered: OK: {len(res)} points exact, shm for {sorted(shm)}")
 
 

@@ -54,6 +54,16 @@ def main(collbench, work):
     assert all(r["wrong"] == 0 and r["backend"] == "thread" for r in results)
     assert {r["algo"] for r in measured} >= {"ring", "naive", "tree", "shm", "hier_ring"}, {r["algo"] for r in measured}
     assert not any(r["algo"].startswith("library") for r in results), "the thread backend has no library"
+    # The kernel's single copy (docs/zero-copy.md): only staged allgather, only from the size the
+    # probe measured it faster, and not measured with more ranks than cores.
+    for r in measured:
+        pc = r.get("peer_claim")
+        if r["algo"] != "shm" or pc is None:
+            continue
+        kp = pc["kernel_probe"]
+        want = r["op"] == "allgather" and kp["from_bytes"] > 0 and r["bytes"] // 4 >= kp["from_bytes"]
+        assert pc["kernel_copy"] is want, (r["op"], r["bytes"], pc)
+        assert kp["measured"] is (4 <= (os.cpu_count() or 1)), (r["op"], kp)
     cal = run_rec["calibration"]
     assert cal["clock_shared"] == [True] * 4 and cal["clock_offset_us"] == [0.0] * 4 and cal["clock_sync_error_us"] == 0, cal
     # 4 ranks on fewer cores are oversubscribed: a clock-started point may fall back, saying why.

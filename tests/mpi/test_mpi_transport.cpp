@@ -1,5 +1,6 @@
 // MpiTransport under mpirun -np 2: messages above MPI's int count (2 GiB) go through as one
-// request. (Timeouts over MPI are tested end to end: harness.timeout, harness.reliability_hang.)
+// request, and the kernel's single copy between the two processes (schedules::peer). (Timeouts
+// over MPI are tested end to end: harness.timeout, harness.reliability_hang.)
 #include <gtest/gtest.h>
 #include <mpi.h>
 
@@ -7,6 +8,9 @@
 #include <memory>
 
 #include "collectives/backends/mpi/mpi_transport.hpp"
+#include "collectives/registry.hpp"
+#include "collectives/schedules/peer.hpp"
+#include "common/cases.hpp"
 
 namespace collbench {
 namespace {
@@ -24,6 +28,30 @@ TEST(MpiTransport, MessageLargerThanIntMaxArrivesWhole) {
   } else {
     t.recv(buf.get(), bytes, 0, 5);
     for (std::size_t i : probes) EXPECT_EQ(buf[i], mark(i)) << "byte " << i;
+  }
+}
+
+// Staged allgather/shm reading the other process's send by the kernel (the probe set to from 1
+// byte before the first call, so it does on every machine): exact on every case, in place and
+// out of place. The thread suites read their own process; here the pids differ.
+TEST(MpiTransport, KernelCopyBetweenProcessesIsExact) {
+  MpiTransport t(MPI_COMM_WORLD);
+  PeerMemory* pm = t.peer_memory();
+  ASSERT_NE(pm, nullptr) << "both ranks on one node";
+  pm->set_kernel_copy_probe({.available = true, .from_bytes = 1});
+  const AlgoEntry* entry = Registry::get().find(Op::allgather, "shm", "any");
+  ASSERT_TRUE(entry && entry->traits.claims);
+  ASSERT_TRUE(entry->traits.claims(*pm, 2, CollArgs{.count = 1}, false).kernel_copy);
+  const std::int64_t pid = local_buffer(nullptr).pid;
+  std::int64_t peer_pid = 0;
+  MPI_Sendrecv(&pid, 1, MPI_INT64_T, 1 - t.rank(), 0, &peer_pid, 1, MPI_INT64_T, 1 - t.rank(), 0, MPI_COMM_WORLD,
+               MPI_STATUS_IGNORE);
+  ASSERT_NE(peer_pid, pid) << "two processes";
+  for (const verify::Case& c : testing::expand(entry->op, 2, t.rank(), testing::registered_case_space(2))) {
+    const verify::Outcome o = verify::run_checked(t, *entry, c);
+    ASSERT_FALSE(o.skipped) << testing::describe(c) << ": " << o.skip_reason;
+    ASSERT_EQ(o.check.wrong, 0u) << testing::describe(c) << " first wrong at " << o.check.first_index << " expected "
+                                 << o.check.expected << " got " << o.check.got;
   }
 }
 

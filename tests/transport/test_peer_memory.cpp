@@ -1,7 +1,7 @@
 // Peer memory on the thread transport: the symmetric heap, flags, a stalled peer's timeout,
-// claiming (schedules/peer.hpp), and every zero-copy algorithm on registered buffers and, at
-// sizes where readers claim what they read, staged (the registry suites run the staged path's
-// other sizes with the other algorithms).
+// claiming and the kernel's single copy (schedules/peer.hpp), and every zero-copy algorithm on
+// registered buffers and, at sizes where readers claim what they read or read by the kernel,
+// staged (the registry suites run the staged path's other sizes with the other algorithms).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -15,6 +15,7 @@
 #include "collectives/transport/peer_memory.hpp"
 #include "collectives/backends/thread/thread_transport.hpp"
 #include "common/cases.hpp"
+#include "collectives/core/error.hpp"
 
 namespace collbench {
 namespace {
@@ -312,8 +313,9 @@ INSTANTIATE_TEST_SUITE_P(Shm, Registered, ::testing::ValuesIn(testing::host_algo
 // Staged (plain buffers) at 2 and 3 ranks, where each algorithm's readers claim the stages they
 // read (the sliced path, count 40000): every dtype, redop, root and placement of
 // registered_case_space, one after another on the same stages, so an owner rewrites lines a
-// peer claimed in the previous call. Claims set to pay (before the first call, so the probe does
-// not run): the claimed path is tested on every machine, whichever way its probe decides.
+// peer claimed in the previous call. Claims set to pay and the kernel's copy off (before the
+// first call, so the probes do not run): the claimed path is tested on every machine, whichever
+// way its probes decide.
 class StagedClaimed : public ::testing::TestWithParam<testing::AlgoAtWorld> {};
 
 TEST_P(StagedClaimed, ExactOnEveryCase) {
@@ -323,6 +325,7 @@ TEST_P(StagedClaimed, ExactOnEveryCase) {
   w.run([&](ThreadTransport& t) {
     PeerMemory& pm = *t.peer_memory();
     pm.set_claim_probe({.pays = true});
+    pm.set_kernel_copy_probe({});
     CollArgs sliced{.count = 40000};
     if (pm.llc_bytes() && !schedules::peer::claims(pm, entry->traits.claims(pm, n, sliced, false).traffic_bytes))
       ADD_FAILURE() << "count 40000 does not claim here: the test no longer covers claiming";
@@ -340,6 +343,107 @@ TEST_P(StagedClaimed, ExactOnEveryCase) {
 
 INSTANTIATE_TEST_SUITE_P(Shm, StagedClaimed, ::testing::ValuesIn(testing::host_algorithms_at({2, 3}, "shm")),
                          testing::algo_at_world_name);
+
+// The kernel's single copy instead of staging (schedules::peer::measure_kernel_copy): measured
+// once, collectively, on the first zero-copy call, with rank 0's verdict on every rank, and the
+// verdict follows from the rounds it timed. Ranks that are threads read their own process.
+TEST(KernelCopy, ProbeMeasuredOnceTheSameOnEveryRank) {
+  constexpr int n = 2;
+  std::array<PeerMemory::KernelCopyProbe, n> seen{};
+  ThreadWorld w(n);
+  w.run([&](ThreadTransport& t) {
+    PeerMemory& pm = schedules::peer::memory_for(t, "test/probe");
+    ASSERT_TRUE(pm.kernel_copy_probe().has_value());
+    const PeerMemory::KernelCopyProbe p = *pm.kernel_copy_probe();
+    seen[static_cast<std::size_t>(t.rank())] = p;
+    if (pm.oversubscribed()) {
+      EXPECT_FALSE(p.measured);
+      EXPECT_EQ(p.from_bytes, 0u);
+      return;
+    }
+    EXPECT_TRUE(p.measured);
+    EXPECT_TRUE(p.available) << "a thread reading its own process";
+    ASSERT_FALSE(p.bytes.empty());
+    EXPECT_EQ(p.bytes.front(), schedules::peer::kKernelProbeMin);
+    EXPECT_LE(p.bytes.back(), schedules::peer::stage_bytes(pm));
+    EXPECT_GT(p.bytes.back() * 4, schedules::peer::stage_bytes(pm));
+    ASSERT_EQ(p.staged_ns.size(), p.bytes.size());
+    ASSERT_EQ(p.kernel_ns.size(), p.bytes.size());
+    std::size_t from = 0;  // the rule, again: won at every size from here up
+    for (std::size_t j = p.bytes.size(); j-- > 0 && p.kernel_ns[j] < p.staged_ns[j];) from = p.bytes[j];
+    EXPECT_EQ(p.from_bytes, from);
+    for (std::size_t j = 0; j < p.bytes.size(); ++j) {
+      EXPECT_GT(p.staged_ns[j], 0);
+      EXPECT_GT(p.kernel_ns[j], 0);
+    }
+    schedules::peer::memory_for(t, "test/probe");  // not measured again
+    EXPECT_EQ(pm.kernel_copy_probe()->kernel_ns, p.kernel_ns);
+  });
+  EXPECT_EQ(seen[0].from_bytes, seen[1].from_bytes);
+  EXPECT_EQ(seen[0].staged_ns, seen[1].staged_ns);
+  EXPECT_EQ(seen[0].kernel_ns, seen[1].kernel_ns);
+}
+
+// By size, from what the probe found; never where it found the kernel's copy unavailable or slower.
+TEST(KernelCopy, FromTheProbesSize) {
+  ThreadWorld w(2);
+  w.run([&](ThreadTransport& t) {
+    PeerMemory& pm = *t.peer_memory();
+    pm.set_kernel_copy_probe({.available = true, .from_bytes = 64 << 10});
+    EXPECT_FALSE(schedules::peer::kernel_copies(pm, (64 << 10) - 1));
+    EXPECT_TRUE(schedules::peer::kernel_copies(pm, 64 << 10));
+    EXPECT_TRUE(schedules::peer::kernel_copies(pm, std::size_t{1} << 30));
+    pm.set_kernel_copy_probe({.measured = true, .available = true, .from_bytes = 0});
+    EXPECT_FALSE(schedules::peer::kernel_copies(pm, std::size_t{1} << 30));
+    const AlgoEntry* e = Registry::get().find(Op::allgather, "shm", "any");
+    ASSERT_TRUE(e && e->traits.claims);
+    pm.set_kernel_copy_probe({.available = true, .from_bytes = 4096});
+    const CollArgs big{.count = 1024}, small{.count = 1023};  // float32 blocks: 4096 B and 4092 B
+    EXPECT_TRUE(e->traits.claims(pm, 2, big, false).kernel_copy);
+    EXPECT_FALSE(e->traits.claims(pm, 2, big, true).kernel_copy) << "registered blocks are read in place";
+    EXPECT_FALSE(e->traits.claims(pm, 2, small, false).kernel_copy);
+  });
+}
+
+// A read that fails names the algorithm, the peer and the OS's reason, in a TransportError.
+TEST(KernelCopy, AFailedReadNamesThePeer) {
+  ThreadWorld w(1);
+  w.run([&](ThreadTransport& t) {
+    std::array<std::byte, 64> dst{};
+    try {
+      schedules::peer::read_user_buffer(t, "allgather/shm", 1, local_buffer(nullptr), 0, dst.data(), dst.size());
+      ADD_FAILURE() << "no error";
+    } catch (const TransportError& e) {
+      EXPECT_EQ(e.context().peer, 1);
+      EXPECT_NE(std::string(e.what()).find("allgather/shm: the kernel's copy (process_vm_readv) of rank 1"),
+                std::string::npos)
+          << e.what();
+      EXPECT_NE(std::string(e.what()).find(std::strerror(EFAULT)), std::string::npos) << e.what();
+    }
+  });
+}
+
+// Staged allgather (the one op that reads by the kernel) where the probe says so (set to from
+// 1 byte, before the first call, so every count of registered_case_space does, on every
+// machine): exact on every case at 2-4 ranks, in place and out of place, one call after another.
+TEST(KernelCopy, StagedAllgatherExactOnEveryCase) {
+  const AlgoEntry* entry = Registry::get().find(Op::allgather, "shm", "any");
+  ASSERT_TRUE(entry && entry->traits.claims);
+  for (int n : {2, 3, 4}) {
+    ThreadWorld w(n);
+    w.run([&](ThreadTransport& t) {
+      PeerMemory& pm = *t.peer_memory();
+      pm.set_kernel_copy_probe({.available = true, .from_bytes = 1});
+      ASSERT_TRUE(entry->traits.claims(pm, n, CollArgs{.count = 1}, false).kernel_copy);
+      for (const verify::Case& c : testing::expand(entry->op, n, t.rank(), testing::registered_case_space(n))) {
+        const verify::Outcome o = verify::run_checked(t, *entry, c);
+        ASSERT_FALSE(o.skipped) << testing::describe(c) << ": " << o.skip_reason;
+        ASSERT_EQ(o.check.wrong, 0u) << testing::describe(c) << " first wrong at " << o.check.first_index
+                                     << " expected " << o.check.expected << " got " << o.check.got;
+      }
+    });
+  }
+}
 
 }  // namespace
 }  // namespace collbench
