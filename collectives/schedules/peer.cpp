@@ -111,41 +111,42 @@ PeerMemory::KernelCopyProbe measure_kernel_copy(PeerMemory& pm) {
   constexpr int kWarmRounds = 2;
   constexpr std::size_t kMaxSizes = 8;  // 4 KiB x 4^7 = 64 MiB: beyond any stage
   struct Verdict {
-    int error = 0;  // rank 1's: the errno of its first failed kernel_read
+    int error = 0;  // the errno of the first failed kernel_read, rank 0's or else rank 1's
     double staged_ns[kMaxSizes], kernel_ns[kMaxSizes];
   } v{};
   auto* block = static_cast<std::byte*>(pm.allocate(std::max(max, sizeof v)));  // collective
-  std::vector<std::byte> mine(pm.rank() < 2 ? max : 0, std::byte{1});  // rank 0's "user buffer", rank 1's copy
+  const bool pair = pm.rank() < 2;  // ranks 0 and 1 exchange; the others only keep the calls' count
+  const int peer = 1 - pm.rank();
+  std::vector<std::byte> user(pair ? max : 0, std::byte{1}), copy(pair ? max : 0);  // a "user buffer", and its peer's copy
   const bool claim_stage = pm.claim_probe() && pm.claim_probe()->pays;
   for (std::size_t j = 0; j < p.bytes.size(); ++j) {
     const std::size_t bytes = p.bytes[j];
     std::vector<double> round_ns[2];  // [kernel]
     for (int i = 0; i < 2 * (kWarmRounds + kKernelProbeRounds); ++i) {
       const bool kernel = i % 2;
-      const std::uint64_t base = pm.begin_call();  // waits for the previous round's reader
-      if (pm.rank() == 0) {
+      const std::uint64_t base = pm.begin_call();  // waits for the previous round's readers
+      if (pair) {
         const auto t0 = std::chrono::steady_clock::now();
         if (kernel)
-          post_user_buffer(pm, base, mine.data());
+          post_user_buffer(pm, base, user.data());
         else
-          std::memcpy(block, mine.data(), bytes);  // the staging copy, into lines rank 1 read
+          std::memcpy(block, user.data(), bytes);  // the staging copy, into lines the peer read
         pm.raise(base + 1);
-        pm.wait(1, base + 2);
-        const std::chrono::duration<double, std::nano> ns = std::chrono::steady_clock::now() - t0;
-        if (i >= 2 * kWarmRounds) round_ns[kernel].push_back(ns.count());
-      } else if (pm.rank() == 1) {
-        pm.wait(0, base + 1);
+        pm.wait(peer, base + 1);
         if (kernel) {
-          const int e = kernel_read(user_buffer(pm, 0, base), 0, mine.data(), bytes);
+          const int e = kernel_read(user_buffer(pm, peer, base), 0, copy.data(), bytes);
           if (!v.error) v.error = e;
         } else {
-          const std::byte* src = pm.peer(block, 0);
-          std::memcpy(mine.data(), src, bytes);
+          const std::byte* src = pm.peer(block, peer);
+          std::memcpy(copy.data(), src, bytes);
           if (claim_stage) claim(src, bytes);
         }
         pm.raise(base + 2);
+        pm.wait(peer, base + 2);  // both copies done: the call's end
+        const std::chrono::duration<double, std::nano> ns = std::chrono::steady_clock::now() - t0;
+        if (i >= 2 * kWarmRounds) round_ns[kernel].push_back(ns.count());
       }
-      pm.end_call(base, false);  // rank 0's buffer lives until the probe's end
+      pm.end_call(base, false);  // the user buffers live until the probe's end
     }
     if (pm.rank() == 0) {
       v.staged_ns[j] = median(std::move(round_ns[0]));
@@ -158,7 +159,9 @@ PeerMemory::KernelCopyProbe measure_kernel_copy(PeerMemory& pm) {
   pm.raise(base + 1);
   if (pm.rank() == 0) {
     pm.wait(1, base + 1);
-    std::memcpy(&v.error, pm.peer(block, 1), sizeof v.error);
+    int e = 0;
+    std::memcpy(&e, pm.peer(block, 1), sizeof e);
+    if (!v.error) v.error = e;
   }
   pm.end_call(base, true);
   base = pm.begin_call();

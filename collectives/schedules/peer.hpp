@@ -146,10 +146,11 @@ bool claims(const PeerMemory& pm, double traffic_bytes);
 // other core has just written (at 0.30-0.61x the local copy rate from 64 KiB to 1 MiB on the
 // 2-vCPU Xeon VM), where the kernel copies the peer's user buffer once (it pins the pages: 0.6 us
 // a call, then 0.55-0.8x memcpy's rate there). Which wins depends on the machine and the size
-// (docs/zero-copy.md), so measure_kernel_copy times both: ranks 0 and 1, at kKernelProbeMin x
-// 4^i up to stage_bytes, kKernelProbeRounds whole rounds of each alternated after a warm-up; a
-// staged round is rank 0's copy into a block of peer memory and rank 1's copy out of it (and
-// its claim where claims pay), a kernel round rank 1's kernel_read of rank 0's private buffer.
+// (docs/zero-copy.md), so measure_kernel_copy times both as a 2-rank allgather moves them: ranks
+// 0 and 1 exchange kKernelProbeMin x 4^i bytes up to stage_bytes, kKernelProbeRounds whole
+// rounds of each alternated after a warm-up; in a staged round each copies its buffer into a
+// block of peer memory and the peer's out of it (claimed where claims pay), in a kernel round
+// each kernel_reads the peer's buffer; a round ends when both are done.
 // from_bytes is the smallest size from which the kernel's round was faster at every larger size
 // probed; 0 (never) where it lost at the largest, or rank 1 could not read (no rights: EPERM).
 // Collective; after measure_claims. Not measured with one rank, device memory or more ranks than
