@@ -64,13 +64,15 @@ void kernel_copy(Transport& t, PeerMemory& pm, const CollArgs& a) {
   const std::uint64_t base = pm.begin_call();
   schedules::peer::post_user_buffer(pm, base, a.send);  // in place: recv's block r, which nobody writes
   pm.raise(base + kInputsReady);
-  t.memory().copy(at(r), a.send, block);  // a no-op in place
   for (int i = 1; i < n; ++i) {  // staggered, as the staged rounds
     const int k = (r + i) % n;
     pm.wait(k, base + kInputsReady);
     schedules::peer::read_user_buffer(t, "allgather/shm", k, schedules::peer::user_buffer(pm, k, base), 0, at(k),
                                       block);
   }
+  // Last, as the library's two-rank allgather: 2 ranks, 1-4 MiB, 1.03-1.04x the library against
+  // 0.98-1.03x with this copy first (two alternated runs each).
+  t.memory().copy(at(r), a.send, block);  // a no-op in place
   pm.end_call(base, true);  // peers read this rank's send, which the caller owns once this returns
 }
 
