@@ -76,15 +76,16 @@ void kernel_copy(Transport& t, PeerMemory& pm, const CollArgs& a) {
   pm.end_call(base, true);  // peers read this rank's send, which the caller owns once this returns
 }
 
-// Blocks up to PeerMemory::kWordBytes (schedules::peer::words_fit): every rank's block travels
-// with its flag value in one store, one line from each rank to each peer (8 B on 2 ranks: staged
-// 0.91-0.98x the library before, 1.76x after; Xeon VM, bench/README.md).
+// Blocks up to PeerMemory::kMaxWordBytes (schedules::peer::words_fit): every rank's block travels
+// in words that carry its flag value, whose lines move together (2 ranks, Xeon VM, staged: 8 B
+// 0.91-0.98x the library with a flag and a stage, 1.76x in one word; 32-256 B in all 0.92-1.05x
+// with 8-byte words, 1.17-1.77x with 128-byte ones; bench/README.md).
 void small_words(Transport& t, PeerMemory& pm, const CollArgs& a) {
   const std::size_t block = a.bytes(a.count);
-  schedules::peer::PerRank<std::uint64_t> words(t.size());
+  schedules::peer::PerRank<schedules::peer::Words> words(t.size());
   const std::uint64_t base = schedules::peer::exchange_words(pm, a.send, block, words);
   for (int k = 0; k < t.size(); ++k)  // in place too: block r is already there, and equal
-    std::memcpy(elem_ptr(a.recv, static_cast<std::size_t>(k) * a.count, a.dtype), &words[static_cast<std::size_t>(k)],
+    std::memcpy(elem_ptr(a.recv, static_cast<std::size_t>(k) * a.count, a.dtype), words[static_cast<std::size_t>(k)].data(),
                 block);
   pm.end_alternating_call(base);
 }

@@ -67,19 +67,20 @@ void round(Transport& t, PeerMemory& pm, const CollArgs& a, bool reg, bool claim
   pm.end_call(base, false);
 }
 
-// Up to PeerMemory::kWordBytes (schedules::peer::words_fit): the root's bytes travel with its flag
-// value in one store; every other rank posts an empty word, as the words' contract asks. One line
-// from the root to each reader, where a flag and a stage were two: 8 B on 2 ranks, 0.80-0.92x the
-// library before, 1.38-1.59x after (Xeon VM, bench/README.md).
+// Up to PeerMemory::kMaxWordBytes (schedules::peer::words_fit): the root's bytes travel in words
+// that carry its flag value; every other rank posts an empty word, as the words' contract asks.
+// The root's lines move to each reader together, where a flag and a stage were two trips in a
+// row (2 ranks, Xeon VM: 8 B 0.80-0.92x the library before, 1.38-1.59x in one word; 16-128 B
+// 0.91-1.07x before, 1.35-1.79x in 128-byte words; bench/README.md).
 void small_words(Transport& t, PeerMemory& pm, const CollArgs& a) {
   const bool root = t.rank() == a.root;
   const std::size_t bytes = a.bytes(a.count);
-  schedules::peer::PerRank<std::uint64_t> words(t.size());
-  const std::uint64_t base = schedules::peer::exchange_words(pm, root ? a.send : nullptr, root ? bytes : 0, words);
+  schedules::peer::PerRank<schedules::peer::Words> words(t.size());
+  const std::uint64_t base = schedules::peer::exchange_words(pm, root ? a.send : nullptr, bytes, words, a.root);
   if (root)
     t.memory().copy(a.recv, a.send, bytes);  // a no-op in place
   else
-    std::memcpy(a.recv, &words[static_cast<std::size_t>(a.root)], bytes);
+    std::memcpy(a.recv, words[static_cast<std::size_t>(a.root)].data(), bytes);
   pm.end_alternating_call(base);
 }
 

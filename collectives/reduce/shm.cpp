@@ -88,17 +88,18 @@ void round(Transport& t, PeerMemory& pm, const CollArgs& a, bool reg, bool claim
   pm.end_call(base, false);
 }
 
-// Up to PeerMemory::kWordBytes (schedules::peer::words_fit): every rank's input travels with its
-// flag value in one store, and the root reduces the words. One line from each rank to the root,
-// where a flag and a stage were two: 8 B on 2 ranks, 0.80-0.83x the library before, 1.40-1.55x
-// after (Xeon VM, bench/README.md).
+// Up to PeerMemory::kMaxWordBytes (schedules::peer::words_fit): every rank's input travels in
+// words that carry its flag value, and the root reduces the words. Their lines move together,
+// where a flag and a stage were two trips in a row (2 ranks, Xeon VM: 8 B 0.80-0.83x the library
+// before, 1.40-1.55x in one word; 16-128 B 0.92-0.96x before, 1.35-1.75x in 128-byte words;
+// bench/README.md).
 void small_words(Transport& t, PeerMemory& pm, const CollArgs& a) {
   const int n = t.size();
-  schedules::peer::PerRank<std::uint64_t> words(n);
+  schedules::peer::PerRank<schedules::peer::Words> words(n);
   const std::uint64_t base = schedules::peer::exchange_words(pm, a.send, a.bytes(a.count), words);
   if (t.rank() == a.root) {
     schedules::peer::RankPointers inputs(n);
-    for (int k = 0; k < n; ++k) inputs[k] = &words[k];
+    for (int k = 0; k < n; ++k) inputs[k] = words[k].data();
     schedules::peer::reduce_inputs(t.memory(), a, a.recv, inputs, a.count);
   }
   pm.end_alternating_call(base);

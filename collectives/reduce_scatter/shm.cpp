@@ -56,16 +56,17 @@ void staged(Transport& t, PeerMemory& pm, const CollArgs& a) {
   }
 }
 
-// Inputs up to PeerMemory::kWordBytes (schedules::peer::words_fit): every rank's whole input
-// travels with its flag value in one store, and each rank reduces its block from the words (8 B
-// on 2 ranks: staged 0.99-1.10x the library before, 1.88x after; Xeon VM, bench/README.md).
+// Inputs up to PeerMemory::kMaxWordBytes (schedules::peer::words_fit): every rank's whole input
+// travels in words that carry its flag value, and each rank reduces its block from the words (2
+// ranks, Xeon VM, staged: 8 B 0.99-1.10x the library before, 1.88x in one word; 16-128 B
+// 0.97-1.08x with 8-byte words, 1.42-1.95x with 128-byte ones; bench/README.md).
 void small_words(Transport& t, PeerMemory& pm, const CollArgs& a) {
   const int n = t.size();
   const std::size_t total = a.bytes(a.count) * static_cast<std::size_t>(n);
-  schedules::peer::PerRank<std::uint64_t> words(n);
+  schedules::peer::PerRank<schedules::peer::Words> words(n);
   const std::uint64_t base = schedules::peer::exchange_words(pm, a.send, total, words);
   schedules::peer::RankPointers inputs(n);
-  for (int k = 0; k < n; ++k) inputs[k] = elem_ptr(&words[k], static_cast<std::size_t>(t.rank()) * a.count, a.dtype);
+  for (int k = 0; k < n; ++k) inputs[k] = elem_ptr(words[k].data(), static_cast<std::size_t>(t.rank()) * a.count, a.dtype);
   schedules::peer::reduce_inputs(t.memory(), a, a.recv, inputs, a.count);
   pm.end_alternating_call(base);
 }

@@ -27,19 +27,20 @@ PeerMemory& memory_for(Transport& t, std::string_view algo) {
 }
 
 bool words_fit(const PeerMemory& pm, std::size_t bytes) {
-  return pm.kind() == MemoryKind::host && bytes <= PeerMemory::kWordBytes && pm.has_words();
+  return pm.kind() == MemoryKind::host && bytes <= PeerMemory::kMaxWordBytes && pm.has_words();
 }
 
-std::uint64_t exchange_words(PeerMemory& pm, const void* in, std::size_t bytes, std::span<std::uint64_t> words) {
+std::uint64_t exchange_words(PeerMemory& pm, const void* in, std::size_t bytes, std::span<Words> words, int from) {
   constexpr std::uint64_t kPosted = 1;
+  auto posted = [&](int k) { return from < 0 || k == from ? bytes : 0; };
   const std::uint64_t base = pm.begin_call();
-  pm.post_word(base + kPosted, in, bytes);
+  pm.post_word(base + kPosted, in, posted(pm.rank()));
   for (int k = 0; k < pm.size(); ++k) {
     const auto uk = static_cast<std::size_t>(k);
     if (k != pm.rank())
-      pm.wait_word(k, base + kPosted, &words[uk]);
-    else if (bytes)  // in may be null for 0 bytes
-      std::memcpy(&words[uk], in, bytes);
+      pm.wait_word(k, base + kPosted, words[uk].data(), posted(k));
+    else if (posted(k))  // in is null for 0 bytes
+      std::memcpy(words[uk].data(), in, bytes);
   }
   return base;
 }

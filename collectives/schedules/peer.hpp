@@ -77,19 +77,22 @@ class PerRank {
 
  private:
   std::size_t n_;
-  std::array<T, kInlineRanks> inline_{};
+  std::array<T, kInlineRanks> inline_;  // not zeroed: the users write each rank's before reading it
   std::vector<T> heap_;
 };
 using RankPointers = PerRank<const void*>;
 
-// Small messages in one cache line per rank (NCCL's LL protocol on a 16-byte unit): up to
-// PeerMemory::kWordBytes of host memory, where the CPU has 16-byte atomics (words_fit), every
-// rank posts its `bytes` of `in` (none: nullptr, 0) with its flag value in one store and waits for
-// every peer's word, as PeerMemory::post_word's contract asks; words[k] then holds rank k's bytes
-// (this rank's own copied). Returns the call's base: end the call with end_alternating_call. One
-// line moves from each rank to each peer, where a flag and a stage are two.
+// Small messages in 16-byte words (NCCL's LL protocol): up to PeerMemory::kMaxWordBytes of host
+// memory, where the CPU has 16-byte atomics (words_fit), every
+// rank posts its `bytes` of `in` with its flag value in every word and waits for every peer's
+// message, as PeerMemory::post_word's contract asks; words[k] then holds rank k's bytes (this
+// rank's own copied). With `from` (a rank), only it posts `bytes` and the others an empty word
+// (in: nullptr), as a broadcast's root. Returns the call's base: end the call with
+// end_alternating_call. The lines of a message move together, where a flag and a stage are two
+// trips in a row.
+using Words = std::array<std::uint64_t, PeerMemory::kMaxWords>;  // one rank's message, whole words
 bool words_fit(const PeerMemory& pm, std::size_t bytes);
-std::uint64_t exchange_words(PeerMemory& pm, const void* in, std::size_t bytes, std::span<std::uint64_t> words);
+std::uint64_t exchange_words(PeerMemory& pm, const void* in, std::size_t bytes, std::span<Words> words, int from = -1);
 
 // The transport's peer memory for `algo` (op/algo, for the reason), or NotSupported when its
 // ranks do not share a node, it has none, or it is not the buffers' kind (host or device).

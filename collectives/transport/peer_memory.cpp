@@ -18,10 +18,11 @@ namespace collbench {
 namespace {
 
 constexpr std::size_t kAlign = 64;
-// Per rank: line 0 holds the flag and the inline slots, line 1 the two 16-byte words. Nothing
-// else shares either line.
-constexpr std::size_t kFlagBytes = 128;
-constexpr std::size_t kWordsOffset = 64;
+// Per rank: line 0 holds the flag and the inline slots, the lines after it the two messages of
+// kMaxWords 16-byte words. Nothing else shares any of these lines.
+constexpr std::size_t kWordsOffset = 64, kWordSize = 16;
+constexpr std::size_t kMessageBytes = PeerMemory::kMaxWords * kWordSize;
+constexpr std::size_t kFlagBytes = kWordsOffset + 2 * kMessageBytes;
 static_assert(sizeof(std::uint64_t) + 2 * PeerMemory::kInlineBytes <= kWordsOffset, "inline slots outside line 0");
 
 bool cpu_has_atomic16() {
@@ -218,35 +219,47 @@ void PeerMemory::wait(int peer, std::uint64_t value) {
 }
 
 std::byte* PeerMemory::word(int r, std::uint64_t value) const {
-  return reinterpret_cast<std::byte*>(&flag(r)) + kWordsOffset + alternate(value) * 16;
+  return reinterpret_cast<std::byte*>(&flag(r)) + kWordsOffset + alternate(value) * kMessageBytes;
 }
 
 #if defined(__x86_64__)
-// volatile: each poll is a real 16-byte load (movdqa), and the post one 16-byte store.
+// volatile: each poll is a real 16-byte load (movdqa) per word, and each post one 16-byte store.
 void PeerMemory::post_word(std::uint64_t value, const void* data, std::size_t bytes) {
-  if (!words_ || bytes > kWordBytes) throw Error("peer memory: post_word without 16-byte atomics or over 8 bytes");
-  alignas(16) std::uint64_t w[2] = {value, 0};
-  if (bytes) std::memcpy(&w[1], data, bytes);  // data may be null for 0 bytes
+  if (!words_ || bytes > kMaxWordBytes)
+    throw Error("peer memory: post_word without 16-byte atomics or over " + std::to_string(kMaxWordBytes) + " bytes");
+  const std::size_t n = words_for(bytes);
+  alignas(16) std::uint64_t w[2 * kMaxWords] = {};
+  for (std::size_t i = 0; i < n; ++i) w[2 * i] = value;
+  for (std::size_t i = 0; i < bytes; i += kWordBytes)  // data may be null for 0 bytes
+    std::memcpy(&w[2 * (i / kWordBytes) + 1], static_cast<const std::byte*>(data) + i, std::min(kWordBytes, bytes - i));
   publish();
   std::atomic_thread_fence(std::memory_order_release);  // this rank's earlier writes first
-  *reinterpret_cast<volatile __m128i*>(word(rank_, value)) = _mm_load_si128(reinterpret_cast<const __m128i*>(w));
+  auto* out = reinterpret_cast<volatile __m128i*>(word(rank_, value));
+  for (std::size_t i = 0; i < n; ++i) out[i] = _mm_load_si128(reinterpret_cast<const __m128i*>(&w[2 * i]));
 }
 
-void PeerMemory::wait_word(int r, std::uint64_t value, void* data) {
+void PeerMemory::wait_word(int r, std::uint64_t value, void* data, std::size_t bytes) {
+  const std::size_t n = words_for(bytes);
   const auto* p = reinterpret_cast<const volatile __m128i*>(word(r, value));
-  alignas(16) std::uint64_t w[2];
+  alignas(16) std::uint64_t w[2 * kMaxWords];
+  // Every word loaded each poll (independent loads: their lines travel at once); the message is
+  // there when the oldest word's value is.
   poll(r, value, [&] {
-    _mm_store_si128(reinterpret_cast<__m128i*>(w), *p);
-    return w[0];
+    std::uint64_t oldest = ~std::uint64_t{0};
+    for (std::size_t i = 0; i < n; ++i) {
+      _mm_store_si128(reinterpret_cast<__m128i*>(&w[2 * i]), p[i]);
+      oldest = std::min(oldest, w[2 * i]);
+    }
+    return oldest;
   });
   std::atomic_thread_fence(std::memory_order_acquire);
-  std::memcpy(data, &w[1], kWordBytes);
+  for (std::size_t i = 0; i < n; ++i) std::memcpy(static_cast<std::byte*>(data) + i * kWordBytes, &w[2 * i + 1], kWordBytes);
 }
 #else
 void PeerMemory::post_word(std::uint64_t, const void*, std::size_t) {
   throw Error("peer memory: post_word needs 16-byte atomics (x86 with AVX)");
 }
-void PeerMemory::wait_word(int, std::uint64_t, void*) {
+void PeerMemory::wait_word(int, std::uint64_t, void*, std::size_t) {
   throw Error("peer memory: wait_word needs 16-byte atomics (x86 with AVX)");
 }
 #endif

@@ -121,14 +121,21 @@ class PeerMemory {
   // above, the payload store and the flag store are two stores to a line the peer polls, and
   // the line can move twice (+60-80 ns per call here). Needs single-copy-atomic 16-byte vector
   // loads and stores, which x86 CPUs with AVX guarantee (Intel SDM vol. 3A "Guaranteed Atomic
-  // Operations", AMD APM vol. 2 "Access Atomicity"): has_words(). Two words per rank,
-  // alternating by call as the inline slots. A call that posts a word waits for every peer's
-  // word and ends with end_alternating_call; it raises no flag.
-  static constexpr std::size_t kWordBytes = 8;
+  // Operations", AMD APM vol. 2 "Access Atomicity"): has_words(). Up to kMaxWords words per
+  // message (kMaxWordBytes), each with the flag value: the waiter polls them all at once, so a
+  // message of several lines costs one line's trip, where a flag and then a stage cost two in a
+  // row. Two messages per rank, alternating by call as the inline slots. A call that posts words
+  // waits for every peer's and ends with end_alternating_call; it raises no flag.
+  static constexpr std::size_t kWordBytes = 8, kMaxWords = 16, kMaxWordBytes = kWordBytes * kMaxWords;
   bool has_words() const { return words_; }
+  // Posts `bytes` (at most kMaxWordBytes; 0: one empty word) of `data` in ceil(bytes / 8) words.
   void post_word(std::uint64_t value, const void* data, std::size_t bytes);
-  // Until rank r's word for the call of `value` reaches it; its kWordBytes copied to `data`.
-  void wait_word(int r, std::uint64_t value, void* data);
+  // Until every word of rank r's message of `bytes` for the call of `value` reaches it; its
+  // bytes (whole words) copied to `data`, a buffer of `bytes` rounded up to whole words.
+  void wait_word(int r, std::uint64_t value, void* data, std::size_t bytes = kWordBytes);
+  static constexpr std::size_t words_for(std::size_t bytes) {
+    return bytes ? (bytes + kWordBytes - 1) / kWordBytes : 1;
+  }
   static constexpr std::uint64_t kDone = 15;          // steps of a call are 1..kDone
   static constexpr std::uint64_t kStepsPerCall = 16;  // sequence bases are multiples of this
 

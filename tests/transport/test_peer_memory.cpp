@@ -126,6 +126,39 @@ TEST(PeerMemory, InlineSlotsAndWordsCarryEachCallsValue) {
   }
 }
 
+// Messages of several words (schedules::peer::exchange_words): every size from an empty word to
+// PeerMemory::kMaxWordBytes, back to back, each call's bytes as posted (a shorter message after
+// a longer one in the same alternate leaves no stale word read), and with `from` only that rank's
+// bytes, the others' empty words still waited for.
+TEST(PeerMemory, WordMessagesCarryEveryByteOfEachCall) {
+  for (int n : {2, 3}) {
+    ThreadWorld w(n);
+    w.run([](ThreadTransport& t) {
+      PeerMemory& pm = *t.peer_memory();
+      if (!pm.has_words()) GTEST_SKIP() << "no 16-byte atomics on this CPU (x86 with AVX)";
+      auto byte = [](long call, int r, std::size_t i) { return static_cast<std::uint8_t>(call * 7 + r * 31 + i); };
+      for (long call = 0; call < 600; ++call) {
+        const std::size_t bytes = static_cast<std::size_t>(call * 37) % (PeerMemory::kMaxWordBytes + 1);
+        const int from = call % 3 == 0 ? static_cast<int>(call % t.size()) : -1;
+        ASSERT_TRUE(schedules::peer::words_fit(pm, bytes));
+        std::array<std::uint8_t, PeerMemory::kMaxWordBytes> mine{};
+        for (std::size_t i = 0; i < bytes; ++i) mine[i] = byte(call, t.rank(), i);
+        const bool posts = from < 0 || from == t.rank();
+        schedules::peer::PerRank<schedules::peer::Words> words(t.size());
+        const std::uint64_t base = schedules::peer::exchange_words(pm, posts ? mine.data() : nullptr, bytes, words, from);
+        for (int r = 0; r < t.size(); ++r) {
+          if (from >= 0 && r != from) continue;
+          const auto* got = reinterpret_cast<const std::uint8_t*>(words[static_cast<std::size_t>(r)].data());
+          for (std::size_t i = 0; i < bytes; ++i)
+            ASSERT_EQ(got[i], byte(call, r, i)) << "call " << call << " from rank " << r << " byte " << i << " of " << bytes;
+        }
+        pm.end_alternating_call(base);
+      }
+      EXPECT_FALSE(schedules::peer::words_fit(pm, PeerMemory::kMaxWordBytes + 1));
+    });
+  }
+}
+
 TEST(PeerMemory, AStalledPeerEndsAWordWaitNamingIt) {
   ThreadWorld w(2);
   w.run([&](ThreadTransport& t) {
