@@ -8,8 +8,8 @@
 #   BUILD_DIR defaults to build (must hold the collbench executable, Release).
 #   Sizes and iterations: bandwidth points -n 20 -w 5 (1-16 MiB), latency points -n 2000 -w 200
 #   (8 B), pingpong bw -n 5 -w 1 (16 MiB, window 64); 3 repetitions on an idle 2-core machine: the
-#   seed targets about 1 minute, the zero-copy ones (--only zero-copy) 2m11s; more under load
-#   (--quick: a smoke run only).
+#   seed targets about 1 minute, the zero-copy ones (--only zero-copy) 2m11s on the EPYC VM and
+#   3 minutes on the Xeon VM; more under load (--quick: a smoke run only).
 # Exit status: 0 when every run succeeded, whether or not the targets are met (it reports; it is
 # not a test); 1 when a collbench run failed, wrote wrong results or no results.
 # Measure on an idle machine (uptime load < 0.5): only ratios from one run mean anything.
