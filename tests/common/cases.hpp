@@ -98,4 +98,20 @@ inline std::string describe(const verify::Case& c) {
          " root=" + std::to_string(c.root) + (c.in_place ? " in-place" : " out-of-place");
 }
 
+// `entry` on every case, one after another (verify::run_checked; in `buffers` when given, e.g.
+// registered peer memory): a failure names the first case that was skipped or wrong, and where.
+inline ::testing::AssertionResult exact_on_every_case(Transport& t, const AlgoEntry& entry,
+                                                      const std::vector<verify::Case>& cases,
+                                                      MemorySpace* buffers = nullptr) {
+  for (const verify::Case& c : cases) {
+    const verify::Outcome o = verify::run_checked(t, entry, c, 0, nullptr, buffers);
+    if (o.skipped) return ::testing::AssertionFailure() << describe(c) << ": " << o.skip_reason;
+    if (o.check.wrong)
+      return ::testing::AssertionFailure() << describe(c) << ": " << o.check.wrong << " wrong, first at "
+                                           << o.check.first_index << " expected " << o.check.expected << " got "
+                                           << o.check.got;
+  }
+  return ::testing::AssertionSuccess();
+}
+
 }  // namespace collbench::testing

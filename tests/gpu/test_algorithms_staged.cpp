@@ -111,12 +111,7 @@ TEST_P(RegisteredOnDevice, ExactOnEveryCase) {
     EXPECT_EQ(pm->kind(), MemoryKind::cuda);
     {
       PeerMemorySpace space(*pm, t.memory());
-      for (const verify::Case& c : testing::expand(e->op, n, t.rank(), cs)) {
-        const verify::Outcome o = verify::run_checked(t, *e, c, 0, nullptr, &space);
-        ASSERT_FALSE(o.skipped) << testing::describe(c) << ": " << o.skip_reason;
-        ASSERT_EQ(o.check.wrong, 0u) << testing::describe(c) << " first wrong at " << o.check.first_index
-                                     << " expected " << o.check.expected << " got " << o.check.got;
-      }
+      ASSERT_TRUE(testing::exact_on_every_case(t, *e, testing::expand(e->op, n, t.rank(), cs), &space));
     }
     r.staged.reset();
     EXPECT_EQ(r.device.live(), 0u) << "device buffers leaked";

@@ -47,12 +47,8 @@ TEST(MpiTransport, KernelCopyBetweenProcessesIsExact) {
   MPI_Sendrecv(&pid, 1, MPI_INT64_T, 1 - t.rank(), 0, &peer_pid, 1, MPI_INT64_T, 1 - t.rank(), 0, MPI_COMM_WORLD,
                MPI_STATUS_IGNORE);
   ASSERT_NE(peer_pid, pid) << "two processes";
-  for (const verify::Case& c : testing::expand(entry->op, 2, t.rank(), testing::registered_case_space(2))) {
-    const verify::Outcome o = verify::run_checked(t, *entry, c);
-    ASSERT_FALSE(o.skipped) << testing::describe(c) << ": " << o.skip_reason;
-    ASSERT_EQ(o.check.wrong, 0u) << testing::describe(c) << " first wrong at " << o.check.first_index << " expected "
-                                 << o.check.expected << " got " << o.check.got;
-  }
+  ASSERT_TRUE(testing::exact_on_every_case(
+                  t, *entry, testing::expand(entry->op, 2, t.rank(), testing::registered_case_space(2))));
 }
 
 }  // namespace

@@ -331,12 +331,8 @@ TEST_P(Registered, ExactOnEveryCase) {
   ThreadWorld w(n);
   w.run([&](ThreadTransport& t) {
     PeerMemorySpace space(*t.peer_memory(), t.memory());
-    for (const verify::Case& c : testing::expand(entry->op, n, t.rank(), testing::registered_case_space(n))) {
-      const verify::Outcome o = verify::run_checked(t, *entry, c, 0, nullptr, &space);
-      ASSERT_FALSE(o.skipped) << testing::describe(c) << ": " << o.skip_reason;
-      ASSERT_EQ(o.check.wrong, 0u) << testing::describe(c) << " first wrong at " << o.check.first_index << " expected "
-                                   << o.check.expected << " got " << o.check.got;
-    }
+    const auto cases = testing::expand(entry->op, n, t.rank(), testing::registered_case_space(n));
+    ASSERT_TRUE(testing::exact_on_every_case(t, *entry, cases, &space));
   });
 }
 
@@ -365,12 +361,7 @@ TEST_P(StagedClaimed, ExactOnEveryCase) {
     // The sliced path only: the registry suites run the staged small counts.
     testing::CaseSpace space = testing::registered_case_space(n);
     space.counts = {40000};
-    for (const verify::Case& c : testing::expand(entry->op, n, t.rank(), space)) {
-      const verify::Outcome o = verify::run_checked(t, *entry, c);
-      ASSERT_FALSE(o.skipped) << testing::describe(c) << ": " << o.skip_reason;
-      ASSERT_EQ(o.check.wrong, 0u) << testing::describe(c) << " first wrong at " << o.check.first_index << " expected "
-                                   << o.check.expected << " got " << o.check.got;
-    }
+    ASSERT_TRUE(testing::exact_on_every_case(t, *entry, testing::expand(entry->op, n, t.rank(), space)));
   });
 }
 
@@ -468,12 +459,8 @@ TEST(KernelCopy, StagedAllgatherExactOnEveryCase) {
       PeerMemory& pm = *t.peer_memory();
       pm.set_kernel_copy_probe({.available = true, .from_bytes = 1});
       ASSERT_TRUE(entry->traits.claims(pm, n, CollArgs{.count = 1}, false).kernel_copy);
-      for (const verify::Case& c : testing::expand(entry->op, n, t.rank(), testing::registered_case_space(n))) {
-        const verify::Outcome o = verify::run_checked(t, *entry, c);
-        ASSERT_FALSE(o.skipped) << testing::describe(c) << ": " << o.skip_reason;
-        ASSERT_EQ(o.check.wrong, 0u) << testing::describe(c) << " first wrong at " << o.check.first_index
-                                     << " expected " << o.check.expected << " got " << o.check.got;
-      }
+      const auto cases = testing::expand(entry->op, n, t.rank(), testing::registered_case_space(n));
+      ASSERT_TRUE(testing::exact_on_every_case(t, *entry, cases));
     });
   }
 }
