@@ -85,8 +85,8 @@ void small_words(Transport& t, PeerMemory& pm, const CollArgs& a) {
   schedules::peer::PerRank<schedules::peer::Words> words(t.size());
   const std::uint64_t base = schedules::peer::exchange_words(pm, a.send, block, words);
   for (int k = 0; k < t.size(); ++k)  // in place too: block r is already there, and equal
-    std::memcpy(elem_ptr(a.recv, static_cast<std::size_t>(k) * a.count, a.dtype), words[static_cast<std::size_t>(k)].data(),
-                block);
+    std::memcpy(elem_ptr(a.recv, static_cast<std::size_t>(k) * a.count, a.dtype),
+                words[static_cast<std::size_t>(k)].data(), block);
   pm.end_alternating_call(base);
 }
 
@@ -140,8 +140,8 @@ COLLBENCH_REGISTER({Op::allgather, "shm", "any",
                     "zero-copy in node peer memory: each rank copies every peer's block straight into its recv, one "
                     "flag round",
                     "ranks on one node; host, or device memory over CUDA IPC (--backend mpi); registered buffers "
-                    "(--buffers registered) skip the staging copy, as larger unregistered ones do where the run measured the "
-                    "kernel's single copy faster (CMA)",
+                    "(--buffers registered) skip the staging copy, as larger unregistered ones do where the run "
+                    "measured the kernel's single copy faster (CMA)",
                     &run, nullptr, &traffic}, {.peer_memory = true, .simplicity_rank = 90, .claims = &claiming});
 
 }  // namespace

@@ -66,7 +66,8 @@ void small_words(Transport& t, PeerMemory& pm, const CollArgs& a) {
   schedules::peer::PerRank<schedules::peer::Words> words(n);
   const std::uint64_t base = schedules::peer::exchange_words(pm, a.send, total, words);
   schedules::peer::RankPointers inputs(n);
-  for (int k = 0; k < n; ++k) inputs[k] = elem_ptr(words[k].data(), static_cast<std::size_t>(t.rank()) * a.count, a.dtype);
+  for (int k = 0; k < n; ++k)
+    inputs[k] = elem_ptr(words[k].data(), static_cast<std::size_t>(t.rank()) * a.count, a.dtype);
   schedules::peer::reduce_inputs(t.memory(), a, a.recv, inputs, a.count);
   pm.end_alternating_call(base);
 }

@@ -118,7 +118,8 @@ PeerMemory::KernelCopyProbe measure_kernel_copy(PeerMemory& pm) {
   auto* block = static_cast<std::byte*>(pm.allocate(std::max(max, sizeof v)));  // collective
   const bool pair = pm.rank() < 2;  // ranks 0 and 1 exchange; the others only keep the calls' count
   const int peer = 1 - pm.rank();
-  std::vector<std::byte> user(pair ? max : 0, std::byte{1}), copy(pair ? max : 0);  // a "user buffer", and its peer's copy
+  // A "user buffer" of each, and where each copies its peer's.
+  std::vector<std::byte> user(pair ? max : 0, std::byte{1}), copy(pair ? max : 0);
   const bool claim_stage = pm.claim_probe() && pm.claim_probe()->pays;
   for (std::size_t j = 0; j < p.bytes.size(); ++j) {
     const std::size_t bytes = p.bytes[j];

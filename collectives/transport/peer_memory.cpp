@@ -253,7 +253,8 @@ void PeerMemory::wait_word(int r, std::uint64_t value, void* data, std::size_t b
     return oldest;
   });
   std::atomic_thread_fence(std::memory_order_acquire);
-  for (std::size_t i = 0; i < n; ++i) std::memcpy(static_cast<std::byte*>(data) + i * kWordBytes, &w[2 * i + 1], kWordBytes);
+  for (std::size_t i = 0; i < n; ++i)
+    std::memcpy(static_cast<std::byte*>(data) + i * kWordBytes, &w[2 * i + 1], kWordBytes);
 }
 #else
 void PeerMemory::post_word(std::uint64_t, const void*, std::size_t) {

@@ -192,8 +192,9 @@ void record_efficiency(PointResult& r, Op op, const AlgoEntry& e, int n, const C
 
 // The zero-copy algorithms' run-time choices: the staged rounds' size, whether the point's calls
 // claimed the lines they read and whether they read the peers' user buffers by the kernel
-// (schedules/peer.hpp), with what decided it (caches, traffic, the machine's measured probes). After the calls, so the peer memory exists (the first
-// call made it, collectively, and probed); host memory only (device peer memory never claims).
+// (schedules/peer.hpp), with what decided it (caches, traffic, the machine's measured probes).
+// After the calls, so the peer memory exists (the first call made it, collectively, and probed);
+// host memory only (device peer memory never claims).
 void record_peer_claim(PointResult& r, const AlgoEntry& e, Transport& t, const CollArgs& a) {
   if (r.skipped || !e.traits.claims || !e.traffic || t.size() < 2 || t.memory().kind() != MemoryKind::host) return;
   const PeerMemory* pm = t.peer_memory();
@@ -207,7 +208,8 @@ void record_peer_claim(PointResult& r, const AlgoEntry& e, Transport& t, const C
                                         .claims = c.claims,
                                         .probe = pm->claim_probe().value_or(PeerMemory::ClaimProbe{}),
                                         .kernel_copy = c.kernel_copy,
-                                        .kernel_probe = pm->kernel_copy_probe().value_or(PeerMemory::KernelCopyProbe{})};
+                                        .kernel_probe =
+                                            pm->kernel_copy_probe().value_or(PeerMemory::KernelCopyProbe{})};
 }
 
 // Which of `sets` buffer sets verification checks: all, or kMaxVerifiedSets spread evenly

@@ -145,12 +145,14 @@ TEST(PeerMemory, WordMessagesCarryEveryByteOfEachCall) {
         for (std::size_t i = 0; i < bytes; ++i) mine[i] = byte(call, t.rank(), i);
         const bool posts = from < 0 || from == t.rank();
         schedules::peer::PerRank<schedules::peer::Words> words(t.size());
-        const std::uint64_t base = schedules::peer::exchange_words(pm, posts ? mine.data() : nullptr, bytes, words, from);
+        const std::uint64_t base =
+            schedules::peer::exchange_words(pm, posts ? mine.data() : nullptr, bytes, words, from);
         for (int r = 0; r < t.size(); ++r) {
           if (from >= 0 && r != from) continue;
           const auto* got = reinterpret_cast<const std::uint8_t*>(words[static_cast<std::size_t>(r)].data());
           for (std::size_t i = 0; i < bytes; ++i)
-            ASSERT_EQ(got[i], byte(call, r, i)) << "call " << call << " from rank " << r << " byte " << i << " of " << bytes;
+            ASSERT_EQ(got[i], byte(call, r, i))
+                << "call " << call << " from rank " << r << " byte " << i << " of " << bytes;
         }
         pm.end_alternating_call(base);
       }
