@@ -148,14 +148,14 @@ bool claims(const PeerMemory& pm, double traffic_bytes);
 // faster: a staged call copies its input into peer memory and the reader then loads lines the
 // other core has just written (at 0.30-0.61x the local copy rate from 64 KiB to 1 MiB on the
 // 2-vCPU Xeon VM), where the kernel copies the peer's user buffer once (it pins the pages: 0.6 us
-// a call, then 0.55-0.8x memcpy's rate there). Which wins depends on the machine and the size
+// a call, then 0.44-0.79x memcpy's rate there). Which wins depends on the machine and the size
 // (docs/zero-copy.md), so measure_kernel_copy times both as a 2-rank allgather moves them: ranks
 // 0 and 1 exchange kKernelProbeMin x 4^i bytes up to stage_bytes, kKernelProbeRounds whole
 // rounds of each alternated after a warm-up; in a staged round each copies its buffer into a
 // block of peer memory and the peer's out of it (claimed where claims pay), in a kernel round
 // each kernel_reads the peer's buffer; a round ends when both are done.
 // from_bytes is the smallest size from which the kernel's round was faster at every larger size
-// probed; 0 (never) where it lost at the largest, or rank 1 could not read (no rights: EPERM).
+// probed; 0 (never) where it lost at the largest, or rank 0 or 1 could not read (no rights: EPERM).
 // Collective; after measure_claims. Not measured with one rank, device memory or more ranks than
 // cores (the rounds would time the scheduler): never. memory_for() runs it on its first call.
 inline constexpr std::size_t kKernelProbeMin = 4 << 10;
