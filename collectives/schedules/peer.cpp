@@ -50,6 +50,20 @@ double median(std::vector<double> v) {
   std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2), v.end());
   return v[v.size() / 2];
 }
+
+// A probe's result from rank `from` to every rank, through `block` (this rank's address of a
+// block of at least `bytes`): one call, settled, so the block may be freed after it.
+void share(PeerMemory& pm, void* block, int from, void* data, std::size_t bytes) {
+  const std::uint64_t base = pm.begin_call();
+  if (pm.rank() == from) {
+    std::memcpy(block, data, bytes);
+    pm.raise(base + 1);
+  } else {
+    pm.wait(from, base + 1);
+    std::memcpy(data, pm.peer(block, from), bytes);
+  }
+  pm.end_call(base, true);
+}
 }  // namespace
 
 PeerMemory::ClaimProbe measure_claims(PeerMemory& pm) {
@@ -83,20 +97,13 @@ PeerMemory::ClaimProbe measure_claims(PeerMemory& pm) {
     }
     pm.end_call(base, false);
   }
-  // Rank 0's verdict, to every rank through its block.
-  const std::uint64_t base = pm.begin_call();
-  double verdict[2];
+  double verdict[2] = {};  // rank 0's, to every rank
   if (pm.rank() == 0) {
     verdict[0] = median(round_ns[0]);
     verdict[1] = median(round_ns[1]);
-    std::memcpy(block, verdict, sizeof verdict);
-    pm.raise(base + 1);
-  } else {
-    pm.wait(0, base + 1);
-    std::memcpy(verdict, pm.peer(block, 0), sizeof verdict);
   }
-  pm.end_call(base, true);  // every rank has read it: the block may go
-  pm.deallocate(block);     // collective
+  share(pm, block, 0, verdict, sizeof verdict);
+  pm.deallocate(block);  // collective
   p.measured = true;
   p.shared_ns = verdict[0];
   p.claimed_ns = verdict[1];
@@ -155,27 +162,12 @@ PeerMemory::KernelCopyProbe measure_kernel_copy(PeerMemory& pm) {
       v.kernel_ns[j] = median(std::move(round_ns[1]));
     }
   }
-  // Rank 1's error to rank 0, then rank 0's verdict to every rank, through their blocks.
-  std::uint64_t base = pm.begin_call();
-  if (pm.rank() == 1) std::memcpy(block, &v.error, sizeof v.error);
-  pm.raise(base + 1);
-  if (pm.rank() == 0) {
-    pm.wait(1, base + 1);
-    int e = 0;
-    std::memcpy(&e, pm.peer(block, 1), sizeof e);
-    if (!v.error) v.error = e;
-  }
-  pm.end_call(base, true);
-  base = pm.begin_call();
-  if (pm.rank() == 0) {
-    std::memcpy(block, &v, sizeof v);
-    pm.raise(base + 1);
-  } else {
-    pm.wait(0, base + 1);
-    std::memcpy(&v, pm.peer(block, 0), sizeof v);
-  }
-  pm.end_call(base, true);  // every rank has read it: the block may go
-  pm.deallocate(block);     // collective
+  // Rank 1's error to rank 0, then rank 0's verdict to every rank.
+  int error1 = v.error;
+  share(pm, block, 1, &error1, sizeof error1);
+  if (pm.rank() == 0 && !v.error) v.error = error1;
+  share(pm, block, 0, &v, sizeof v);
+  pm.deallocate(block);  // collective
   p.measured = true;
   p.available = v.error == 0;
   p.staged_ns.assign(v.staged_ns, v.staged_ns + p.bytes.size());

@@ -228,8 +228,11 @@ void PeerMemory::post_word(std::uint64_t value, const void* data, std::size_t by
   if (!words_ || bytes > kMaxWordBytes)
     throw Error("peer memory: post_word without 16-byte atomics or over " + std::to_string(kMaxWordBytes) + " bytes");
   const std::size_t n = words_for(bytes);
-  alignas(16) std::uint64_t w[2 * kMaxWords] = {};
-  for (std::size_t i = 0; i < n; ++i) w[2 * i] = value;
+  alignas(16) std::uint64_t w[2 * kMaxWords];  // only the n words posted: no 256-byte clear a call
+  for (std::size_t i = 0; i < n; ++i) {
+    w[2 * i] = value;
+    w[2 * i + 1] = 0;
+  }
   for (std::size_t i = 0; i < bytes; i += kWordBytes)  // data may be null for 0 bytes
     std::memcpy(&w[2 * (i / kWordBytes) + 1], static_cast<const std::byte*>(data) + i, std::min(kWordBytes, bytes - i));
   publish();
