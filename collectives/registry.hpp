@@ -143,6 +143,6 @@ struct Registrar {
 // COLLBENCH_REGISTER({Op::allreduce, "ring", "any", "description", "requirements", &run},
 //                    {.simplicity_rank = 30});   // the traits (AlgoTraits), designated
 #define COLLBENCH_REGISTER(...) \
-  static const ::collbench::Registrar CB_CONCAT(collbench_registrar_, __LINE__)(::collbench::AlgoEntry __VA_ARGS__)
+  static const ::collbench::Registrar CB_CONCAT(collbench_registrar_, __COUNTER__)(::collbench::AlgoEntry __VA_ARGS__)
 
 }  // namespace collbench

@@ -13,7 +13,7 @@
 #include "collectives/registry.hpp"
 #include "collectives/schedules/tags.hpp"
 
-namespace collbench {
+namespace collbench::allgather_hier {
 namespace {
 
 // The node's ranks as runs [first, last] of consecutive world ranks: one message per run.
@@ -73,4 +73,4 @@ COLLBENCH_REGISTER({Op::allgather, "hier", "any",
                     &run}, {.node_aware = true, .simplicity_rank = 100});
 
 }  // namespace
-}  // namespace collbench
+}  // namespace collbench::allgather_hier

@@ -10,7 +10,7 @@
 #include "collectives/schedules/defaults.hpp"
 #include "collectives/schedules/tags.hpp"
 
-namespace collbench {
+namespace collbench::allgather_naive {
 namespace {
 
 constexpr int kWindow = schedules::kRequestWindow / 2;  // peers per window: a send and a receive each
@@ -40,4 +40,4 @@ COLLBENCH_REGISTER({Op::allgather, "naive", "any",
                     "any world size, any count", &run}, {.simplicity_rank = 20});
 
 }  // namespace
-}  // namespace collbench
+}  // namespace collbench::allgather_naive

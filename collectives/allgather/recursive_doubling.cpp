@@ -17,7 +17,7 @@
 #include "collectives/schedules/fold.hpp"
 #include "collectives/schedules/tags.hpp"
 
-namespace collbench {
+namespace collbench::allgather_recursive_doubling {
 namespace {
 
 void run(Transport& t, const CollArgs& a) {
@@ -51,4 +51,4 @@ COLLBENCH_REGISTER({Op::allgather, "recursive_doubling", "any",
                     "any world size (non-powers of two folded), any count", &run}, {.simplicity_rank = 60});
 
 }  // namespace
-}  // namespace collbench
+}  // namespace collbench::allgather_recursive_doubling

@@ -7,7 +7,7 @@
 #include "collectives/schedules/ring.hpp"
 #include "collectives/schedules/tags.hpp"
 
-namespace collbench {
+namespace collbench::allgather_ring {
 namespace {
 
 void run(Transport& t, const CollArgs& a) {
@@ -32,4 +32,4 @@ COLLBENCH_REGISTER({Op::allgather, "ring", "any",
                     "any world size, any count", &run}, {.simplicity_rank = 30});
 
 }  // namespace
-}  // namespace collbench
+}  // namespace collbench::allgather_ring

@@ -14,7 +14,7 @@
 #include "collectives/registry.hpp"
 #include "collectives/schedules/peer.hpp"
 
-namespace collbench {
+namespace collbench::allgather_shm {
 namespace {
 
 constexpr std::uint64_t kInputsReady = 1;
@@ -145,4 +145,4 @@ COLLBENCH_REGISTER({Op::allgather, "shm", "any",
                     &run, nullptr, &traffic}, {.peer_memory = true, .simplicity_rank = 90, .claims = &claiming});
 
 }  // namespace
-}  // namespace collbench
+}  // namespace collbench::allgather_shm

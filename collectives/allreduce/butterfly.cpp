@@ -8,7 +8,7 @@
 #include "collectives/schedules/fold.hpp"
 #include "collectives/schedules/tags.hpp"
 
-namespace collbench {
+namespace collbench::allreduce_butterfly {
 namespace {
 
 void run(Transport& t, const CollArgs& a) {
@@ -31,4 +31,4 @@ COLLBENCH_REGISTER({Op::allreduce, "butterfly", "any",
                     {.simplicity_rank = 50});
 
 }  // namespace
-}  // namespace collbench
+}  // namespace collbench::allreduce_butterfly

@@ -8,7 +8,7 @@
 #include "collectives/registry.hpp"
 #include "collectives/schedules/hier.hpp"
 
-namespace collbench {
+namespace collbench::allreduce_hier_leader {
 namespace {
 
 void run(Transport& t, const CollArgs& a) {
@@ -29,4 +29,4 @@ COLLBENCH_REGISTER({Op::allreduce, "hier_leader", "any",
                     {.node_aware = true, .simplicity_rank = 110});
 
 }  // namespace
-}  // namespace collbench
+}  // namespace collbench::allreduce_hier_leader

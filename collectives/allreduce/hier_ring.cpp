@@ -16,7 +16,7 @@
 #include "collectives/schedules/peer.hpp"
 #include "collectives/schedules/ring.hpp"
 
-namespace collbench {
+namespace collbench::allreduce_hier_ring {
 namespace {
 
 void run(Transport& t, const CollArgs& a) {
@@ -68,4 +68,4 @@ COLLBENCH_REGISTER({Op::allreduce, "hier_ring", "any",
                     &run}, {.node_aware = true, .simplicity_rank = 120});
 
 }  // namespace
-}  // namespace collbench
+}  // namespace collbench::allreduce_hier_ring

@@ -3,7 +3,7 @@
 // 2(n-1) × count through one rank, against 2(n-1)/n × count per rank for the ring.
 #include "collectives/registry.hpp"
 
-namespace collbench {
+namespace collbench::allreduce_naive {
 namespace {
 
 const AlgoEntry& entry(Op op) {
@@ -28,4 +28,4 @@ COLLBENCH_REGISTER({Op::allreduce, "naive", "any", "reduce/naive to rank 0, then
                     "any world size, any count", &run}, {.simplicity_rank = 20});
 
 }  // namespace
-}  // namespace collbench
+}  // namespace collbench::allreduce_naive

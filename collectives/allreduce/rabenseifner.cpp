@@ -14,7 +14,7 @@
 #include "collectives/schedules/fold.hpp"
 #include "collectives/schedules/tags.hpp"
 
-namespace collbench {
+namespace collbench::allreduce_rabenseifner {
 namespace {
 
 // Both directions of one exchange in flight; an empty range is skipped on both sides
@@ -56,4 +56,4 @@ COLLBENCH_REGISTER({Op::allreduce, "rabenseifner", "any",
                     {.simplicity_rank = 80});
 
 }  // namespace
-}  // namespace collbench
+}  // namespace collbench::allreduce_rabenseifner

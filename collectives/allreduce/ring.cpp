@@ -7,7 +7,7 @@
 #include "collectives/registry.hpp"
 #include "collectives/schedules/ring.hpp"
 
-namespace collbench {
+namespace collbench::allreduce_ring {
 namespace {
 
 void run(Transport& t, const CollArgs& a) {
@@ -24,4 +24,4 @@ COLLBENCH_REGISTER({Op::allreduce, "ring", "any",
                     "any world size, any count", &run}, {.simplicity_rank = 30});
 
 }  // namespace
-}  // namespace collbench
+}  // namespace collbench::allreduce_ring

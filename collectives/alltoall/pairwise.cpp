@@ -16,7 +16,7 @@
 #include "collectives/schedules/defaults.hpp"
 #include "collectives/schedules/tags.hpp"
 
-namespace collbench {
+namespace collbench::alltoall_pairwise {
 namespace {
 
 // Swaps `blk` (count elements) with the same block of `peer`, who runs the same loop.
@@ -67,4 +67,4 @@ COLLBENCH_REGISTER({Op::alltoall, "pairwise", "any",
                     &run}, {.simplicity_rank = 70});
 
 }  // namespace
-}  // namespace collbench
+}  // namespace collbench::alltoall_pairwise

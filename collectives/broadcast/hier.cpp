@@ -9,7 +9,7 @@
 #include "collectives/registry.hpp"
 #include "collectives/schedules/defaults.hpp"
 
-namespace collbench {
+namespace collbench::broadcast_hier {
 namespace {
 
 void run(Transport& t, const CollArgs& a) {
@@ -46,4 +46,4 @@ COLLBENCH_REGISTER({Op::broadcast, "hier", "any",
                     {.node_aware = true, .simplicity_rank = 100});
 
 }  // namespace
-}  // namespace collbench
+}  // namespace collbench::broadcast_hier

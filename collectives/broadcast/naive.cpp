@@ -5,7 +5,7 @@
 #include "collectives/schedules/star.hpp"
 #include "collectives/schedules/tags.hpp"
 
-namespace collbench {
+namespace collbench::broadcast_naive {
 namespace {
 
 void run(Transport& t, const CollArgs& a) {
@@ -23,4 +23,4 @@ COLLBENCH_REGISTER({Op::broadcast, "naive", "any", "root sends the whole buffer 
                     "any world size, any root, any count", &run}, {.simplicity_rank = 20});
 
 }  // namespace
-}  // namespace collbench
+}  // namespace collbench::broadcast_naive

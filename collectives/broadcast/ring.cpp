@@ -9,7 +9,7 @@
 #include "collectives/registry.hpp"
 #include "collectives/schedules/pipeline.hpp"
 
-namespace collbench {
+namespace collbench::broadcast_ring {
 namespace {
 
 void run(Transport& t, const CollArgs& a) {
@@ -28,4 +28,4 @@ COLLBENCH_REGISTER({Op::broadcast, "ring", "any",
                     "any world size, any root, any count", &run}, {.simplicity_rank = 30});
 
 }  // namespace
-}  // namespace collbench
+}  // namespace collbench::broadcast_ring

@@ -13,7 +13,7 @@
 #include "collectives/schedules/defaults.hpp"
 #include "collectives/schedules/peer.hpp"
 
-namespace collbench {
+namespace collbench::broadcast_shm {
 namespace {
 
 // Segment s is ready at step kFirstSegment + s; steps stop short of PeerMemory::kDone.
@@ -115,4 +115,4 @@ COLLBENCH_REGISTER({Op::broadcast, "shm", "any",
                     &run, nullptr, &traffic}, {.peer_memory = true, .simplicity_rank = 90, .claims = &claiming});
 
 }  // namespace
-}  // namespace collbench
+}  // namespace collbench::broadcast_shm

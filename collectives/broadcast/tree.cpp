@@ -10,7 +10,7 @@
 #include "collectives/registry.hpp"
 #include "collectives/schedules/pipeline.hpp"
 
-namespace collbench {
+namespace collbench::broadcast_tree {
 namespace {
 
 namespace bt = patterns::binomial;
@@ -32,4 +32,4 @@ COLLBENCH_REGISTER({Op::broadcast, "tree", "any",
                     "any world size, any root, any count", &run}, {.simplicity_rank = 40});
 
 }  // namespace
-}  // namespace collbench
+}  // namespace collbench::broadcast_tree

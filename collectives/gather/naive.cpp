@@ -5,7 +5,7 @@
 #include "collectives/schedules/star.hpp"
 #include "collectives/schedules/tags.hpp"
 
-namespace collbench {
+namespace collbench::gather_naive {
 namespace {
 
 void run(Transport& t, const CollArgs& a) {
@@ -25,4 +25,4 @@ COLLBENCH_REGISTER({Op::gather, "naive", "any", "every rank sends its block to t
                     "any world size, any root, any count", &run}, {.simplicity_rank = 20});
 
 }  // namespace
-}  // namespace collbench
+}  // namespace collbench::gather_naive

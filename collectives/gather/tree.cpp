@@ -15,7 +15,7 @@
 #include "collectives/registry.hpp"
 #include "collectives/schedules/tags.hpp"
 
-namespace collbench {
+namespace collbench::gather_tree {
 namespace {
 
 namespace bt = patterns::binomial;
@@ -74,4 +74,4 @@ COLLBENCH_REGISTER({Op::gather, "tree", "any",
                     {.simplicity_rank = 40});
 
 }  // namespace
-}  // namespace collbench
+}  // namespace collbench::gather_tree

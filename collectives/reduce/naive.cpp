@@ -14,7 +14,7 @@
 #include "collectives/schedules/defaults.hpp"
 #include "collectives/schedules/tags.hpp"
 
-namespace collbench {
+namespace collbench::reduce_naive {
 namespace {
 
 constexpr int kMaxWindow = schedules::kRequestWindow;
@@ -68,4 +68,4 @@ COLLBENCH_REGISTER({Op::reduce, "naive", "any",
                     &run}, {.simplicity_rank = 20});
 
 }  // namespace
-}  // namespace collbench
+}  // namespace collbench::reduce_naive

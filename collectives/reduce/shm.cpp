@@ -10,7 +10,7 @@
 #include "collectives/registry.hpp"
 #include "collectives/schedules/peer.hpp"
 
-namespace collbench {
+namespace collbench::reduce_shm {
 namespace {
 
 constexpr std::uint64_t kInputsReady = 1, kSliceReduced = 2;
@@ -143,4 +143,4 @@ COLLBENCH_REGISTER({Op::reduce, "shm", "any",
                     &run, nullptr, &traffic}, {.peer_memory = true, .simplicity_rank = 90, .claims = &claiming});
 
 }  // namespace
-}  // namespace collbench
+}  // namespace collbench::reduce_shm

@@ -13,7 +13,7 @@
 #include "collectives/schedules/defaults.hpp"
 #include "collectives/schedules/tags.hpp"
 
-namespace collbench {
+namespace collbench::reduce_tree {
 namespace {
 
 namespace bt = patterns::binomial;
@@ -74,4 +74,4 @@ COLLBENCH_REGISTER({Op::reduce, "tree", "any",
                     {.simplicity_rank = 40});
 
 }  // namespace
-}  // namespace collbench
+}  // namespace collbench::reduce_tree

@@ -5,7 +5,7 @@
 #include "collectives/registry.hpp"
 #include "collectives/schedules/ring.hpp"
 
-namespace collbench {
+namespace collbench::reduce_scatter_ring {
 namespace {
 
 void run(Transport& t, const CollArgs& a) {
@@ -21,4 +21,4 @@ COLLBENCH_REGISTER({Op::reduce_scatter, "ring", "any",
                     "any world size, any count", &run}, {.simplicity_rank = 30});
 
 }  // namespace
-}  // namespace collbench
+}  // namespace collbench::reduce_scatter_ring

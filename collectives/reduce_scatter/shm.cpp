@@ -11,7 +11,7 @@
 #include "collectives/registry.hpp"
 #include "collectives/schedules/peer.hpp"
 
-namespace collbench {
+namespace collbench::reduce_scatter_shm {
 namespace {
 
 constexpr std::uint64_t kInputsReady = 1;
@@ -113,4 +113,4 @@ COLLBENCH_REGISTER({Op::reduce_scatter, "shm", "any",
                     &run, nullptr, &traffic}, {.peer_memory = true, .simplicity_rank = 90, .claims = &claiming});
 
 }  // namespace
-}  // namespace collbench
+}  // namespace collbench::reduce_scatter_shm

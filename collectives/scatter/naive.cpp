@@ -4,7 +4,7 @@
 #include "collectives/schedules/star.hpp"
 #include "collectives/schedules/tags.hpp"
 
-namespace collbench {
+namespace collbench::scatter_naive {
 namespace {
 
 void run(Transport& t, const CollArgs& a) {
@@ -24,4 +24,4 @@ COLLBENCH_REGISTER({Op::scatter, "naive", "any", "the root sends every rank its 
                     "any world size, any root, any count", &run}, {.simplicity_rank = 20});
 
 }  // namespace
-}  // namespace collbench
+}  // namespace collbench::scatter_naive

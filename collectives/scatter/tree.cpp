@@ -12,7 +12,7 @@
 #include "collectives/registry.hpp"
 #include "collectives/schedules/tags.hpp"
 
-namespace collbench {
+namespace collbench::scatter_tree {
 namespace {
 
 namespace bt = patterns::binomial;
@@ -67,4 +67,4 @@ COLLBENCH_REGISTER({Op::scatter, "tree", "any",
                     {.simplicity_rank = 40});
 
 }  // namespace
-}  // namespace collbench
+}  // namespace collbench::scatter_tree

@@ -22,7 +22,7 @@
 namespace collbench {
 namespace {
 
-constexpr const char* kSchema = "collbench-expect/1";
+constexpr const char* kExpectSchema = "collbench-expect/1";
 constexpr const char* kAccepted =
     "; accepted: a collbench-expect/1 file (results/README.md \"Expectation files\"), e.g. written by "
     "collcompare RESULTS --write-expect FILE";
@@ -214,8 +214,8 @@ Expectations Expectations::parse(const std::string& text, const std::string& pat
     if (!kTop.count(key))
       bad(path, kv.first, "unknown key '" + key + "' (schema, tolerance, entries; generated, tool, sources, runs)");
   }
-  if (root["schema"] && name_of(path, root["schema"], "schema") != kSchema)
-    bad(path, root["schema"], "schema '" + root["schema"].Scalar() + "' is not " + kSchema);
+  if (root["schema"] && name_of(path, root["schema"], "schema") != kExpectSchema)
+    bad(path, root["schema"], "schema '" + root["schema"].Scalar() + "' is not " + kExpectSchema);
   const double tolerance = root["tolerance"] ? fraction(path, root["tolerance"]) : 0.0;
   const YAML::Node entries = root["entries"];
   if (!entries) bad(path, root, "no 'entries'");

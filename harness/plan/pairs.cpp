@@ -9,13 +9,13 @@
 namespace collbench {
 namespace {
 
-constexpr const char* kAccepted = "auto, all, or rank pairs SRC-DST with SRC != DST, e.g. 0-1,0-4";
+constexpr const char* kPairsAccepted = "auto, all, or rank pairs SRC-DST with SRC != DST, e.g. 0-1,0-4";
 
 int parse_rank(std::string_view s, std::string_view item) {
   int v = -1;
   const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
   if (s.empty() || ec != std::errc{} || end != s.data() + s.size() || v < 0)
-    throw UsageError("bad pair '" + std::string(item) + "'; accepted: " + kAccepted);
+    throw UsageError("bad pair '" + std::string(item) + "'; accepted: " + kPairsAccepted);
   return v;
 }
 
@@ -62,10 +62,10 @@ PairSpec parse_pairs(std::string_view text) {
     const std::string_view item = trimmed(text.substr(start, comma == std::string_view::npos ? comma : comma - start));
     const std::size_t dash = item.find('-');
     if (dash == std::string_view::npos)
-      throw UsageError("bad pair '" + std::string(item) + "'; accepted: " + kAccepted);
+      throw UsageError("bad pair '" + std::string(item) + "'; accepted: " + kPairsAccepted);
     const RankPair p{parse_rank(item.substr(0, dash), item), parse_rank(item.substr(dash + 1), item)};
     if (p.src == p.dst)
-      throw UsageError("pair '" + std::string(item) + "' names one rank twice; accepted: " + kAccepted);
+      throw UsageError("pair '" + std::string(item) + "' names one rank twice; accepted: " + kPairsAccepted);
     if (std::find(spec.list.begin(), spec.list.end(), p) == spec.list.end()) spec.list.push_back(p);
     if (comma == std::string_view::npos) break;
     start = comma + 1;

@@ -8,23 +8,23 @@
 namespace collbench {
 namespace {
 
-using nlohmann::json;
+using plain_json = nlohmann::json;  // not report_json.cpp's ordered_json
 
 [[noreturn]] void bad(const std::string& path, const std::string& why) {
   throw UsageError("--links " + path + ": " + why + "; accepted: a file collbench wrote with --links (or none: it is "
                                                     "created), schema " + kLinksSchema);
 }
 
-const json& field(const json& o, const char* name, json::value_t type, const std::string& path) {
+const plain_json& field(const plain_json& o, const char* name, plain_json::value_t type, const std::string& path) {
   const auto it = o.find(name);
-  const bool number = type == json::value_t::number_float;
+  const bool number = type == plain_json::value_t::number_float;
   if (it == o.end() || !(number ? it->is_number() : it->type() == type))
     bad(path, std::string("'") + name + "' missing or of the wrong type");
   return *it;
 }
 
-double finite(const json& o, const char* name, double lo, double hi, const std::string& path) {
-  const double v = field(o, name, json::value_t::number_float, path).get<double>();
+double finite(const plain_json& o, const char* name, double lo, double hi, const std::string& path) {
+  const double v = field(o, name, plain_json::value_t::number_float, path).get<double>();
   if (!std::isfinite(v) || v < lo || v > hi) bad(path, std::string("'") + name + "' out of range");
   return v;
 }
@@ -32,23 +32,23 @@ double finite(const json& o, const char* name, double lo, double hi, const std::
 }  // namespace
 
 LinksFile parse_links_file(const std::string& text, const std::string& path) {
-  json j;
+  plain_json j;
   try {
-    j = json::parse(text);
-  } catch (const json::exception&) {
+    j = plain_json::parse(text);
+  } catch (const plain_json::exception&) {
     bad(path, "not JSON");
   }
   if (!j.is_object()) bad(path, "not a JSON object");
-  if (field(j, "schema", json::value_t::string, path) != kLinksSchema) bad(path, "another schema");
+  if (field(j, "schema", plain_json::value_t::string, path) != kLinksSchema) bad(path, "another schema");
   LinksFile f;
-  f.backend = field(j, "backend", json::value_t::string, path).get<std::string>();
-  f.device = field(j, "device", json::value_t::string, path).get<std::string>();
-  const json& rates = field(j, "rates", json::value_t::array, path);
+  f.backend = field(j, "backend", plain_json::value_t::string, path).get<std::string>();
+  f.device = field(j, "device", plain_json::value_t::string, path).get<std::string>();
+  const plain_json& rates = field(j, "rates", plain_json::value_t::array, path);
   if (rates.size() > 64) bad(path, "more rates than a job has link classes and hosts for");
-  for (const json& r : rates) {
+  for (const plain_json& r : rates) {
     if (!r.is_object()) bad(path, "a rate that is not an object");
     LinksFile::Entry e;
-    e.link = field(r, "link", json::value_t::string, path).get<std::string>();
+    e.link = field(r, "link", plain_json::value_t::string, path).get<std::string>();
     if (e.link != "intra" && e.link != "inter") bad(path, "'link' is neither intra nor inter");
     e.rate.GBps = finite(r, "GBps", 1e-9, 1e6, path);
     e.rate.src = static_cast<int>(finite(r, "src", 0, 1 << 24, path));
@@ -56,9 +56,9 @@ LinksFile parse_links_file(const std::string& text, const std::string& path) {
     e.rate.bytes = static_cast<std::uint64_t>(finite(r, "bytes", 1, 1ull << 40, path));
     e.rate.samples = static_cast<int>(finite(r, "samples", 1, 1 << 20, path));
     e.rate.spread = finite(r, "spread", 0, 1e6, path);
-    e.rate.src_host = field(r, "src_host", json::value_t::string, path).get<std::string>();
-    e.rate.dst_host = field(r, "dst_host", json::value_t::string, path).get<std::string>();
-    e.run_id = field(r, "run_id", json::value_t::string, path).get<std::string>();
+    e.rate.src_host = field(r, "src_host", plain_json::value_t::string, path).get<std::string>();
+    e.rate.dst_host = field(r, "dst_host", plain_json::value_t::string, path).get<std::string>();
+    e.run_id = field(r, "run_id", plain_json::value_t::string, path).get<std::string>();
     e.rate.reused_from = path;
     f.rates.push_back(std::move(e));
   }
@@ -66,7 +66,7 @@ LinksFile parse_links_file(const std::string& text, const std::string& path) {
 }
 
 std::string format_links_file(const LinksFile& f) {
-  json rates = json::array();
+  plain_json rates = plain_json::array();
   for (const auto& e : f.rates)
     rates.push_back({{"link", e.link},
                      {"GBps", e.rate.GBps},
@@ -78,7 +78,8 @@ std::string format_links_file(const LinksFile& f) {
                      {"samples", e.rate.samples},
                      {"spread", e.rate.spread},
                      {"run_id", e.run_id}});
-  return json{{"schema", kLinksSchema}, {"backend", f.backend}, {"device", f.device}, {"rates", rates}}.dump(1) + "\n";
+  return plain_json{{"schema", kLinksSchema}, {"backend", f.backend}, {"device", f.device}, {"rates", rates}}.dump(1) +
+         "\n";
 }
 
 std::optional<LinkRate> reusable_rate(const LinksFile& f, const std::string& backend, const std::string& device,

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <optional>
 
+#include "harness/report/text.hpp"
+
 namespace collbench {
 namespace {
 
@@ -55,12 +57,6 @@ std::string class_title(const std::vector<PointResult>& row, const char* link, c
   return std::string(link) + ": median of " + std::to_string(in.size()) + " pairs";
 }
 
-std::string centered(const std::string& text, int width) {
-  const int pad = std::max(0, width - static_cast<int>(text.size()));
-  return std::string(static_cast<std::size_t>(pad - pad / 2), ' ') + text +
-         std::string(static_cast<std::size_t>(pad / 2), ' ');
-}
-
 void print_class(std::FILE* out, const ClassSummary& c) {
   if (!c.time_us) {
     std::fprintf(out, "  %10s %10s", "-", "-");
@@ -92,7 +88,8 @@ void P2pTable::begin() {
 
 void P2pTable::print_column_header(const std::vector<PointResult>& row) const {
   std::string titles = "#" + std::string(11, ' ');
-  for (const char* link : {"intra", "inter"}) titles += centered(class_title(row, link, host_of_rank_), kClassWidth);
+  for (const char* link : {"intra", "inter"})
+    titles += text::centered(class_title(row, link, host_of_rank_), kClassWidth);
   std::fprintf(out_, "%s  %8s\n", titles.c_str(), "inter/");
   std::fprintf(out_, "#%11s  %10s %10s  %10s %10s  %8s %6s\n", "size", "time", "bw", "time", "bw", "intra", "#wrong");
   std::fprintf(out_, "#%11s  %10s %10s  %10s %10s  %8s %6s\n", "(B)", "(us)", "(GB/s)", "(us)", "(GB/s)", "(time)", "");

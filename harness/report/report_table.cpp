@@ -6,6 +6,7 @@
 
 #include "harness/exit_status.hpp"
 #include "harness/report/ranking.hpp"
+#include "harness/report/text.hpp"
 #include "harness/runtime/provenance.hpp"
 
 namespace collbench {
@@ -27,21 +28,13 @@ int group_width(TableReport::Form f, bool eff) {
 
 int prefix_width(TableReport::Form f) { return f == TableReport::Form::full ? kPrefixFull : kPrefixSmall; }
 
-// Columns a string takes on a terminal (UTF-8: continuation bytes take none).
-int display_width(const std::string& s) {
-  int n = 0;
-  for (unsigned char c : s) n += (c & 0xC0) != 0x80;
-  return n;
-}
+using text::display_width;
+using text::pad_right;
 
-std::string pad_right(const std::string& s, int width) {
-  return s + std::string(static_cast<std::size_t>(std::max(0, width - display_width(s))), ' ');
-}
-
-std::string centered(std::string text, int width) {
-  if (display_width(text) > width) text = text.substr(0, static_cast<std::size_t>(std::max(0, width)));
-  const int pad = std::max(0, width - display_width(text));
-  return std::string(static_cast<std::size_t>(pad - pad / 2), ' ') + text + std::string(static_cast<std::size_t>(pad / 2), ' ');
+// Cut to `width` bytes first: a table's group is never wider than its columns.
+std::string centered(std::string s, int width) {
+  if (display_width(s) > width) s = s.substr(0, static_cast<std::size_t>(std::max(0, width)));
+  return text::centered(s, width);
 }
 
 std::string format(const char* fmt, auto... args) {

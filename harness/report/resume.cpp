@@ -14,22 +14,23 @@
 namespace collbench {
 namespace {
 
-using json = nlohmann::json;
+using plain_json = nlohmann::json;  // not report_json.cpp's ordered_json: its dump sorts keys,
+                                    // so keys compare whatever the order
 
 // The identity fields, in one order, as one string (the same for records and results).
-std::string join_key(const json& k) { return k.dump(); }
+std::string join_key(const plain_json& k) { return k.dump(); }
 
-json key_fields(const json& r) {
-  json k = json::array();
+plain_json key_fields(const plain_json& r) {
+  plain_json k = plain_json::array();
   for (std::string_view f : kPointIdentity) {  // collectives/op_traits.hpp
     const auto it = r.find(f);
     // "cache" is written on every record since --cache exists; older ones were all hot.
-    k.push_back(it != r.end() ? *it : f == "cache" ? json("hot") : json());
+    k.push_back(it != r.end() ? *it : f == "cache" ? plain_json("hot") : plain_json());
   }
   return k;
 }
 
-bool counts_as_done(const json& r) {
+bool counts_as_done(const plain_json& r) {
   if (r.value("skipped", false) == true) return true;
   const auto wrong = r.find("wrong");
   return wrong != r.end() && wrong->is_number_integer() && wrong->get<long long>() == 0;
@@ -51,7 +52,7 @@ std::set<std::string> deserialise(const std::string& s) {
 
 }  // namespace
 
-std::optional<std::string> record_key(const json& r) {
+std::optional<std::string> record_key(const plain_json& r) {
   if (!r.is_object() || r.value("type", "") != "result" || r.value("schema", "") != kSchema) return std::nullopt;
   return join_key(key_fields(r));
 }
@@ -59,7 +60,7 @@ std::optional<std::string> record_key(const json& r) {
 std::string point_key(const PointResult& base) {
   // Through result_json, so the key can never drift from what is written to the file.
   const auto ordered = result_json(base, "");
-  return join_key(key_fields(json::parse(ordered.dump())));
+  return join_key(key_fields(plain_json::parse(ordered.dump())));
 }
 
 std::set<std::string> read_done_points(const std::string& path, const std::function<void(const std::string&)>& warn) {
@@ -70,7 +71,7 @@ std::set<std::string> read_done_points(const std::string& path, const std::funct
   for (std::string line; std::getline(in, line);) {
     ++lineno;
     if (line.empty()) continue;
-    const json r = json::parse(line, nullptr, /*allow_exceptions=*/false);
+    const plain_json r = plain_json::parse(line, nullptr, /*allow_exceptions=*/false);
     if (r.is_discarded()) {
       warn(path + ":" + std::to_string(lineno) + ": not valid JSON (a truncated record?), ignored");
       continue;

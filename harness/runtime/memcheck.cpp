@@ -43,7 +43,7 @@ constexpr std::uint64_t kFixedExtraBytes = 64ull << 20;
 // already gone from cudaMemGetInfo's free bytes when the point is checked.
 constexpr std::uint64_t kFixedDeviceBytes = 32ull << 20;
 
-std::string mib(std::uint64_t b) { return std::to_string(b >> 20) + " MiB"; }
+std::string whole_mib(std::uint64_t b) { return std::to_string(b >> 20) + " MiB"; }
 
 }  // namespace
 
@@ -98,8 +98,9 @@ DevicePointMemory device_point_memory_need(Op op, std::uint64_t chunk_count, DTy
 std::optional<std::string> device_memory_shortfall(std::uint64_t need, int ranks_per_device, std::uint64_t free) {
   const unsigned __int128 total = static_cast<unsigned __int128>(need) * static_cast<unsigned>(ranks_per_device);
   if (free == 0 || total <= free) return std::nullopt;
-  return "not enough device memory: " + std::to_string(ranks_per_device) + " rank(s) on one GPU need " + mib(need) +
-         " each (" + mib(static_cast<std::uint64_t>(total)) + ") but the GPU has " + mib(free) + " free";
+  return "not enough device memory: " + std::to_string(ranks_per_device) + " rank(s) on one GPU need " +
+         whole_mib(need) + " each (" + whole_mib(static_cast<std::uint64_t>(total)) + ") but the GPU has " +
+         whole_mib(free) + " free";
 }
 
 std::optional<std::string> memory_shortfall(std::uint64_t need, int ranks_on_node, std::uint64_t available) {
@@ -134,8 +135,8 @@ std::optional<std::string> plan_memory_problem(const std::vector<Block>& plan, i
                                    .total();
     if (auto why = memory_shortfall(need, ranks_on_node, available))
       return std::string(op_name(b->op)) + " at " + std::to_string(big.bytes) + " B" +
-             (b->settings.cache_cold ? " (--cache cold: a pool of " + mib(need) + " with its overheads)" : "") + ": " +
-             *why + "; accepted: a smaller --max-bytes" + (b->settings.cache_cold ? " or --cache-pool" : "") +
+             (b->settings.cache_cold ? " (--cache cold: a pool of " + whole_mib(need) + " with its overheads)" : "") +
+             ": " + *why + "; accepted: a smaller --max-bytes" + (b->settings.cache_cold ? " or --cache-pool" : "") +
              (buffer_copies(b->settings, b->algos.size()) > 1 ? ", fewer algorithms with --interleave (each has its own buffers)" : "") +
              ", or fewer ranks per node";
   }

@@ -235,7 +235,7 @@ std::optional<Format> format_of(const std::string& path) {
   return std::nullopt;
 }
 
-constexpr const char* kAccepted =
+constexpr const char* kModelAccepted =
     "accepted: {\"name\": ..., \"params\": [{\"name\": \"fc.weight\", \"shape\": [1000, 2048], \"dtype\": "
     "\"float32\"}, "
     "...]} in JSON or YAML";
@@ -280,7 +280,7 @@ class Loader {
   }
 
   Model finish(std::string name) const {
-    if (params_.empty()) fail("", "'params' is empty; " + std::string(kAccepted));
+    if (params_.empty()) fail("", "'params' is empty; " + std::string(kModelAccepted));
     if (name.empty()) name = std::filesystem::path(path_).stem().string();
     return Model{std::move(name), "file:" + path_, params_};
   }
@@ -299,7 +299,7 @@ Model from_json(const std::string& text, Loader& ld) {
   } catch (const json::parse_error& e) {
     ld.fail("line " + std::to_string(line_of_byte(text, e.byte)), json_parse_reason(e.what()));
   }
-  if (!root.is_object()) ld.fail("", std::string("not a JSON object; ") + kAccepted);
+  if (!root.is_object()) ld.fail("", std::string("not a JSON object; ") + kModelAccepted);
   std::string name;
   for (const auto& [key, v] : root.items()) {
     if (key == "name") {
@@ -309,9 +309,9 @@ Model from_json(const std::string& text, Loader& ld) {
       ld.fail("", "unknown key '" + key + "'; accepted: name, params");
     }
   }
-  if (!root.contains("params")) ld.fail("", std::string("missing 'params'; ") + kAccepted);
+  if (!root.contains("params")) ld.fail("", std::string("missing 'params'; ") + kModelAccepted);
   const json& params = root["params"];
-  if (!params.is_array()) ld.fail("", std::string("'params' is not a list; ") + kAccepted);
+  if (!params.is_array()) ld.fail("", std::string("'params' is not a list; ") + kModelAccepted);
   for (std::size_t i = 0; i < params.size(); ++i) {
     const json& jp = params[i];
     const std::string where = "params[" + std::to_string(i) + "]";
@@ -362,7 +362,7 @@ std::string yaml_scalar(const Loader& ld, const std::string& where, const YAML::
 }
 
 Model from_yaml_root(const YAML::Node& root, Loader& ld) {
-  if (!root.IsMap()) ld.fail(yaml_line(root.Mark()), std::string("not a YAML mapping; ") + kAccepted);
+  if (!root.IsMap()) ld.fail(yaml_line(root.Mark()), std::string("not a YAML mapping; ") + kModelAccepted);
   std::string name;
   std::optional<YAML::Node> params;
   for (const auto& kv : root) {
@@ -374,10 +374,11 @@ Model from_yaml_root(const YAML::Node& root, Loader& ld) {
     else
       ld.fail(yaml_line(kv.first.Mark()), "unknown key '" + key + "'; accepted: name, params");
   }
-  if (!params) ld.fail("", std::string("missing 'params'; ") + kAccepted);
+  if (!params) ld.fail("", std::string("missing 'params'; ") + kModelAccepted);
   if (params->IsNull() || (params->IsSequence() && params->size() == 0))
-    ld.fail(yaml_line(params->Mark()), std::string("'params' is empty; ") + kAccepted);
-  if (!params->IsSequence()) ld.fail(yaml_line(params->Mark()), std::string("'params' is not a list; ") + kAccepted);
+    ld.fail(yaml_line(params->Mark()), std::string("'params' is empty; ") + kModelAccepted);
+  if (!params->IsSequence())
+    ld.fail(yaml_line(params->Mark()), std::string("'params' is not a list; ") + kModelAccepted);
   std::size_t i = 0;
   for (const YAML::Node& yp : *params) {
     const std::string where = yaml_line(yp.Mark()) + ": params[" + std::to_string(i++) + "]";
@@ -416,7 +417,7 @@ Model from_yaml(const std::string& text, Loader& ld) {
   } catch (const YAML::Exception& e) {
     ld.fail(yaml_line(e.mark), "YAML syntax error: " + e.msg);
   }
-  if (root.IsNull()) ld.fail("", std::string("the file is empty; ") + kAccepted);
+  if (root.IsNull()) ld.fail("", std::string("the file is empty; ") + kModelAccepted);
   try {
     return from_yaml_root(root, ld);
   } catch (const YAML::Exception& e) {  // a conversion yaml-cpp refuses

@@ -12,7 +12,7 @@
 namespace collbench::workload {
 namespace {
 
-constexpr const char* kAccepted =
+constexpr const char* kProfileAccepted =
     "accepted: forward_ms, optimizer_ms (numbers >= 0) and backward_ms (module name -> ms), e.g. "
     "{forward_ms: 60, optimizer_ms: 10, backward_ms: {fc: 0.4, layer4: 21}}";
 
@@ -50,7 +50,7 @@ ComputeProfile parse_compute_profile(const std::string& text, const std::string&
   } catch (const YAML::Exception& e) {
     fail(path, e.mark, e.msg);
   }
-  if (!root.IsMap()) fail(path, root.Mark(), std::string("not a mapping; ") + kAccepted);
+  if (!root.IsMap()) fail(path, root.Mark(), std::string("not a mapping; ") + kProfileAccepted);
   ComputeProfile p;
   std::optional<YAML::Node> backward;
   bool forward = false, optimizer = false;
@@ -65,10 +65,10 @@ ComputeProfile parse_compute_profile(const std::string& text, const std::string&
     } else if (key == "backward_ms") {
       backward = kv.second;
     } else {
-      fail(path, kv.first.Mark(), "unknown key '" + key + "'; " + kAccepted);
+      fail(path, kv.first.Mark(), "unknown key '" + key + "'; " + kProfileAccepted);
     }
   }
-  if (!forward || !optimizer || !backward) fail(path, root.Mark(), std::string("missing a key; ") + kAccepted);
+  if (!forward || !optimizer || !backward) fail(path, root.Mark(), std::string("missing a key; ") + kProfileAccepted);
   if (!backward->IsMap() || backward->size() == 0)
     fail(path, backward->Mark(), "'backward_ms' is not a mapping of module names to ms");
   // Each parameter's entry: the longest covering prefix.

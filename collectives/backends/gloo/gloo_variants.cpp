@@ -47,7 +47,7 @@
 
 #include "collectives/backends/gloo/gloo_library.hpp"
 
-namespace collbench {
+namespace collbench::gloo_variants {
 namespace {
 
 using namespace gloo_library;
@@ -267,4 +267,4 @@ bool register_all(std::index_sequence<I...>) {
 [[maybe_unused]] const bool registered = register_all(std::make_index_sequence<std::size(kVariants)>{});
 
 }  // namespace
-}  // namespace collbench
+}  // namespace collbench::gloo_variants

@@ -7,7 +7,7 @@
 #include "collectives/backends/mpi/mpi_library.hpp"
 #include "collectives/backends/mpi/mpi_ompi_vars.hpp"
 
-namespace collbench {
+namespace collbench::mpi_han {
 namespace {
 
 using namespace mpi_library;
@@ -24,7 +24,7 @@ constexpr int kHanPriority = 100;
 // The communicator han serves: every rank of `t`, made on the first call.
 Transport& han_transport(Transport& t) {
   constexpr std::string_view kName = "library/han";
-  mpi(t);
+  mpi_library::mpi(t);  // not the namespace collbench::mpi (quiet_comm.hpp)
   // han splits by node itself and declines (falls back to tuned) within one node.
   if (t.node_layout().nodes() < 2)
     throw NotSupported("han is a hierarchical component: Open MPI uses it only across nodes", t.error_context());
@@ -58,4 +58,4 @@ COLLBENCH_REGISTER({Op::allreduce, "han", "mpi", "MPI_Allreduce served by Open M
 COLLBENCH_REGISTER({Op::allgather, "han", "mpi", "MPI_Allgather served by Open MPI's coll/han (node-aware)", kHan, &on_han<allgather>, nullptr, nullptr, false, &han_config}, AlgoTraits{.node_aware = true, .simplicity_rank = 10});
 
 }  // namespace
-}  // namespace collbench
+}  // namespace collbench::mpi_han

@@ -299,11 +299,7 @@ LibraryConfig default_config(const AlgoEntry& e, const CollArgs&) {
 #endif
 }
 
-}  // namespace mpi_library
-
 namespace {
-
-using namespace mpi_library;
 
 constexpr const char* kAny = "any world size, any root, any count below 2^31 elements";
 
@@ -322,4 +318,5 @@ COLLBENCH_REGISTER({Op::reduce_scatter, "library", "mpi", "MPI_Reduce_scatter_bl
 COLLBENCH_REGISTER({Op::alltoall, "library", "mpi", "MPI_Alltoall", kAny, &alltoall, nullptr, nullptr, false, &default_config, false, &prepare<bind_alltoall>});
 
 }  // namespace
+}  // namespace mpi_library
 }  // namespace collbench
