@@ -10,7 +10,10 @@
 # GoogleTest users) are what the build pays for, and clang -O0 compiles them ~3.4x faster than
 # GCC -O1 with the same sanitizers (report_json.cpp 8.5 s vs 29 s of CPU); the time the unit
 # tests run is spent in collbench_collectives (algorithms, reduce kernels, the thread transport,
-# verification), which stays at -O1. The tree is kept, so a second run rebuilds what changed.
+# verification), which stays at -O1. Both trees compile their sources in batches (COLLBENCH_UNITY:
+# a unity build; the headers are parsed once per batch): the sanitizer tree's unit targets in
+# 136 s instead of 234 s, MPICH's suite in 66 s instead of 135 s (2 cores, Xeon VM, 2026-11-28).
+# The tree is kept, so a second run rebuilds what changed.
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 case ${1:-} in -h | --help) usage_from_header; exit 0 ;; esac
@@ -25,12 +28,14 @@ step() { say "$* ($(date +%T))"; }
 configure() {
   command -v clang++ >/dev/null || die "clang++ not found (scripts/deps.sh installs clang libclang-rt-14-dev)"
   if [[ -f $TREE/CMakeCache.txt ]]; then
-    # a tree of this script's (an older one was GCC's, without the fuzzers): keep it, else start anew
-    grep -q '^COLLBENCH_FUZZ:BOOL=ON' "$TREE/CMakeCache.txt" && return 0
+    # a tree of this script's (older ones were GCC's, without the fuzzers or batches): keep it, else start anew
+    grep -q '^COLLBENCH_FUZZ:BOOL=ON' "$TREE/CMakeCache.txt" &&
+      grep -q '^COLLBENCH_UNITY:BOOL=ON' "$TREE/CMakeCache.txt" && return 0
     rm -rf "$TREE"
   fi
   cmake -S "$ROOT" -B "$TREE" -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_C_COMPILER=clang \
-    -DCOLLBENCH_SANITIZE=ON -DCOLLBENCH_FUZZ=ON -DCOLLBENCH_CUDA=OFF -DCOLLBENCH_NCCL=OFF -DCOLLBENCH_BENCH=OFF \
+    -DCOLLBENCH_SANITIZE=ON -DCOLLBENCH_FUZZ=ON -DCOLLBENCH_UNITY=ON \
+    -DCOLLBENCH_CUDA=OFF -DCOLLBENCH_NCCL=OFF -DCOLLBENCH_BENCH=OFF \
     -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O0 -g1 -DNDEBUG" \
     -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O0 -g1 -DNDEBUG" -DCOLLBENCH_COLLECTIVES_OPTIONS=-O1 \
     -DPython3_EXECUTABLE=/usr/bin/python3 >"$TREE.configure.log" 2>&1 || { cat "$TREE.configure.log"; exit 1; }
@@ -97,13 +102,15 @@ mpich() {
   local tree=build-mpich
   command -v mpicxx.mpich >/dev/null || die "mpicxx.mpich not found (scripts/deps.sh installs libmpich-dev mpich)"
   if [[ ! -f $tree/CMakeCache.txt ]]; then
-    cmake -S "$ROOT" -B "$tree" -DCOLLBENCH_MPI=mpich -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_C_COMPILER=clang \
+    cmake -S "$ROOT" -B "$tree" -DCOLLBENCH_MPI=mpich -DCOLLBENCH_UNITY=ON \
+      -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_C_COMPILER=clang \
       -DCOLLBENCH_CUDA=OFF -DCOLLBENCH_NCCL=OFF -DCOLLBENCH_BENCH=OFF -DCMAKE_BUILD_TYPE=RelWithDebInfo \
       -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O0 -g0 -DNDEBUG" -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O0 -g0 -DNDEBUG" \
       -DCOLLBENCH_COLLECTIVES_OPTIONS=-O1 -DPython3_EXECUTABLE=/usr/bin/python3 >"$tree.configure.log" 2>&1 ||
       { cat "$tree.configure.log"; exit 1; }
   else
-    cmake "$tree" >"$tree.configure.log" 2>&1 || { cat "$tree.configure.log"; exit 1; }  # a kept tree: new targets
+    # a kept tree: new targets
+    cmake -DCOLLBENCH_UNITY=ON "$tree" >"$tree.configure.log" 2>&1 || { cat "$tree.configure.log"; exit 1; }
   fi
   step "MPICH build ($tree)"
   cmake --build "$tree" -j"$JOBS" --target collbench_mpich_suite
