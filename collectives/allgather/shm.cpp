@@ -27,7 +27,9 @@ double traffic(int n, const CollArgs& a, bool reg);
 ClaimChoice claiming(const PeerMemory& pm, int n, const CollArgs& a, bool reg) {
   if (!reg && schedules::peer::kernel_copies(pm, a.bytes(a.count))) return {.kernel_copy = true};
   const double traffic_bytes = traffic(n, schedules::peer::first_round(a, schedules::peer::stage_step(pm, a)), reg);
-  return {!reg && n == 2 && schedules::peer::claims(pm, traffic_bytes), traffic_bytes};
+  const bool claims = !reg && n == 2 && schedules::peer::claims(pm, traffic_bytes);
+  // Only a claimed copy goes by segments.
+  return {claims, traffic_bytes, false, claims ? schedules::peer::segment_bytes(pm, a) : 0};
 }
 
 // One staged round: elements [off, off + len) of every rank's block, through a stage of len
@@ -47,7 +49,7 @@ void staged_round(PeerMemory& pm, MemorySpace& m, const CollArgs& a, std::size_t
   for (int i = 1; i < n; ++i) {  // staggered: rank r starts with r + 1, so blocks are read evenly
     const int k = (r + i) % n;
     pm.wait(k, base + kInputsReady);
-    schedules::peer::copy_claiming(m, claim, at(k), pm.peer(stage, k), bytes);
+    schedules::peer::copy_claiming(pm, m, a, claim, at(k), pm.peer(stage, k), bytes);
   }
   pm.end_call(base, false);  // only the stage was read
 }

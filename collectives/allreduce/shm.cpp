@@ -28,7 +28,7 @@ void small_words(Transport& t, PeerMemory& pm, const CollArgs& a) {
   const std::uint64_t base = schedules::peer::exchange_words(pm, a.send, a.bytes(a.count), words);
   schedules::peer::RankPointers inputs(n);
   for (int k = 0; k < n; ++k) inputs[k] = words[k].data();  // rank order: every rank's sum in the same order
-  schedules::peer::reduce_inputs(t.memory(), a, a.recv, inputs, a.count);
+  schedules::peer::reduce_inputs(pm, t.memory(), a, a.recv, inputs, a.count);
   pm.end_alternating_call(base);
 }
 
@@ -61,7 +61,7 @@ void small_staged(Transport& t, PeerMemory& pm, const CollArgs& a) {
   } else {
     schedules::peer::peer_inputs(pm, stage, stage, base + kInputsReady, 0, inputs);
   }
-  schedules::peer::reduce_inputs(m, a, a.recv, inputs, a.count);
+  schedules::peer::reduce_inputs(pm, m, a, a.recv, inputs, a.count);
   pm.end_alternating_call(base);
 }
 
@@ -72,7 +72,7 @@ void small_registered(Transport& t, PeerMemory& pm, const CollArgs& a) {
   pm.raise(base + kInputsReady);
   schedules::peer::RankPointers inputs(t.size());
   schedules::peer::peer_inputs(pm, a.send, a.send, base + kInputsReady, 0, inputs);  // rank order: the same bits
-  schedules::peer::reduce_inputs(t.memory(), a, a.recv, inputs, a.count);
+  schedules::peer::reduce_inputs(pm, t.memory(), a, a.recv, inputs, a.count);
   pm.end_call(base, true);
 }
 
@@ -87,7 +87,7 @@ ClaimChoice claiming(const PeerMemory& pm, int n, const CollArgs& a, bool reg) {
   const double traffic_bytes = traffic(n, reg ? a : schedules::peer::first_round(a, schedules::peer::stage_step(pm, a)), reg);
   return {a.bytes(a.count) >= schedules::peer::kSmallBytes && (!reg || n == 2) &&
               schedules::peer::claims(pm, traffic_bytes),
-          traffic_bytes};
+          traffic_bytes, false, schedules::peer::segment_bytes(pm, a)};
 }
 
 // One call over the whole message (registered) or one round of at most stage_bytes() (staged).
@@ -113,7 +113,7 @@ void round(Transport& t, PeerMemory& pm, const CollArgs& a, bool reg, bool claim
   for (auto& p : inputs) p = elem_ptr(p, mine.offset, a.dtype);
   std::byte* result = reg ? static_cast<std::byte*>(a.recv) : stage;
   const schedules::peer::ClaimPeers peers{r, n, r};
-  schedules::peer::reduce_inputs(m, a, result + a.bytes(mine.offset), inputs, mine.count,
+  schedules::peer::reduce_inputs(pm, m, a, result + a.bytes(mine.offset), inputs, mine.count,
                                  claim && !reg ? &peers : nullptr);
   // Staged, the own slice's copy out of the stage overlaps the peers' copies of it, unless a
   // peer claims it (2 ranks): then it comes first, as a claim writes the lines it reads.
@@ -128,7 +128,7 @@ void round(Transport& t, PeerMemory& pm, const CollArgs& a, bool reg, bool claim
     const int q = (r + k) % n;
     const patterns::Range s = patterns::chunk(a.count, n, q);
     pm.wait(q, base + kSliceReduced);
-    schedules::peer::copy_claiming(m, claimed, elem_ptr(a.recv, s.offset, a.dtype),
+    schedules::peer::copy_claiming(pm, m, a, claimed, elem_ptr(a.recv, s.offset, a.dtype),
                                    pm.peer(result + a.bytes(s.offset), q), a.bytes(s.count));
   }
   // Registered: peers read this rank's send and recv, which the caller owns once this returns.

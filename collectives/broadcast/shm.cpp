@@ -10,7 +10,6 @@
 
 #include "collectives/patterns/chunks.hpp"
 #include "collectives/registry.hpp"
-#include "collectives/schedules/defaults.hpp"
 #include "collectives/schedules/peer.hpp"
 
 namespace collbench::broadcast_shm {
@@ -27,7 +26,8 @@ double traffic(int n, const CollArgs& a, bool reg);
 // traffic (schedules/peer.hpp). Registered, the root's send is the user's: never claimed.
 ClaimChoice claiming(const PeerMemory& pm, int n, const CollArgs& a, bool reg) {
   const double traffic_bytes = traffic(n, schedules::peer::first_round(a, schedules::peer::stage_step(pm, a)), reg);
-  return {!reg && n == 2 && schedules::peer::claims(pm, traffic_bytes), traffic_bytes};
+  return {!reg && n == 2 && schedules::peer::claims(pm, traffic_bytes), traffic_bytes, false,
+          reg ? 0 : schedules::peer::segment_bytes(pm, a)};
 }
 
 // One call over the whole message (registered) or one round of at most stage_bytes() (staged).
@@ -37,7 +37,10 @@ void round(Transport& t, PeerMemory& pm, const CollArgs& a, bool reg, bool claim
   const std::size_t bytes = a.bytes(a.count);
   MemorySpace& m = t.memory();
   void* stage = reg ? nullptr : pm.scratch("broadcast/shm", bytes);  // collective: on every rank
-  const std::size_t seg_elems = schedules::segment_elems(a, schedules::kPipelineSegmentBytes);
+  // The stage's pipeline: segments of schedules::peer::segment_bytes (the L1's), at most
+  // kMaxSegments of them a round. On the Xeon VM the 32 KiB segments read 1.67-1.86x the library
+  // from 64 KiB to 1 MiB where the earlier 256 KiB ones read 1.28-1.56x (bench/README.md).
+  const std::size_t seg_elems = std::max<std::size_t>(1, schedules::peer::segment_bytes(pm, a) / a.elem_size());
   const int segments =
       reg ? 1 : static_cast<int>(std::clamp<std::size_t>((a.count + seg_elems - 1) / seg_elems, 1, kMaxSegments));
   const std::uint64_t base = pm.begin_call();
@@ -60,8 +63,8 @@ void round(Transport& t, PeerMemory& pm, const CollArgs& a, bool reg, bool claim
   for (int s = 0; s < segments; ++s) {
     const patterns::Range seg = patterns::chunk(a.count, segments, s);
     pm.wait(a.root, base + kFirstSegment + static_cast<std::uint64_t>(s));
-    schedules::peer::copy_claiming(m, claim, elem_ptr(a.recv, seg.offset, a.dtype), elem_ptr(src, seg.offset, a.dtype),
-                                   a.bytes(seg.count));
+    schedules::peer::copy_claiming(pm, m, a, claim, elem_ptr(a.recv, seg.offset, a.dtype),
+                                   elem_ptr(src, seg.offset, a.dtype), a.bytes(seg.count));
   }
   // Nobody reads a non-root's buffers: it need not wait for the others; its next call does.
   pm.end_call(base, false);

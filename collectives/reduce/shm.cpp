@@ -21,7 +21,8 @@ double traffic(int n, const CollArgs& a, bool reg);
 // (schedules/peer.hpp). Registered, the inputs are the users' sends: never claimed.
 ClaimChoice claiming(const PeerMemory& pm, int n, const CollArgs& a, bool reg) {
   const double traffic_bytes = traffic(n, schedules::peer::first_round(a, schedules::peer::stage_step(pm, a)), reg);
-  return {!reg && schedules::peer::claims(pm, traffic_bytes), traffic_bytes};
+  return {!reg && schedules::peer::claims(pm, traffic_bytes), traffic_bytes, false,
+          schedules::peer::segment_bytes(pm, a)};
 }
 
 // One call over the whole message (registered) or one round of at most stage_bytes() (staged).
@@ -53,7 +54,7 @@ void round(Transport& t, PeerMemory& pm, const CollArgs& a, bool reg, bool claim
       // Own input first: in place, recv is send and must be read before it is written.
       schedules::peer::peer_inputs(pm, in, a.send, base + kInputsReady, r, inputs);
       const schedules::peer::ClaimPeers peers{r, n, r};  // the root alone reads them
-      schedules::peer::reduce_inputs(m, a, a.recv, inputs, a.count, claim ? &peers : nullptr);
+      schedules::peer::reduce_inputs(pm, m, a, a.recv, inputs, a.count, claim ? &peers : nullptr);
     }
     // Registered: the root reads the others' sends, which their callers own once they return.
     pm.end_call(base, reg);
@@ -67,7 +68,8 @@ void round(Transport& t, PeerMemory& pm, const CollArgs& a, bool reg, bool claim
   // send, so in place is safe); the others' into the root's recv (registered) or their stage.
   void* out = r == a.root ? a.recv : reg ? pm.peer(a.recv, a.root) : stage;
   const schedules::peer::ClaimPeers peers{r, n, a.root};  // only this rank reads slice r
-  schedules::peer::reduce_inputs(m, a, elem_ptr(out, mine.offset, a.dtype), inputs, mine.count, claim ? &peers : nullptr);
+  schedules::peer::reduce_inputs(pm, m, a, elem_ptr(out, mine.offset, a.dtype), inputs, mine.count,
+                                 claim ? &peers : nullptr);
   if (reg) {
     // The root's settling end_call waits for every rank's kDone, raised after its slice is
     // written: no separate step. Every rank's send is read by its peers: all settle.
@@ -80,7 +82,7 @@ void round(Transport& t, PeerMemory& pm, const CollArgs& a, bool reg, bool claim
       const int q = (r + i) % n;
       const patterns::Range s = patterns::chunk(a.count, n, q);
       pm.wait(q, base + kSliceReduced);
-      schedules::peer::copy_claiming(m, claim, elem_ptr(a.recv, s.offset, a.dtype),
+      schedules::peer::copy_claiming(pm, m, a, claim, elem_ptr(a.recv, s.offset, a.dtype),
                                      pm.peer(stage + a.bytes(s.offset), q), a.bytes(s.count));
     }
   }
@@ -100,7 +102,7 @@ void small_words(Transport& t, PeerMemory& pm, const CollArgs& a) {
   if (t.rank() == a.root) {
     schedules::peer::RankPointers inputs(n);
     for (int k = 0; k < n; ++k) inputs[k] = words[k].data();
-    schedules::peer::reduce_inputs(t.memory(), a, a.recv, inputs, a.count);
+    schedules::peer::reduce_inputs(pm, t.memory(), a, a.recv, inputs, a.count);
   }
   pm.end_alternating_call(base);
 }

@@ -27,7 +27,8 @@ std::size_t round_step(const PeerMemory& pm, const CollArgs& a, int n) {
 // traffic (schedules/peer.hpp). Registered, the inputs are the users' sends: never claimed.
 ClaimChoice claiming(const PeerMemory& pm, int n, const CollArgs& a, bool reg) {
   const double traffic_bytes = traffic(n, schedules::peer::first_round(a, round_step(pm, a, n)), reg);
-  return {!reg && schedules::peer::claims(pm, traffic_bytes), traffic_bytes};
+  return {!reg && schedules::peer::claims(pm, traffic_bytes), traffic_bytes, false,
+          schedules::peer::segment_bytes(pm, a)};
 }
 
 // Staged: rounds over elements [off, off + k) of every block, at most stage_bytes() in all, so
@@ -51,7 +52,7 @@ void staged(Transport& t, PeerMemory& pm, const CollArgs& a) {
     schedules::peer::peer_inputs(pm, stage, a.send, base + kInputsReady, r, inputs);
     inputs[0] = elem_ptr(a.send, ur * a.count + off, a.dtype);
     for (std::size_t i = 1; i < un; ++i) inputs[i] = elem_ptr(inputs[i], ur * k, a.dtype);
-    schedules::peer::reduce_inputs(m, a, elem_ptr(a.recv, off, a.dtype), inputs, k, claim ? &peers : nullptr);
+    schedules::peer::reduce_inputs(pm, m, a, elem_ptr(a.recv, off, a.dtype), inputs, k, claim ? &peers : nullptr);
     pm.end_call(base, false);  // only peer memory was read
   }
 }
@@ -68,7 +69,7 @@ void small_words(Transport& t, PeerMemory& pm, const CollArgs& a) {
   schedules::peer::RankPointers inputs(n);
   for (int k = 0; k < n; ++k)
     inputs[k] = elem_ptr(words[k].data(), static_cast<std::size_t>(t.rank()) * a.count, a.dtype);
-  schedules::peer::reduce_inputs(t.memory(), a, a.recv, inputs, a.count);
+  schedules::peer::reduce_inputs(pm, t.memory(), a, a.recv, inputs, a.count);
   pm.end_alternating_call(base);
 }
 
@@ -93,7 +94,7 @@ void run(Transport& t, const CollArgs& a) {
   schedules::peer::RankPointers inputs(n);
   schedules::peer::peer_inputs(pm, in, a.send, base + kInputsReady, r, inputs);
   for (auto& p : inputs) p = elem_ptr(p, static_cast<std::size_t>(r) * a.count, a.dtype);
-  schedules::peer::reduce_inputs(m, a, a.recv, inputs, a.count);
+  schedules::peer::reduce_inputs(pm, m, a, a.recv, inputs, a.count);
   // Peers read this rank's send, which the caller owns once this returns.
   pm.end_call(base, true);
 }

@@ -235,6 +235,10 @@ double claim_max_traffic(const PeerMemory& pm) {
 
 std::size_t stage_bytes(const PeerMemory& pm) { return stage_bytes_for(pm.l2_bytes()); }
 
+std::size_t segment_bytes(const PeerMemory& pm, const CollArgs& a) {
+  return a.segment_bytes ? a.segment_bytes : segment_bytes_for(pm.l1_bytes());
+}
+
 CollArgs first_round(const CollArgs& a, std::size_t step) {
   CollArgs r = a;
   r.count = std::min(a.count, step);
@@ -246,10 +250,12 @@ bool claims(const PeerMemory& pm, double traffic_bytes) {
   return max > 0 && traffic_bytes <= max;  // never on device memory, even for an empty call
 }
 
-void copy_claiming(MemorySpace& m, bool claim_it, void* dst, const void* src, std::size_t bytes) {
+void copy_claiming(const PeerMemory& pm, MemorySpace& m, const CollArgs& a, bool claim_it, void* dst, const void* src,
+                   std::size_t bytes) {
   if (!claim_it) return m.copy(dst, src, bytes);
-  for (std::size_t off = 0; off < bytes; off += kReduceSegmentBytes) {
-    const std::size_t k = std::min(kReduceSegmentBytes, bytes - off);
+  const std::size_t seg = segment_bytes(pm, a);
+  for (std::size_t off = 0; off < bytes; off += seg) {
+    const std::size_t k = std::min(seg, bytes - off);
     m.copy(static_cast<std::byte*>(dst) + off, static_cast<const std::byte*>(src) + off, k);
     claim(static_cast<const std::byte*>(src) + off, k);
   }
@@ -265,13 +271,13 @@ void peer_inputs(PeerMemory& pm, const void* in, const void* own, std::uint64_t 
   }
 }
 
-void reduce_inputs(MemorySpace& m, const CollArgs& a, void* out, std::span<const void* const> inputs,
-                   std::size_t count, const ClaimPeers* claim_peers) {
+void reduce_inputs(const PeerMemory& pm, MemorySpace& m, const CollArgs& a, void* out,
+                   std::span<const void* const> inputs, std::size_t count, const ClaimPeers* claim_peers) {
   if (inputs.size() == 1) {
     m.copy(out, inputs[0], a.bytes(count));
     return;
   }
-  const std::size_t seg = segment_elems(a, kReduceSegmentBytes);
+  const std::size_t seg = std::max<std::size_t>(1, segment_bytes(pm, a) / a.elem_size());
   for (std::size_t off = 0; off < count; off += seg) {
     const std::size_t k = std::min(seg, count - off);
     void* o = elem_ptr(out, off, a.dtype);

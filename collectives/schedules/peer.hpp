@@ -6,6 +6,7 @@
 // memory. Not an algorithm itself: it registers nothing. Flags: transport/peer_memory.hpp.
 #include <algorithm>
 #include <array>
+#include <bit>
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -21,9 +22,23 @@ namespace collbench::schedules::peer {
 // itself: one flag round instead of two; the n-fold reads are cheaper than a second round.
 inline constexpr std::size_t kSmallBytes = 16 << 10;
 
-// Elements reduced per segment of an n-way reduction: out stays in L1/L2 across the n-1
-// passes over the peers' inputs.
-inline constexpr std::size_t kReduceSegmentBytes = 32 << 10;
+// The segment zero-copy calls work in: an n-way reduction's (reduce_inputs), a claimed copy's
+// (copy_claiming) and the staged broadcast's pipeline step. The largest power of two within the
+// machine's smallest L1d (PeerMemory::l1_bytes), between kMinSegmentBytes and kMaxSegmentBytes;
+// kSegmentBytes when hwloc knows no L1. Within the L1 a segment's output stays there across the
+// n-1 passes over the peers' inputs, a copied segment's lines are still in this core's caches
+// when it claims them, and a broadcast's readers start after one L1's worth. 32 KiB on both
+// families these machines come in (48 KiB L1d on the Xeon VM, 32 KiB on the EPYC). On the Xeon VM
+// (2 ranks) the reductions read the same from 16 to 128 KiB within the spread between runs, and
+// the staged broadcast gained from 256 KiB to 8-32 KiB (bench/README.md). CollArgs::segment_bytes
+// (--segment) overrides it.
+inline constexpr std::size_t kSegmentBytes = 32 << 10;
+inline constexpr std::size_t kMinSegmentBytes = 8 << 10, kMaxSegmentBytes = 64 << 10;
+constexpr std::size_t segment_bytes_for(std::size_t l1_bytes) {
+  return l1_bytes ? std::clamp(std::bit_floor(l1_bytes), kMinSegmentBytes, kMaxSegmentBytes) : kSegmentBytes;
+}
+// The segment of this call: --segment when given, else segment_bytes_for(pm.l1_bytes()).
+std::size_t segment_bytes(const PeerMemory& pm, const CollArgs& a);
 
 // Staged paths move a message in rounds, each a call of its own (begin_call .. end_call), of at
 // most stage_bytes() of each block: the machine's smallest L2 (PeerMemory::l2_bytes), at most
@@ -176,9 +191,10 @@ void read_user_buffer(Transport& t, std::string_view algo, int peer, const Remot
 CollArgs first_round(const CollArgs& a, std::size_t step);
 
 // m.copy(dst, src, bytes) of a peer's block this rank is the one reader of, in segments of
-// kReduceSegmentBytes, each claimed right after its copy (with `claim`) while its lines are in
-// this core's L1.
-void copy_claiming(MemorySpace& m, bool claim, void* dst, const void* src, std::size_t bytes);
+// segment_bytes(pm, a), each claimed right after its copy (with `claim`) while its lines
+// are in this core's caches.
+void copy_claiming(const PeerMemory& pm, MemorySpace& m, const CollArgs& a, bool claim, void* dst, const void* src,
+                   std::size_t bytes);
 
 // Which inputs reduce_inputs() claims, each segment right after it is reduced: every input of a
 // peer_inputs() list that began at rank `first` but this rank's own (its user buffer, never
@@ -195,9 +211,9 @@ void peer_inputs(PeerMemory& pm, const void* in, const void* own, std::uint64_t 
                  std::span<const void*> out);
 
 // out[0, count) = inputs[0] (op) inputs[1] (op) ... over `inputs`, in segments of
-// kReduceSegmentBytes (or CollArgs::segment_bytes); out may alias inputs[0]. With `claim`, the
-// peers' inputs are claimed segment by segment.
-void reduce_inputs(MemorySpace& m, const CollArgs& a, void* out, std::span<const void* const> inputs,
-                   std::size_t count, const ClaimPeers* claim = nullptr);
+// segment_bytes(pm, a); out may alias inputs[0]. With `claim`, the peers' inputs are
+// claimed segment by segment.
+void reduce_inputs(const PeerMemory& pm, MemorySpace& m, const CollArgs& a, void* out,
+                   std::span<const void* const> inputs, std::size_t count, const ClaimPeers* claim = nullptr);
 
 }  // namespace collbench::schedules::peer

@@ -32,7 +32,7 @@ bool cpu_has_atomic16() {
   return false;
 #endif
 }
-// The smallest L2 and L3 of this machine, from hwloc; 0 where hwloc finds none (no LLC:
+// The smallest L1d, L2 and L3 of this machine, from hwloc; 0 where hwloc finds none (no LLC:
 // schedules::peer::claims() says no). The machine's, not this core's: every rank of a node
 // gets the same, so all decide alike (a hybrid CPU's cores differ).
 std::size_t smallest_cache(hwloc_topology_t t, hwloc_obj_type_t type) {
@@ -49,6 +49,7 @@ PeerMemory::Caches read_caches() {
   if (hwloc_topology_init(&t) != 0) return {};
   PeerMemory::Caches c;
   if (hwloc_topology_load(t) == 0) {
+    c.l1 = smallest_cache(t, HWLOC_OBJ_L1CACHE);  // data (or unified): instruction caches are L1ICACHE
     c.l2 = smallest_cache(t, HWLOC_OBJ_L2CACHE);
     const std::size_t l3 = smallest_cache(t, HWLOC_OBJ_L3CACHE);
     c.llc = l3 ? l3 : c.l2;

@@ -55,12 +55,14 @@ class PeerMemory {
   // same bytes in the same calls). Kept until the peer memory goes.
   void* scratch(std::string_view name, std::size_t bytes);
 
-  // The machine's smallest L2 and smallest last-level cache (hwloc's L3, else its L2; 0 when
-  // unknown), the same on every rank of a node: schedules::peer::claims() decides by the LLC.
+  // The machine's smallest L1 data cache, L2 and last-level cache (hwloc's L3, else its L2; 0
+  // when unknown), the same on every rank of a node: schedules::peer::claims() decides by the
+  // LLC, stage_bytes() by the L2, segment_bytes() by the L1.
+  std::size_t l1_bytes() const { return caches_.l1; }
   std::size_t l2_bytes() const { return caches_.l2; }
   std::size_t llc_bytes() const { return caches_.llc; }
   struct Caches {
-    std::size_t l2 = 0, llc = 0;
+    std::size_t l1 = 0, l2 = 0, llc = 0;
   };
   // Whether a reader's claim of the lines it read pays on this machine (schedules::peer::claims):
   // measured once per peer memory by its first zero-copy call (schedules::peer::measure_claims),

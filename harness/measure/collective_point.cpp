@@ -200,9 +200,11 @@ void record_peer_claim(PointResult& r, const AlgoEntry& e, Transport& t, const C
   const PeerMemory* pm = t.peer_memory();
   if (!pm) return;
   const ClaimChoice c = e.traits.claims(*pm, t.size(), a, r.registered_buffers);
-  r.peer_claim = PointResult::PeerClaim{.l2_bytes = pm->l2_bytes(),
+  r.peer_claim = PointResult::PeerClaim{.l1_bytes = pm->l1_bytes(),
+                                        .l2_bytes = pm->l2_bytes(),
                                         .llc_bytes = pm->llc_bytes(),
                                         .stage_bytes = schedules::peer::stage_bytes(*pm),
+                                        .segment_bytes = c.segment_bytes,
                                         .max_traffic_bytes = schedules::peer::claim_max_traffic(*pm),
                                         .traffic_bytes = c.traffic_bytes,
                                         .claims = c.claims,

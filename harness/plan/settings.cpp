@@ -168,7 +168,9 @@ constexpr SettingOption kOptions[] = {
        s.step_bytes = parse_size(v);
        if (s.step_bytes == 0) throw UsageError("step must be > 0; accepted: a size > 0, e.g. 1M");
      }},
-    {"segment", "", "SIZE", "pipelining segment for chunked algorithms (default 0: the algorithm's own)", "a size",
+    {"segment", "", "SIZE",
+     "pipelining segment for chunked algorithms (default 0: the algorithm's own; shm's is chosen from the caches)",
+     "a size",
      false, [](Settings& s, std::string_view v) { s.segment_bytes = parse_size(v); }},
 
     {"check", "-c", "0|1",

@@ -39,7 +39,8 @@ struct PointResult {
   // Zero-copy (peer memory) algorithms on host memory: whether the calls claimed the lines they
   // read, and what decided it at run time (schedules/peer.hpp; JSON "peer_claim").
   struct PeerClaim {
-    std::uint64_t l2_bytes = 0, llc_bytes = 0, stage_bytes = 0;
+    std::uint64_t l1_bytes = 0, l2_bytes = 0, llc_bytes = 0, stage_bytes = 0;
+    std::uint64_t segment_bytes = 0;  // ClaimChoice::segment_bytes: chosen from the caches or --segment
     double max_traffic_bytes = 0, traffic_bytes = 0;
     bool claims = false;
     PeerMemory::ClaimProbe probe;  // the machine's measured answer to "does a claim pay here"

@@ -28,6 +28,17 @@ def busy_cores(seconds=0.5):
     return (os.cpu_count() or 1) * (1 - (i1 - i0) / max(1, t1 - t0))
 
 
+def segment_rule(r, pc, segment=0):
+    """peer_claim.segment_bytes by its rule (schedules::peer::reduce_segment_bytes, broadcast/shm)."""
+    l1 = pc["l1_bytes"]
+    seg = segment or (min(max(1 << (l1.bit_length() - 1), 8 << 10), 64 << 10) if l1 else 32 << 10)
+    if r["op"] == "broadcast":
+        return 0 if r.get("buffers") == "registered" else seg
+    if r["op"] == "allgather":
+        return seg if pc["claims"] else 0
+    return seg
+
+
 def run(argv, env=None):
     e = {k: v for k, v in os.environ.items() if not k.startswith(("OMPI_", "PMI", "SLURM_"))}
     e.update(env or {})
@@ -64,11 +75,23 @@ def main(collbench, work):
         want = r["op"] == "allgather" and kp["from_bytes"] > 0 and r["bytes"] // 4 >= kp["from_bytes"]
         assert pc["kernel_copy"] is want, (r["op"], r["bytes"], pc)
         assert kp["measured"] is (4 <= (os.cpu_count() or 1)), (r["op"], kp)
+        assert pc["segment_bytes"] == segment_rule(r, pc), (r["op"], r["bytes"], pc)
     cal = run_rec["calibration"]
     assert cal["clock_shared"] == [True] * 4 and cal["clock_offset_us"] == [0.0] * 4 and cal["clock_sync_error_us"] == 0, cal
     # 4 ranks on fewer cores are oversubscribed: a clock-started point may fall back, saying why.
     assert all(r["sync"] == "clock" or r["sync_fallback"] for r in measured if r["op"] != "pingpong")
     print(f"thread: {len(measured)} points measured, {len(results) - len(measured)} skipped, ops {sorted(ops)}")
+
+    # --segment overrides the segment shm chose from the caches, and the record says so.
+    seg = work / "segment.jsonl"
+    p = run([collbench, "--backend", "thread", "--ranks", "2", "--op", "allreduce,reduce,broadcast", "--algo", "shm",
+             "-b", "64K", "-e", "64K", "-n", "3", "-w", "1", "--segment", "16K", "--json", str(seg), "--overwrite"])
+    assert p.returncode == 0, p.stderr
+    (seg_results,) = cc.check_file(str(seg), runs=1).values()
+    assert len(seg_results) == 3 and all(r["wrong"] == 0 for r in seg_results), seg_results
+    for r in seg_results:
+        assert r["peer_claim"]["segment_bytes"] == segment_rule(r, r["peer_claim"], 16 << 10) == 16 << 10, r
+    print("thread: --segment 16K is the shm calls' segment, recorded")
 
     # One rank per core: the samples start at times agreed on the one clock. A busy machine makes
     # starts late and the point falls back (saying so): up to three tries, as the MPI tests do, and

@@ -324,6 +324,36 @@ TEST(Stage, TheL2WithinItsBounds) {
   });
 }
 
+// The shm calls' segment is the largest power of two within the machine's smallest L1d, within
+// [kMinSegmentBytes, kMaxSegmentBytes]; --segment overrides it. Each shm algorithm
+// reports the segment it works in (ClaimChoice::segment_bytes, recorded as peer_claim).
+TEST(Segment, TheL1WithinItsBounds) {
+  using schedules::peer::segment_bytes_for;
+  static_assert(segment_bytes_for(0) == schedules::peer::kSegmentBytes, "no L1 known");
+  static_assert(segment_bytes_for(4 << 10) == schedules::peer::kMinSegmentBytes);
+  static_assert(segment_bytes_for(32 << 10) == 32 << 10, "the EPYC's L1d");
+  static_assert(segment_bytes_for(48 << 10) == 32 << 10, "the Xeon's: a power of two within it");
+  static_assert(segment_bytes_for(64 << 10) == 64 << 10);
+  static_assert(segment_bytes_for(1 << 20) == schedules::peer::kMaxSegmentBytes);
+  ThreadWorld w(2);
+  w.run([&](ThreadTransport& t) {
+    const PeerMemory& pm = *t.peer_memory();
+    const CollArgs plain{.count = 1 << 20, .dtype = DType::float32},
+        given{.count = 1 << 20, .dtype = DType::float32, .segment_bytes = 12 << 10};
+    const std::size_t rule = schedules::peer::segment_bytes_for(pm.l1_bytes());
+    EXPECT_EQ(schedules::peer::segment_bytes(pm, plain), rule);
+    EXPECT_EQ(schedules::peer::segment_bytes(pm, given), 12u << 10) << "--segment";
+    for (const Op op : {Op::allreduce, Op::reduce, Op::reduce_scatter, Op::broadcast}) {
+      const AlgoEntry* e = Registry::get().find(op, "shm", "any");
+      ASSERT_NE(e, nullptr);
+      EXPECT_EQ(e->traits.claims(pm, 2, plain, false).segment_bytes, rule) << op_name(op);
+      EXPECT_EQ(e->traits.claims(pm, 2, given, false).segment_bytes, 12u << 10) << op_name(op);
+      EXPECT_EQ(e->traits.claims(pm, 2, plain, true).segment_bytes, op == Op::broadcast ? 0 : rule)
+          << op_name(op) << ": registered";
+    }
+  });
+}
+
 // Every zero-copy ("shm") algorithm with its buffers in peer memory (the registered path).
 class Registered : public ::testing::TestWithParam<testing::AlgoAtWorld> {};
 
