@@ -10,6 +10,7 @@
 
 #include "collectives/patterns/chunks.hpp"
 #include "collectives/registry.hpp"
+#include "collectives/schedules/defaults.hpp"
 #include "collectives/schedules/peer.hpp"
 
 namespace collbench::broadcast_shm {
@@ -39,8 +40,12 @@ void round(Transport& t, PeerMemory& pm, const CollArgs& a, bool reg, bool claim
   void* stage = reg ? nullptr : pm.scratch("broadcast/shm", bytes);  // collective: on every rank
   // The stage's pipeline: segments of schedules::peer::segment_bytes (the L1's), at most
   // kMaxSegments of them a round. On the Xeon VM the 32 KiB segments read 1.67-1.86x the library
-  // from 64 KiB to 1 MiB where the earlier 256 KiB ones read 1.28-1.56x (bench/README.md).
-  const std::size_t seg_elems = std::max<std::size_t>(1, schedules::peer::segment_bytes(pm, a) / a.elem_size());
+  // from 64 KiB to 1 MiB where the earlier 256 KiB ones read 1.28-1.56x (bench/README.md). Device
+  // memory keeps the 256 KiB segment: each is a device copy, and none was measured there.
+  const std::size_t seg_bytes = pm.kind() == MemoryKind::host || a.segment_bytes
+                                    ? schedules::peer::segment_bytes(pm, a)
+                                    : schedules::kPipelineSegmentBytes;
+  const std::size_t seg_elems = std::max<std::size_t>(1, seg_bytes / a.elem_size());
   const int segments =
       reg ? 1 : static_cast<int>(std::clamp<std::size_t>((a.count + seg_elems - 1) / seg_elems, 1, kMaxSegments));
   const std::uint64_t base = pm.begin_call();

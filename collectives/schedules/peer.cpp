@@ -236,7 +236,8 @@ double claim_max_traffic(const PeerMemory& pm) {
 std::size_t stage_bytes(const PeerMemory& pm) { return stage_bytes_for(pm.l2_bytes()); }
 
 std::size_t segment_bytes(const PeerMemory& pm, const CollArgs& a) {
-  return a.segment_bytes ? a.segment_bytes : segment_bytes_for(pm.l1_bytes());
+  if (a.segment_bytes) return a.segment_bytes;
+  return pm.kind() == MemoryKind::host ? segment_bytes_for(pm.l1_bytes()) : kSegmentBytes;
 }
 
 CollArgs first_round(const CollArgs& a, std::size_t step) {

@@ -37,7 +37,8 @@ inline constexpr std::size_t kMinSegmentBytes = 8 << 10, kMaxSegmentBytes = 64 <
 constexpr std::size_t segment_bytes_for(std::size_t l1_bytes) {
   return l1_bytes ? std::clamp(std::bit_floor(l1_bytes), kMinSegmentBytes, kMaxSegmentBytes) : kSegmentBytes;
 }
-// The segment of this call: --segment when given, else segment_bytes_for(pm.l1_bytes()).
+// The segment of this call: --segment when given, else segment_bytes_for(pm.l1_bytes()); on
+// device memory, which no CPU cache holds, kSegmentBytes.
 std::size_t segment_bytes(const PeerMemory& pm, const CollArgs& a);
 
 // Staged paths move a message in rounds, each a call of its own (begin_call .. end_call), of at
