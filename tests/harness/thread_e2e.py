@@ -29,7 +29,7 @@ def busy_cores(seconds=0.5):
 
 
 def segment_rule(r, pc, segment=0):
-    """peer_claim.segment_bytes by its rule (schedules::peer::reduce_segment_bytes, broadcast/shm)."""
+    """peer_claim.segment_bytes by its rule (schedules::peer::segment_bytes)."""
     l1 = pc["l1_bytes"]
     seg = segment or (min(max(1 << (l1.bit_length() - 1), 8 << 10), 64 << 10) if l1 else 32 << 10)
     if r["op"] == "broadcast":
