@@ -23,12 +23,21 @@ static_assert(kFirstSegment + kMaxSegments <= PeerMemory::kDone, "a segment step
 
 double traffic(int n, const CollArgs& a, bool reg);
 
+// The staged pipeline's segment: schedules::peer::segment_bytes (the L1's), at most kMaxSegments
+// of them a round. On the Xeon VM the 32 KiB segments read 1.67-1.86x the library from 64 KiB to
+// 1 MiB where the earlier 256 KiB ones read 1.28-1.56x (bench/README.md). Device memory keeps the
+// 256 KiB segment: each is a device copy, and none was measured there.
+std::size_t pipeline_segment_bytes(const PeerMemory& pm, const CollArgs& a) {
+  return pm.kind() == MemoryKind::host || a.segment_bytes ? schedules::peer::segment_bytes(pm, a)
+                                                          : schedules::kPipelineSegmentBytes;
+}
+
 // Staged on 2 ranks, the non-root is the stage's one reader: it claims it, by one round's
 // traffic (schedules/peer.hpp). Registered, the root's send is the user's: never claimed.
 ClaimChoice claiming(const PeerMemory& pm, int n, const CollArgs& a, bool reg) {
   const double traffic_bytes = traffic(n, schedules::peer::first_round(a, schedules::peer::stage_step(pm, a)), reg);
   return {!reg && n == 2 && schedules::peer::claims(pm, traffic_bytes), traffic_bytes, false,
-          reg ? 0 : schedules::peer::segment_bytes(pm, a)};
+          reg ? 0 : pipeline_segment_bytes(pm, a)};
 }
 
 // One call over the whole message (registered) or one round of at most stage_bytes() (staged).
@@ -38,14 +47,7 @@ void round(Transport& t, PeerMemory& pm, const CollArgs& a, bool reg, bool claim
   const std::size_t bytes = a.bytes(a.count);
   MemorySpace& m = t.memory();
   void* stage = reg ? nullptr : pm.scratch("broadcast/shm", bytes);  // collective: on every rank
-  // The stage's pipeline: segments of schedules::peer::segment_bytes (the L1's), at most
-  // kMaxSegments of them a round. On the Xeon VM the 32 KiB segments read 1.67-1.86x the library
-  // from 64 KiB to 1 MiB where the earlier 256 KiB ones read 1.28-1.56x (bench/README.md). Device
-  // memory keeps the 256 KiB segment: each is a device copy, and none was measured there.
-  const std::size_t seg_bytes = pm.kind() == MemoryKind::host || a.segment_bytes
-                                    ? schedules::peer::segment_bytes(pm, a)
-                                    : schedules::kPipelineSegmentBytes;
-  const std::size_t seg_elems = std::max<std::size_t>(1, seg_bytes / a.elem_size());
+  const std::size_t seg_elems = std::max<std::size_t>(1, pipeline_segment_bytes(pm, a) / a.elem_size());
   const int segments =
       reg ? 1 : static_cast<int>(std::clamp<std::size_t>((a.count + seg_elems - 1) / seg_elems, 1, kMaxSegments));
   const std::uint64_t base = pm.begin_call();
