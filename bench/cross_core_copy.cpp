@@ -12,7 +12,15 @@
 // or claiming them after its copy (schedules::peer::claim, the algorithms' own code); and the
 // whole round, rewrite to the reader's copy (and claim) done, which counts what claiming costs
 // the reader too: write-backs of the lines it now holds modified, beyond its cache.
+// The third and fourth tables are what either core could add to the remote copy (issue 38's
+// machine parameters): the writer's CLDEMOTE of each line it wrote (pushing it towards the
+// shared cache; a no-op where the CPU lacks it), software prefetch 4 KiB ahead of the reader's
+// copy, and the kernel's copy (process_vm_readv, Open MPI's CMA) of the writer's buffer left
+// unchanged, as a benchmark's send is: the library's path; then whole rounds (the writer's copy
+// in, the reader's copy out) with plain stores, with CLDEMOTE, and with non-temporal stores.
 //   build/bench/cross_core_copy [writer cpu, default 0] [reader cpu, default 1]
+#include <cpuid.h>
+#include <immintrin.h>
 #include <sched.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
@@ -29,6 +37,7 @@
 #include <vector>
 
 #include "collectives/schedules/peer.hpp"
+#include "collectives/transport/kernel_copy.hpp"
 
 namespace {
 
@@ -48,9 +57,62 @@ void spin_until(const Flag& f, std::uint64_t v) {
   }
 }
 
-// GB/s of the reader's copies of `bytes`, over `rounds` rounds; remote: the other process wrote
-// the buffer, else the reader did.
-double copy_rate(Flag& written, Flag& copied, std::byte* shared, std::size_t bytes, int rounds, bool remote,
+// How the writer stores a round (Write) and how the reader gets it (Read).
+enum class Write { none, plain, demote, streaming };
+enum class Read { memcpy, prefetch, kernel };
+
+bool has_cldemote() {
+  unsigned a = 0, b = 0, c = 0, d = 0;
+  return __get_cpuid_count(7, 0, &a, &b, &c, &d) && (c & (1u << 25)) != 0;  // CPUID.7.0:ECX[25]
+}
+
+// Each line the writer just wrote, pushed out of its core's caches towards the shared one.
+__attribute__((target("cldemote"))) void demote(std::byte* p, std::size_t bytes) {
+  for (std::size_t o = 0; o < bytes; o += 64) _cldemote(p + o);
+}
+
+// The writer's round: `bytes` of src into dst (memset when src is null).
+void write_round(Write w, std::byte* dst, const std::byte* src, std::size_t bytes, int i) {
+  if (w == Write::none) return;
+  if (w == Write::streaming) {
+    for (std::size_t o = 0; o + 16 <= bytes; o += 16)
+      _mm_stream_si128(
+          reinterpret_cast<__m128i*>(dst + o),
+          src ? _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + o)) : _mm_set1_epi8(static_cast<char>(i)));
+    _mm_sfence();
+    return;
+  }
+  if (src)
+    std::memcpy(dst, src, bytes);
+  else
+    std::memset(dst, i & 0xff, bytes);
+  if (w == Write::demote) demote(dst, bytes);
+}
+
+// The reader's copy, in 1 KiB pieces each prefetching the lines 4 KiB ahead when asked.
+void read_round(Read r, std::byte* dst, const std::byte* src, std::size_t bytes, pid_t writer) {
+  if (r == Read::kernel) {
+    if (collbench::kernel_read({writer, src}, 0, dst, bytes) != 0) std::exit(4);
+    return;
+  }
+  if (r == Read::memcpy) {
+    std::memcpy(dst, src, bytes);
+    return;
+  }
+  constexpr std::size_t kPiece = 1024, kAhead = 4096;
+  for (std::size_t o = 0; o < std::min(bytes, kAhead); o += 64)
+    _mm_prefetch(reinterpret_cast<const char*>(src + o), _MM_HINT_T0);
+  for (std::size_t o = 0; o < bytes; o += kPiece) {
+    for (std::size_t q = o + kAhead; q < std::min(bytes, o + kAhead + kPiece); q += 64)
+      _mm_prefetch(reinterpret_cast<const char*>(src + q), _MM_HINT_T0);
+    std::memcpy(dst + o, src + o, std::min(kPiece, bytes - o));
+  }
+}
+
+// GB/s of the reader's copies of `bytes`, over `rounds` rounds; the writer stores each round as
+// `w` (none: the reader writes the buffer itself first, the local case; with Read::kernel
+// nobody rewrites it).
+double copy_rate(Flag& written, Flag& copied, std::byte* shared, std::size_t bytes, int rounds, Write w, Read r,
                  int writer_cpu, int reader_cpu) {
   written.store(0);
   copied.store(0);
@@ -59,24 +121,26 @@ double copy_rate(Flag& written, Flag& copied, std::byte* shared, std::size_t byt
   if (child == 0) {  // the writer: stores the buffer, raises, waits for the copy
     if (!pin(writer_cpu)) _exit(1);
     for (int i = 1; i <= rounds; ++i) {
-      if (remote) std::memset(shared, i & 0xff, bytes);
+      write_round(w, shared, nullptr, bytes, i);
       written.store(static_cast<std::uint64_t>(i), std::memory_order_release);
       spin_until(copied, static_cast<std::uint64_t>(i));
     }
     _exit(0);
   }
   if (!pin(reader_cpu)) std::exit(1);
+  const bool local = w == Write::none && r != Read::kernel;
   std::vector<std::byte> mine(bytes);
   std::vector<double> gbps;
   for (int i = 1; i <= rounds; ++i) {
     spin_until(written, static_cast<std::uint64_t>(i));
-    if (!remote) std::memset(shared, i & 0xff, bytes);
+    if (local) std::memset(shared, i & 0xff, bytes);
     const auto t0 = Clock::now();
-    std::memcpy(mine.data(), shared, bytes);
+    read_round(r, mine.data(), shared, bytes, child);
     const auto t1 = Clock::now();
     copied.store(static_cast<std::uint64_t>(i), std::memory_order_release);
     if (i > 2) gbps.push_back(static_cast<double>(bytes) / std::chrono::duration<double, std::nano>(t1 - t0).count());
-    if (mine[bytes / 2] != static_cast<std::byte>(i & 0xff)) std::exit(3);  // the copy saw this round's data
+    // the copy saw this round's data (unchanged buffers hold the last writer's)
+    if (w != Write::none && mine[bytes / 2] != static_cast<std::byte>(i & 0xff)) std::exit(3);
   }
   int st = 0;
   waitpid(child, &st, 0);
@@ -86,6 +150,44 @@ double copy_rate(Flag& written, Flag& copied, std::byte* shared, std::size_t byt
   }
   std::nth_element(gbps.begin(), gbps.begin() + static_cast<std::ptrdiff_t>(gbps.size() / 2), gbps.end());
   return gbps[gbps.size() / 2];
+}
+
+// Median us of a whole round timed by the writer: its copy of `bytes` from a private buffer into
+// the shared one, stored as `w`, then the reader's memcpy out of it.
+double round_us(Flag& written, Flag& copied, std::atomic<double>* result, std::byte* shared, std::size_t bytes,
+                int rounds, Write w, int writer_cpu, int reader_cpu) {
+  written.store(0);
+  copied.store(0);
+  const pid_t child = fork();
+  if (child < 0) std::exit(1);
+  if (child == 0) {
+    if (!pin(writer_cpu)) _exit(1);
+    std::vector<std::byte> src(bytes, std::byte{1});
+    std::vector<double> us;
+    for (int i = 1; i <= rounds; ++i) {
+      const auto t0 = Clock::now();
+      src[bytes / 2] = static_cast<std::byte>(i & 0xff);
+      write_round(w, shared, src.data(), bytes, i);
+      written.store(static_cast<std::uint64_t>(i), std::memory_order_release);
+      spin_until(copied, static_cast<std::uint64_t>(i));
+      if (i > 2) us.push_back(std::chrono::duration<double, std::micro>(Clock::now() - t0).count());
+    }
+    std::nth_element(us.begin(), us.begin() + static_cast<std::ptrdiff_t>(us.size() / 2), us.end());
+    result[0].store(us[us.size() / 2]);
+    _exit(0);
+  }
+  if (!pin(reader_cpu)) std::exit(1);
+  std::vector<std::byte> mine(bytes);
+  for (int i = 1; i <= rounds; ++i) {
+    spin_until(written, static_cast<std::uint64_t>(i));
+    std::memcpy(mine.data(), shared, bytes);
+    if (mine[bytes / 2] != static_cast<std::byte>(i & 0xff)) std::exit(3);
+    copied.store(static_cast<std::uint64_t>(i), std::memory_order_release);
+  }
+  int st = 0;
+  waitpid(child, &st, 0);
+  if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) std::exit(1);
+  return result[0].load();
 }
 
 // Median ns of the writer's rewrite (memset) of `bytes` the reader copied the round before,
@@ -151,8 +253,8 @@ int main(int argc, char** argv) {
               "local", "remote", "ratio");
   for (std::size_t bytes = 16u << 10; bytes <= kMaxBytes; bytes *= 4) {
     const int rounds = static_cast<int>(std::clamp<std::size_t>((512u << 20) / bytes, 20, 2000));
-    const double local = copy_rate(written, copied, shared, bytes, rounds, false, writer, reader);
-    const double remote = copy_rate(written, copied, shared, bytes, rounds, true, writer, reader);
+    const double local = copy_rate(written, copied, shared, bytes, rounds, Write::none, Read::memcpy, writer, reader);
+    const double remote = copy_rate(written, copied, shared, bytes, rounds, Write::plain, Read::memcpy, writer, reader);
     std::printf("%10zu %12.2f %12.2f %8.3f\n", bytes, local, remote, remote / local);
   }
   std::printf("\ncpu %d rewrites what cpu %d copied; median us of the rewrite and of the whole round\n"
@@ -164,6 +266,30 @@ int main(int argc, char** argv) {
     const Rewrite c = rewrite_ns(written, copied, result, shared, bytes, rounds, true, writer, reader);
     std::printf("%10zu %12.2f %12.2f %8.3f %14.2f %14.2f %8.3f\n", bytes, s.rewrite_ns / 1e3, c.rewrite_ns / 1e3,
                 s.rewrite_ns / c.rewrite_ns, s.round_ns / 1e3, c.round_ns / 1e3, s.round_ns / c.round_ns);
+  }
+  const bool cld = has_cldemote();
+  std::printf(
+      "\nthe remote copy with what either core can add; median GB/s of the reader's copy (cldemote: %s)\n"
+      "%10s %12s %12s %12s %14s\n",
+      cld ? "this CPU has it" : "a no-op here", "bytes", "remote", "cldemote", "prefetch 4K", "kernel, cached");
+  for (std::size_t bytes = 16u << 10; bytes <= (16u << 20); bytes *= 4) {
+    const int rounds = static_cast<int>(std::clamp<std::size_t>((512u << 20) / bytes, 20, 2000));
+    const auto rate = [&](Write w, Read r) {
+      return copy_rate(written, copied, shared, bytes, rounds, w, r, writer, reader);
+    };
+    std::printf("%10zu %12.2f %12.2f %12.2f %14.2f\n", bytes, rate(Write::plain, Read::memcpy),
+                rate(Write::demote, Read::memcpy), rate(Write::plain, Read::prefetch), rate(Write::none, Read::kernel));
+  }
+  std::printf(
+      "\nwhole rounds, cpu %d's copy in and cpu %d's copy out; median us by the writer's stores\n"
+      "%10s %12s %12s %12s\n",
+      writer, reader, "bytes", "plain", "cldemote", "non-temporal");
+  for (std::size_t bytes = 16u << 10; bytes <= kMaxBytes; bytes *= 4) {
+    const int rounds = static_cast<int>(std::clamp<std::size_t>((512u << 20) / bytes, 10, 2000));
+    const auto us = [&](Write w) {
+      return round_us(written, copied, result, shared, bytes, rounds, w, writer, reader);
+    };
+    std::printf("%10zu %12.2f %12.2f %12.2f\n", bytes, us(Write::plain), us(Write::demote), us(Write::streaming));
   }
   return 0;
 }
