@@ -62,7 +62,6 @@ struct AllreduceClass;
 #define CB_GLOO_ALLREDUCE_CLASS(Class)                                                          \
   template <>                                                                                  \
   struct AllreduceClass<gloo::Class> {                                                         \
-    static constexpr const char* name = "gloo::" #Class;                                       \
     static constexpr const char* make = "making gloo::" #Class;                                \
     static constexpr const char* run = "in gloo::" #Class "::run (some rank never arrived)";  \
   };
