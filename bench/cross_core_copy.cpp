@@ -57,6 +57,35 @@ void spin_until(const Flag& f, std::uint64_t v) {
   }
 }
 
+double median(std::vector<double>& v) {
+  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2), v.end());
+  return v[v.size() / 2];
+}
+
+// One measurement: the flags reset, a forked child pinned to writer_cpu runs writer(), this
+// process pinned to reader_cpu runs reader(child's pid); exits the program if either cannot pin
+// or the child fails.
+template <class Writer, class Reader>
+void writer_and_reader(Flag& written, Flag& copied, int writer_cpu, int reader_cpu, Writer writer, Reader reader) {
+  written.store(0);
+  copied.store(0);
+  const pid_t child = fork();
+  if (child < 0) std::exit(1);
+  if (child == 0) {
+    if (!pin(writer_cpu)) _exit(1);
+    writer();
+    _exit(0);
+  }
+  if (!pin(reader_cpu)) std::exit(1);
+  reader(child);
+  int st = 0;
+  waitpid(child, &st, 0);
+  if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+    std::fprintf(stderr, "cross_core_copy: the writer on cpu %d failed (exit %d)\n", writer_cpu, WEXITSTATUS(st));
+    std::exit(1);
+  }
+}
+
 // How the writer stores a round (Write) and how the reader gets it (Read).
 enum class Write { none, plain, demote, streaming };
 enum class Read { memcpy, prefetch, kernel };
@@ -114,54 +143,38 @@ void read_round(Read r, std::byte* dst, const std::byte* src, std::size_t bytes,
 // nobody rewrites it).
 double copy_rate(Flag& written, Flag& copied, std::byte* shared, std::size_t bytes, int rounds, Write w, Read r,
                  int writer_cpu, int reader_cpu) {
-  written.store(0);
-  copied.store(0);
-  const pid_t child = fork();
-  if (child < 0) std::exit(1);
-  if (child == 0) {  // the writer: stores the buffer, raises, waits for the copy
-    if (!pin(writer_cpu)) _exit(1);
+  std::vector<double> gbps;
+  auto writer = [&] {  // stores the buffer, raises, waits for the copy
     for (int i = 1; i <= rounds; ++i) {
       write_round(w, shared, nullptr, bytes, i);
       written.store(static_cast<std::uint64_t>(i), std::memory_order_release);
       spin_until(copied, static_cast<std::uint64_t>(i));
     }
-    _exit(0);
-  }
-  if (!pin(reader_cpu)) std::exit(1);
-  const bool local = w == Write::none && r != Read::kernel;
-  std::vector<std::byte> mine(bytes);
-  std::vector<double> gbps;
-  for (int i = 1; i <= rounds; ++i) {
-    spin_until(written, static_cast<std::uint64_t>(i));
-    if (local) std::memset(shared, i & 0xff, bytes);
-    const auto t0 = Clock::now();
-    read_round(r, mine.data(), shared, bytes, child);
-    const auto t1 = Clock::now();
-    copied.store(static_cast<std::uint64_t>(i), std::memory_order_release);
-    if (i > 2) gbps.push_back(static_cast<double>(bytes) / std::chrono::duration<double, std::nano>(t1 - t0).count());
-    // the copy saw this round's data (unchanged buffers hold the last writer's)
-    if (w != Write::none && mine[bytes / 2] != static_cast<std::byte>(i & 0xff)) std::exit(3);
-  }
-  int st = 0;
-  waitpid(child, &st, 0);
-  if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
-    std::fprintf(stderr, "cross_core_copy: cannot pin to cpu %d\n", writer_cpu);
-    std::exit(1);
-  }
-  std::nth_element(gbps.begin(), gbps.begin() + static_cast<std::ptrdiff_t>(gbps.size() / 2), gbps.end());
-  return gbps[gbps.size() / 2];
+  };
+  auto reader = [&](pid_t child) {
+    const bool local = w == Write::none && r != Read::kernel;
+    std::vector<std::byte> mine(bytes);
+    for (int i = 1; i <= rounds; ++i) {
+      spin_until(written, static_cast<std::uint64_t>(i));
+      if (local) std::memset(shared, i & 0xff, bytes);
+      const auto t0 = Clock::now();
+      read_round(r, mine.data(), shared, bytes, child);
+      const auto t1 = Clock::now();
+      copied.store(static_cast<std::uint64_t>(i), std::memory_order_release);
+      if (i > 2) gbps.push_back(static_cast<double>(bytes) / std::chrono::duration<double, std::nano>(t1 - t0).count());
+      // the copy saw this round's data (unchanged buffers hold the last writer's)
+      if (w != Write::none && mine[bytes / 2] != static_cast<std::byte>(i & 0xff)) std::exit(3);
+    }
+  };
+  writer_and_reader(written, copied, writer_cpu, reader_cpu, writer, reader);
+  return median(gbps);
 }
 
 // Median us of a whole round timed by the writer: its copy of `bytes` from a private buffer into
 // the shared one, stored as `w`, then the reader's memcpy out of it.
 double round_us(Flag& written, Flag& copied, std::atomic<double>* result, std::byte* shared, std::size_t bytes,
                 int rounds, Write w, int writer_cpu, int reader_cpu) {
-  written.store(0);
-  copied.store(0);
-  const pid_t child = fork();
-  if (child < 0) std::exit(1);
-  if (child == 0) {
-    if (!pin(writer_cpu)) _exit(1);
+  auto writer = [&] {
     std::vector<std::byte> src(bytes, std::byte{1});
     std::vector<double> us;
     for (int i = 1; i <= rounds; ++i) {
@@ -172,21 +185,18 @@ double round_us(Flag& written, Flag& copied, std::atomic<double>* result, std::b
       spin_until(copied, static_cast<std::uint64_t>(i));
       if (i > 2) us.push_back(std::chrono::duration<double, std::micro>(Clock::now() - t0).count());
     }
-    std::nth_element(us.begin(), us.begin() + static_cast<std::ptrdiff_t>(us.size() / 2), us.end());
-    result[0].store(us[us.size() / 2]);
-    _exit(0);
-  }
-  if (!pin(reader_cpu)) std::exit(1);
-  std::vector<std::byte> mine(bytes);
-  for (int i = 1; i <= rounds; ++i) {
-    spin_until(written, static_cast<std::uint64_t>(i));
-    std::memcpy(mine.data(), shared, bytes);
-    if (mine[bytes / 2] != static_cast<std::byte>(i & 0xff)) std::exit(3);
-    copied.store(static_cast<std::uint64_t>(i), std::memory_order_release);
-  }
-  int st = 0;
-  waitpid(child, &st, 0);
-  if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) std::exit(1);
+    result[0].store(median(us));
+  };
+  auto reader = [&](pid_t) {
+    std::vector<std::byte> mine(bytes);
+    for (int i = 1; i <= rounds; ++i) {
+      spin_until(written, static_cast<std::uint64_t>(i));
+      std::memcpy(mine.data(), shared, bytes);
+      if (mine[bytes / 2] != static_cast<std::byte>(i & 0xff)) std::exit(3);
+      copied.store(static_cast<std::uint64_t>(i), std::memory_order_release);
+    }
+  };
+  writer_and_reader(written, copied, writer_cpu, reader_cpu, writer, reader);
   return result[0].load();
 }
 
@@ -199,12 +209,7 @@ struct Rewrite {
 };
 Rewrite rewrite_ns(Flag& written, Flag& copied, std::atomic<double>* result, std::byte* shared, std::size_t bytes,
                    int rounds, bool claim, int writer_cpu, int reader_cpu) {
-  written.store(0);
-  copied.store(0);
-  const pid_t child = fork();
-  if (child < 0) std::exit(1);
-  if (child == 0) {
-    if (!pin(writer_cpu)) _exit(1);
+  auto writer = [&] {
     std::vector<double> ns, round;
     for (int i = 1; i <= rounds; ++i) {
       const auto t0 = Clock::now();
@@ -217,23 +222,19 @@ Rewrite rewrite_ns(Flag& written, Flag& copied, std::atomic<double>* result, std
         round.push_back(std::chrono::duration<double, std::nano>(Clock::now() - t0).count());
       }
     }
-    for (auto* v : {&ns, &round})
-      std::nth_element(v->begin(), v->begin() + static_cast<std::ptrdiff_t>(v->size() / 2), v->end());
-    result[0].store(ns[ns.size() / 2]);
-    result[1].store(round[round.size() / 2]);
-    _exit(0);
-  }
-  if (!pin(reader_cpu)) std::exit(1);
-  std::vector<std::byte> mine(bytes);
-  for (int i = 1; i <= rounds; ++i) {
-    spin_until(written, static_cast<std::uint64_t>(i));
-    std::memcpy(mine.data(), shared, bytes);
-    if (claim) collbench::schedules::peer::claim(shared, bytes);
-    copied.store(static_cast<std::uint64_t>(i), std::memory_order_release);
-  }
-  int st = 0;
-  waitpid(child, &st, 0);
-  if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) std::exit(1);
+    result[0].store(median(ns));
+    result[1].store(median(round));
+  };
+  auto reader = [&](pid_t) {
+    std::vector<std::byte> mine(bytes);
+    for (int i = 1; i <= rounds; ++i) {
+      spin_until(written, static_cast<std::uint64_t>(i));
+      std::memcpy(mine.data(), shared, bytes);
+      if (claim) collbench::schedules::peer::claim(shared, bytes);
+      copied.store(static_cast<std::uint64_t>(i), std::memory_order_release);
+    }
+  };
+  writer_and_reader(written, copied, writer_cpu, reader_cpu, writer, reader);
   return {result[0].load(), result[1].load()};
 }
 
@@ -241,6 +242,12 @@ Rewrite rewrite_ns(Flag& written, Flag& copied, std::atomic<double>* result, std
 
 int main(int argc, char** argv) {
   const int writer = argc > 1 ? std::atoi(argv[1]) : 0, reader = argc > 2 ? std::atoi(argv[2]) : 1;
+  // Both cpus usable before any fork: a writer that cannot pin would leave its reader waiting.
+  if (writer == reader || !pin(writer) || !pin(reader)) {
+    std::fprintf(stderr, "cross_core_copy: cpus %d and %d: need two different cpus this process may run on\n", writer,
+                 reader);
+    return 2;
+  }
   void* p = mmap(nullptr, 4096 + kMaxBytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
   if (p == MAP_FAILED) return 1;
   auto* line = static_cast<Flag*>(p);
