@@ -28,12 +28,15 @@ class PeerMemory;
 // round); and whether a staged call reads the peers' user buffers by the kernel's single copy
 // instead (schedules::peer::kernel_copies); and the segment its calls reduce, copy or pipeline
 // in, chosen at run time from the machine's caches (or --segment), 0 where they work in one
-// piece. The algorithm decides by it, and the harness records it (`peer_claim`).
+// piece; and whether the calls' final copies into recv go by streaming stores, where the run
+// measured them faster for the call's output (schedules::peer::streams). The algorithm decides
+// by it, and the harness records it (`peer_claim`).
 struct ClaimChoice {
   bool claims = false;
   double traffic_bytes = 0;
   bool kernel_copy = false;
   std::size_t segment_bytes = 0;
+  bool streams = false;
 };
 using ClaimFn = ClaimChoice (*)(const PeerMemory&, int world_size, const CollArgs&, bool registered);
 // What a library entry runs with: (setting, value) pairs, e.g. the Open MPI MCA variables or

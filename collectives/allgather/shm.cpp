@@ -23,20 +23,24 @@ double traffic(int n, const CollArgs& a, bool reg);
 
 // Staged on 2 ranks, each rank is the peer's stage's one reader: claimed, by one round's
 // traffic (schedules/peer.hpp). Registered, the blocks are the users' sends: never claimed.
-// Staged blocks the run measured faster read by the kernel: nothing is staged or claimed.
+// Staged blocks the run measured faster read by the kernel: nothing is staged or claimed. The
+// copies into recv this rank makes stream where the run measured that faster for the whole recv
+// (schedules::peer::streams); the kernel's copies cannot.
 ClaimChoice claiming(const PeerMemory& pm, int n, const CollArgs& a, bool reg) {
-  if (!reg && schedules::peer::kernel_copies(pm, a.bytes(a.count))) return {.kernel_copy = true};
+  const bool stream = schedules::peer::streams(pm, a.bytes(a.count) * static_cast<std::size_t>(n));
+  if (!reg && schedules::peer::kernel_copies(pm, a.bytes(a.count))) return {.kernel_copy = true, .streams = stream};
   const double traffic_bytes = traffic(n, schedules::peer::first_round(a, schedules::peer::stage_step(pm, a)), reg);
   const bool claims = !reg && n == 2 && schedules::peer::claims(pm, traffic_bytes);
   // Only a claimed copy goes by segments.
-  return {claims, traffic_bytes, false, claims ? schedules::peer::segment_bytes(pm, a) : 0};
+  return {claims, traffic_bytes, false, claims ? schedules::peer::segment_bytes(pm, a) : 0, stream};
 }
 
 // One staged round: elements [off, off + len) of every rank's block, through a stage of len
 // elements; a call of its own (begin_call .. end_call), as schedules::peer::in_rounds' rounds.
 // Whole blocks staged at once left the stage in memory beyond the cache: at 8-16 MiB (2 ranks)
 // 0.95-0.99x the library, in rounds of 1 MiB 1.12-1.37x (bench/README.md).
-void staged_round(PeerMemory& pm, MemorySpace& m, const CollArgs& a, std::size_t off, std::size_t len, bool claim) {
+void staged_round(PeerMemory& pm, MemorySpace& m, const CollArgs& a, std::size_t off, std::size_t len, bool claim,
+                  bool stream) {
   const int n = pm.size(), r = pm.rank();
   const std::size_t bytes = a.bytes(len);
   void* stage = pm.scratch("allgather/shm", bytes);  // collective: on every rank
@@ -45,11 +49,11 @@ void staged_round(PeerMemory& pm, MemorySpace& m, const CollArgs& a, std::size_t
   const std::uint64_t base = pm.begin_call();
   m.copy(stage, src, bytes);
   pm.raise(base + kInputsReady);
-  m.copy(at(r), src, bytes);  // a no-op in place; overlaps the peers' staging
+  schedules::peer::copy_out(m, stream, at(r), src, bytes);  // a no-op in place; overlaps the peers' staging
   for (int i = 1; i < n; ++i) {  // staggered: rank r starts with r + 1, so blocks are read evenly
     const int k = (r + i) % n;
     pm.wait(k, base + kInputsReady);
-    schedules::peer::copy_claiming(pm, m, a, claim, at(k), pm.peer(stage, k), bytes);
+    schedules::peer::copy_claiming(pm, m, a, claim, at(k), pm.peer(stage, k), bytes, stream);
   }
   pm.end_call(base, false);  // only the stage was read
 }
@@ -59,7 +63,7 @@ void staged_round(PeerMemory& pm, MemorySpace& m, const CollArgs& a, std::size_t
 // read, where staging is a copy-in and a load of lines the peer has just written. On the 2-vCPU
 // Xeon VM, 2 ranks, against the staged rounds: 0.55x the time at 128 KiB, 0.8-0.9x at 512 KiB -
 // 16 MiB (bench/README.md).
-void kernel_copy(Transport& t, PeerMemory& pm, const CollArgs& a) {
+void kernel_copy(Transport& t, PeerMemory& pm, const CollArgs& a, bool stream) {
   const int n = pm.size(), r = pm.rank();
   const std::size_t block = a.bytes(a.count);
   auto at = [&](int k) { return elem_ptr(a.recv, static_cast<std::size_t>(k) * a.count, a.dtype); };
@@ -74,7 +78,7 @@ void kernel_copy(Transport& t, PeerMemory& pm, const CollArgs& a) {
   }
   // Last, as the library's two-rank allgather: 2 ranks, 1-4 MiB, 1.03-1.04x the library against
   // 0.98-1.03x with this copy first (two alternated runs each).
-  t.memory().copy(at(r), a.send, block);  // a no-op in place
+  schedules::peer::copy_out(t.memory(), stream, at(r), a.send, block);  // a no-op in place
   pm.end_call(base, true);  // peers read this rank's send, which the caller owns once this returns
 }
 
@@ -111,21 +115,22 @@ void run(Transport& t, const CollArgs& a) {
   const bool in_place = a.send == recv_block(r);
   if (!schedules::peer::registered(pm, a, block, block * static_cast<std::size_t>(n))) {
     const ClaimChoice c = claiming(pm, n, a, false);
-    if (c.kernel_copy) return kernel_copy(t, pm, a);
-    const bool claim = c.claims;
+    if (c.kernel_copy) return kernel_copy(t, pm, a, c.streams);
     const std::size_t step = schedules::peer::stage_step(pm, a);
-    for (std::size_t off = 0; off < a.count; off += step) staged_round(pm, m, a, off, std::min(step, a.count - off), claim);
+    for (std::size_t off = 0; off < a.count; off += step)
+      staged_round(pm, m, a, off, std::min(step, a.count - off), c.claims, c.streams);
     return;
   }
+  const bool stream = claiming(pm, n, a, true).streams;
   const std::uint64_t base = pm.begin_call();
   pm.raise(base + kInputsReady);
-  m.copy(recv_block(r), a.send, block);  // a no-op in place
+  schedules::peer::copy_out(m, stream, recv_block(r), a.send, block);  // a no-op in place
   for (int i = 1; i < n; ++i) {  // staggered: rank r starts with r + 1, so blocks are read evenly
     const int k = (r + i) % n;
     pm.wait(k, base + kInputsReady);
     const void* peer_block =
         in_place ? elem_ptr(pm.peer(a.recv, k), static_cast<std::size_t>(k) * a.count, a.dtype) : pm.peer(a.send, k);
-    m.copy(recv_block(k), peer_block, block);
+    schedules::peer::copy_out(m, stream, recv_block(k), peer_block, block);
   }
   // Peers read this rank's send, which the caller owns once this returns.
   pm.end_call(base, true);

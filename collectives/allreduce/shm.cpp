@@ -82,16 +82,19 @@ double traffic(int n, const CollArgs& a, bool reg);
 // this rank reads; on 2 ranks also the peer's reduced slice, which only this rank copies
 // (registered: the peer's recv, the call's output, claimed with its own bytes). Registered on
 // more ranks it reads only users' sends and slices others read too: nothing. By the traffic
-// between two flags: the whole call registered, one round staged.
+// between two flags: the whole call registered, one round staged. The copies of the reduced
+// slices into recv stream where the run measured that faster for the whole recv
+// (schedules::peer::streams).
 ClaimChoice claiming(const PeerMemory& pm, int n, const CollArgs& a, bool reg) {
   const double traffic_bytes = traffic(n, reg ? a : schedules::peer::first_round(a, schedules::peer::stage_step(pm, a)), reg);
-  return {a.bytes(a.count) >= schedules::peer::kSmallBytes && (!reg || n == 2) &&
-              schedules::peer::claims(pm, traffic_bytes),
-          traffic_bytes, false, schedules::peer::segment_bytes(pm, a)};
+  const bool sliced = a.bytes(a.count) >= schedules::peer::kSmallBytes;
+  return {sliced && (!reg || n == 2) && schedules::peer::claims(pm, traffic_bytes), traffic_bytes, false,
+          schedules::peer::segment_bytes(pm, a), sliced && schedules::peer::streams(pm, a.bytes(a.count))};
 }
 
-// One call over the whole message (registered) or one round of at most stage_bytes() (staged).
-void round(Transport& t, PeerMemory& pm, const CollArgs& a, bool reg, bool claim) {
+// One call over the whole message (registered) or one round of at most stage_bytes() (staged);
+// claim and stream as claiming() chose them for the whole call.
+void round(Transport& t, PeerMemory& pm, const CollArgs& a, bool reg, bool claim, bool stream) {
   const int n = t.size(), r = t.rank();
   const std::size_t bytes = a.bytes(a.count);
   MemorySpace& m = t.memory();
@@ -119,7 +122,9 @@ void round(Transport& t, PeerMemory& pm, const CollArgs& a, bool reg, bool claim
   // peer claims it (2 ranks): then it comes first, as a claim writes the lines it reads.
   const bool claimed = claim && n == 2;
   auto copy_out = [&] {
-    if (!reg) m.copy(elem_ptr(a.recv, mine.offset, a.dtype), result + a.bytes(mine.offset), a.bytes(mine.count));
+    if (!reg)
+      schedules::peer::copy_out(m, stream, elem_ptr(a.recv, mine.offset, a.dtype), result + a.bytes(mine.offset),
+                                a.bytes(mine.count));
   };
   if (claimed) copy_out();
   pm.raise(base + kSliceReduced);
@@ -129,7 +134,7 @@ void round(Transport& t, PeerMemory& pm, const CollArgs& a, bool reg, bool claim
     const patterns::Range s = patterns::chunk(a.count, n, q);
     pm.wait(q, base + kSliceReduced);
     schedules::peer::copy_claiming(pm, m, a, claimed, elem_ptr(a.recv, s.offset, a.dtype),
-                                   pm.peer(result + a.bytes(s.offset), q), a.bytes(s.count));
+                                   pm.peer(result + a.bytes(s.offset), q), a.bytes(s.count), stream);
   }
   // Registered: peers read this rank's send and recv, which the caller owns once this returns.
   pm.end_call(base, reg);
@@ -148,9 +153,9 @@ void run(Transport& t, const CollArgs& a) {
     if (reg && a.send != a.recv && bytes > PeerMemory::kInlineBytes) return small_registered(t, pm, a);
     return small_staged(t, pm, a);
   }
-  const bool claim = claiming(pm, t.size(), a, reg).claims;
-  if (reg) return round(t, pm, a, true, claim);
-  schedules::peer::in_rounds(pm, a, [&](const CollArgs& part) { round(t, pm, part, false, claim); });
+  const ClaimChoice c = claiming(pm, t.size(), a, reg);
+  if (reg) return round(t, pm, a, true, c.claims, c.streams);
+  schedules::peer::in_rounds(pm, a, [&](const CollArgs& part) { round(t, pm, part, false, c.claims, c.streams); });
 }
 
 // Bytes one rank loads + stores. Sliced: reduce its slice from n inputs (M read, M/n written),

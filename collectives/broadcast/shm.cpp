@@ -33,16 +33,21 @@ std::size_t pipeline_segment_bytes(const PeerMemory& pm, const CollArgs& a) {
 }
 
 // Staged on 2 ranks, the non-root is the stage's one reader: it claims it, by one round's
-// traffic (schedules/peer.hpp). Registered, the root's send is the user's: never claimed.
+// traffic (schedules/peer.hpp). Registered, the root's send is the user's: never claimed; the
+// copies into recv stream where the run measured that faster for the message
+// (schedules::peer::streams). Staged they do not: each reader copies a segment just after the
+// root wrote it, and streaming those copies took 1.04-1.10x the time at 2-16 MiB (2 ranks, Xeon
+// VM, against 0.99 at 1 MiB where neither streams; bench/README.md).
 ClaimChoice claiming(const PeerMemory& pm, int n, const CollArgs& a, bool reg) {
   const double traffic_bytes = traffic(n, schedules::peer::first_round(a, schedules::peer::stage_step(pm, a)), reg);
   return {!reg && n == 2 && schedules::peer::claims(pm, traffic_bytes), traffic_bytes, false,
-          reg ? 0 : pipeline_segment_bytes(pm, a)};
+          reg ? 0 : pipeline_segment_bytes(pm, a), reg && schedules::peer::streams(pm, a.bytes(a.count))};
 }
 
 // One call over the whole message (registered) or one round of at most stage_bytes() (staged).
-// claim: the one reader of a 2-rank stage claims it (schedules/peer.hpp).
-void round(Transport& t, PeerMemory& pm, const CollArgs& a, bool reg, bool claim) {
+// claim: the one reader of a 2-rank stage claims it (schedules/peer.hpp); stream (registered):
+// the copies into recv go by streaming stores.
+void round(Transport& t, PeerMemory& pm, const CollArgs& a, bool reg, bool claim, bool stream) {
   const int r = t.rank();
   const std::size_t bytes = a.bytes(a.count);
   MemorySpace& m = t.memory();
@@ -61,7 +66,7 @@ void round(Transport& t, PeerMemory& pm, const CollArgs& a, bool reg, bool claim
         pm.raise(base + kFirstSegment + static_cast<std::uint64_t>(s));
       }
     }
-    m.copy(a.recv, a.send, bytes);  // a no-op in place
+    schedules::peer::copy_out(m, stream, a.recv, a.send, bytes);  // a no-op in place
     // Registered: the peers read the root's send, which the caller owns once this returns.
     pm.end_call(base, reg);
     return;
@@ -71,7 +76,7 @@ void round(Transport& t, PeerMemory& pm, const CollArgs& a, bool reg, bool claim
     const patterns::Range seg = patterns::chunk(a.count, segments, s);
     pm.wait(a.root, base + kFirstSegment + static_cast<std::uint64_t>(s));
     schedules::peer::copy_claiming(pm, m, a, claim, elem_ptr(a.recv, seg.offset, a.dtype),
-                                   elem_ptr(src, seg.offset, a.dtype), a.bytes(seg.count));
+                                   elem_ptr(src, seg.offset, a.dtype), a.bytes(seg.count), stream);
   }
   // Nobody reads a non-root's buffers: it need not wait for the others; its next call does.
   pm.end_call(base, false);
@@ -105,9 +110,10 @@ void run(Transport& t, const CollArgs& a) {
   if (schedules::peer::words_fit(pm, bytes)) return small_words(t, pm, a);
   // Registered: the root's send is read in place, translated from this rank's own send (the
   // heap is symmetric: every rank allocates its buffers in the same order).
-  if (schedules::peer::registered(pm, a, bytes, bytes)) return round(t, pm, a, true, false);
-  const bool claim = claiming(pm, t.size(), a, false).claims;
-  schedules::peer::in_rounds(pm, a, [&](const CollArgs& part) { round(t, pm, part, false, claim); });
+  const bool reg = schedules::peer::registered(pm, a, bytes, bytes);
+  const ClaimChoice c = claiming(pm, t.size(), a, reg);
+  if (reg) return round(t, pm, a, true, false, c.streams);
+  schedules::peer::in_rounds(pm, a, [&](const CollArgs& part) { round(t, pm, part, false, c.claims, false); });
 }
 
 // Bytes the busiest rank (the root) loads + stores: its copy send -> recv (2M), and staged the

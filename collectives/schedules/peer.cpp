@@ -6,6 +6,7 @@
 #include <cstring>
 #include <utility>
 
+#include "collectives/core/stream_copy.hpp"
 #include "collectives/schedules/defaults.hpp"
 
 namespace collbench::schedules::peer {
@@ -23,6 +24,7 @@ PeerMemory& memory_for(Transport& t, std::string_view algo) {
                        " memory, the buffers " + std::string(memory_kind_name(kind)));
   if (!pm->claim_probe()) pm->set_claim_probe(measure_claims(*pm));  // collective, as this call
   if (!pm->kernel_copy_probe()) pm->set_kernel_copy_probe(measure_kernel_copy(*pm));
+  if (!pm->stream_probe()) pm->set_stream_probe(measure_streaming(*pm));
   return *pm;
 }
 
@@ -178,6 +180,66 @@ PeerMemory::KernelCopyProbe measure_kernel_copy(PeerMemory& pm) {
   return p;
 }
 
+PeerMemory::StreamProbe measure_streaming(PeerMemory& pm) {
+  PeerMemory::StreamProbe p;
+  if (pm.kind() != MemoryKind::host || pm.size() < 2 || pm.oversubscribed()) return p;
+  const std::size_t l2 = pm.l2_bytes() ? std::clamp<std::size_t>(std::bit_floor(pm.l2_bytes()), 256 << 10, 4 << 20)
+                                       : std::size_t{1} << 20;
+  for (int i = 0; i < kStreamProbeSizes; ++i) p.bytes.push_back(l2 / 2 << i);
+  constexpr int kRun = 1 + kStreamProbeRounds / 2, kRuns = 4;  // plain, streaming, plain, streaming
+  struct Verdict {
+    double plain_ns[kStreamProbeSizes], streaming_ns[kStreamProbeSizes];
+  } v{};
+  auto* block = pm.allocate(sizeof v);  // collective: for the verdict
+  const bool pair = pm.rank() < 2;  // ranks 0 and 1 copy; the others only keep the calls' count
+  const int peer = 1 - pm.rank();
+  std::vector<std::byte> src(pair ? p.bytes.back() : 0, std::byte{1}), dst(src.size());
+  for (std::size_t j = 0; j < p.bytes.size(); ++j) {
+    std::vector<double> ns[2];  // [streaming]
+    for (int i = 0; i < kRuns * kRun; ++i) {
+      const bool streaming = (i / kRun) % 2;
+      const std::uint64_t base = pm.begin_call();
+      if (pair) {
+        pm.raise(base + 1);
+        pm.wait(peer, base + 1);  // both copy at once, as a call's ranks do
+        const auto t0 = std::chrono::steady_clock::now();
+        if (streaming)
+          stream_copy(dst.data(), src.data(), p.bytes[j]);
+        else
+          std::memcpy(dst.data(), src.data(), p.bytes[j]);
+        const std::chrono::duration<double, std::nano> t = std::chrono::steady_clock::now() - t0;
+        if (i % kRun) ns[streaming].push_back(t.count());
+      }
+      pm.end_call(base, false);  // nothing of a peer's was read
+    }
+    if (pm.rank() == 0) {
+      v.plain_ns[j] = median(std::move(ns[0]));
+      v.streaming_ns[j] = median(std::move(ns[1]));
+    }
+  }
+  share(pm, block, 0, &v, sizeof v);
+  pm.deallocate(block);  // collective
+  p.measured = true;
+  p.plain_ns.assign(v.plain_ns, v.plain_ns + p.bytes.size());
+  p.streaming_ns.assign(v.streaming_ns, v.streaming_ns + p.bytes.size());
+  // The smallest size from which streaming won, by the margin, at every larger size probed.
+  for (std::size_t j = p.bytes.size(); j-- > 0 && p.streaming_ns[j] <= kStreamProbeMargin * p.plain_ns[j];)
+    p.from_bytes = p.bytes[j];
+  return p;
+}
+
+bool streams(const PeerMemory& pm, std::size_t output_bytes) {
+  const auto& p = pm.stream_probe();
+  return pm.kind() == MemoryKind::host && p && p->from_bytes && output_bytes >= p->from_bytes;
+}
+
+void copy_out(MemorySpace& m, bool stream, void* dst, const void* src, std::size_t bytes) {
+  if (stream)
+    stream_copy(dst, src, bytes);
+  else
+    m.copy(dst, src, bytes);
+}
+
 bool kernel_copies(const PeerMemory& pm, std::size_t bytes) {
   const auto& p = pm.kernel_copy_probe();
   return pm.kind() == MemoryKind::host && p && p->from_bytes && bytes >= p->from_bytes;
@@ -252,12 +314,12 @@ bool claims(const PeerMemory& pm, double traffic_bytes) {
 }
 
 void copy_claiming(const PeerMemory& pm, MemorySpace& m, const CollArgs& a, bool claim_it, void* dst, const void* src,
-                   std::size_t bytes) {
-  if (!claim_it) return m.copy(dst, src, bytes);
+                   std::size_t bytes, bool stream) {
+  if (!claim_it) return copy_out(m, stream, dst, src, bytes);
   const std::size_t seg = segment_bytes(pm, a);
   for (std::size_t off = 0; off < bytes; off += seg) {
     const std::size_t k = std::min(seg, bytes - off);
-    m.copy(static_cast<std::byte*>(dst) + off, static_cast<const std::byte*>(src) + off, k);
+    copy_out(m, stream, static_cast<std::byte*>(dst) + off, static_cast<const std::byte*>(src) + off, k);
     claim(static_cast<const std::byte*>(src) + off, k);
   }
 }

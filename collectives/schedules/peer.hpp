@@ -188,14 +188,39 @@ RemoteBuffer user_buffer(const PeerMemory& pm, int r, std::uint64_t base);
 void read_user_buffer(Transport& t, std::string_view algo, int peer, const RemoteBuffer& src, std::size_t offset,
                       void* dst, std::size_t bytes);
 
+// Streaming stores (core/stream_copy.hpp) for a call's final copies into the caller's recv, where
+// they measure faster: a plain store first reads the line it writes and later writes it back, a
+// streaming one only writes it. Beyond the core's private cache, where the recv is not kept
+// anyway, that saves a third of a copy's memory traffic (2-vCPU Xeon VM: 1.15-1.6x memcpy's rate
+// from 2 MiB, 0.5-1.06x below: bench/README.md); a caller reading its recv at once then reads it
+// from memory, as it would beyond the caches. Which wins from what size depends on the machine's
+// caches, so measure_streaming times both as a zero-copy call makes them: ranks 0 and 1 each
+// copy a private buffer at kStreamProbeSizes sizes (half the L2 x 2^i, the L2 within 256 KiB -
+// 4 MiB, 1 MiB when unknown), starting together, kStreamProbeRounds copies of each kind in two
+// runs of each, alternated, each run's first copy untimed (a plain copy right after a streaming
+// one finds its destination evicted, which a call repeated on one recv never does); rank 0
+// times its own. from_bytes is the smallest size from which streaming took at most
+// kStreamProbeMargin of memcpy's time at every larger size probed; 0 (never) where it did not at
+// the largest. The margin keeps a size where the two are level (1 MiB on the Xeon VM: 0.9-1.2x,
+// run to run) from flipping the verdict between otherwise identical runs. Collective; not
+// measured with one rank, device memory or more ranks than cores: never. memory_for() runs it on
+// its first call.
+inline constexpr int kStreamProbeSizes = 3, kStreamProbeRounds = 6;
+inline constexpr double kStreamProbeMargin = 0.9;
+PeerMemory::StreamProbe measure_streaming(PeerMemory& pm);
+// Whether a call whose output (the recv it writes) is `output_bytes` streams its final copies.
+bool streams(const PeerMemory& pm, std::size_t output_bytes);
+// A final copy into the caller's recv: stream_copy with `stream` (streams()), else m.copy.
+void copy_out(MemorySpace& m, bool stream, void* dst, const void* src, std::size_t bytes);
+
 // `a` cut to its first round of `step` elements (stage_step): the traffic a claim rule weighs.
 CollArgs first_round(const CollArgs& a, std::size_t step);
 
-// m.copy(dst, src, bytes) of a peer's block this rank is the one reader of, in segments of
-// segment_bytes(pm, a), each claimed right after its copy (with `claim`) while its lines
-// are in this core's caches.
+// copy_out(m, stream, dst, src, bytes) of a peer's block this rank is the one reader of, in
+// segments of segment_bytes(pm, a), each claimed right after its copy (with `claim`) while its
+// lines are in this core's caches.
 void copy_claiming(const PeerMemory& pm, MemorySpace& m, const CollArgs& a, bool claim, void* dst, const void* src,
-                   std::size_t bytes);
+                   std::size_t bytes, bool stream = false);
 
 // Which inputs reduce_inputs() claims, each segment right after it is reduced: every input of a
 // peer_inputs() list that began at rank `first` but this rank's own (its user buffer, never

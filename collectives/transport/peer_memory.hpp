@@ -86,9 +86,25 @@ class PeerMemory {
     std::size_t from_bytes = 0;
     std::vector<std::size_t> bytes{};              // the sizes probed, ascending
     std::vector<double> staged_ns{}, kernel_ns{};  // median whole round at each
+    bool operator==(const KernelCopyProbe&) const = default;
   };
   const std::optional<KernelCopyProbe>& kernel_copy_probe() const { return kernel_copy_probe_; }
   void set_kernel_copy_probe(const KernelCopyProbe& p) { kernel_copy_probe_ = p; }
+  // From what size a call's final copy into the caller's recv is faster by streaming stores
+  // (core/stream_copy.hpp) than by memcpy, on this machine: measured once per peer memory by its
+  // first zero-copy call (schedules::peer::measure_streaming), rank 0's verdict on every rank;
+  // unset until then. `from_bytes` 0: never (not measured, or memcpy was as fast at the largest
+  // size probed). `measured` false: not measured (one rank, device memory, more ranks than
+  // cores) or set by a test.
+  struct StreamProbe {
+    bool measured = false;
+    std::size_t from_bytes = 0;
+    std::vector<std::size_t> bytes{};                // the sizes probed, ascending
+    std::vector<double> plain_ns{}, streaming_ns{};  // median copy at each
+    bool operator==(const StreamProbe&) const = default;
+  };
+  const std::optional<StreamProbe>& stream_probe() const { return stream_probe_; }
+  void set_stream_probe(const StreamProbe& p) { stream_probe_ = p; }
   bool oversubscribed() const { return oversubscribed_; }
 
   // --- flags ---
@@ -194,6 +210,7 @@ class PeerMemory {
   Caches caches_;
   std::optional<ClaimProbe> claim_probe_;
   std::optional<KernelCopyProbe> kernel_copy_probe_;
+  std::optional<StreamProbe> stream_probe_;
   std::uint64_t calls_ = 0;
   std::uint64_t unsettled_ = 0;  // the done value of a previous call not yet waited for; 0: none
 };

@@ -211,7 +211,9 @@ void record_peer_claim(PointResult& r, const AlgoEntry& e, Transport& t, const C
                                         .probe = pm->claim_probe().value_or(PeerMemory::ClaimProbe{}),
                                         .kernel_copy = c.kernel_copy,
                                         .kernel_probe =
-                                            pm->kernel_copy_probe().value_or(PeerMemory::KernelCopyProbe{})};
+                                            pm->kernel_copy_probe().value_or(PeerMemory::KernelCopyProbe{}),
+                                        .streams = c.streams,
+                                        .stream_probe = pm->stream_probe().value_or(PeerMemory::StreamProbe{})};
 }
 
 // Which of `sets` buffer sets verification checks: all, or kMaxVerifiedSets spread evenly

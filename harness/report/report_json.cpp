@@ -387,7 +387,14 @@ json result_json(const PointResult& r, const std::string& run_id, long keep_samp
                          {"from_bytes", r.peer_claim->kernel_probe.from_bytes},
                          {"bytes", r.peer_claim->kernel_probe.bytes},
                          {"staged_ns", r.peer_claim->kernel_probe.staged_ns},
-                         {"kernel_ns", r.peer_claim->kernel_probe.kernel_ns}}}};
+                         {"kernel_ns", r.peer_claim->kernel_probe.kernel_ns}}},
+                       {"streams", r.peer_claim->streams},
+                       {"stream_probe",
+                        {{"measured", r.peer_claim->stream_probe.measured},
+                         {"from_bytes", r.peer_claim->stream_probe.from_bytes},
+                         {"bytes", r.peer_claim->stream_probe.bytes},
+                         {"plain_ns", r.peer_claim->stream_probe.plain_ns},
+                         {"streaming_ns", r.peer_claim->stream_probe.streaming_ns}}}};
   j["cache"] = r.cache_cold ? "cold" : "hot";             // older records: absent (hot)
   if (r.cache_pool)
     j["cache_pool"] = {{"bytes", r.cache_pool->bytes},

@@ -46,6 +46,8 @@ struct PointResult {
     PeerMemory::ClaimProbe probe;  // the machine's measured answer to "does a claim pay here"
     bool kernel_copy = false;      // staged calls read the peers' user buffers by the kernel instead
     PeerMemory::KernelCopyProbe kernel_probe;  // and from what size that is faster here, measured
+    bool streams = false;                      // the calls' final copies into recv by streaming stores
+    PeerMemory::StreamProbe stream_probe;      // and from what output size that is faster here, measured
   };
   std::optional<PeerClaim> peer_claim;
   // --cache cold: the pool of send/recv sets the point's calls rotated through (JSON "cache"

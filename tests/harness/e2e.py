@@ -695,6 +695,11 @@ def test_registered(collbench: str, mpiexec: str, workdir: str) -> None:
         kp = pc.get("kernel_probe") or {}
         if kp.get("measured") is not (not oversubscribed) or pc.get("kernel_copy") is not False:
             fail(f"peer_claim {pc!r} of registered {r['op']}/shm {r['bytes']} B (3 ranks on {os.cpu_count()} cores)")
+        # And the streaming probe; a final copy streams only from its output size up (registered).
+        sp = pc.get("stream_probe") or {}
+        want = r["op"] in ("allgather", "broadcast", "allreduce") and 0 < sp.get("from_bytes", 0) <= r["bytes"]
+        if sp.get("measured") is not (not oversubscribed) or pc.get("streams") is not want:
+            fail(f"peer_claim {pc!r} of registered {r['op']}/shm {r['bytes']} B (3 ranks on {os.cpu_count()} cores)")
     print(f"registered: OK: {len(res)} points exact, shm for {sorted(shm)}")
 
 

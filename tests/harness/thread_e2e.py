@@ -75,6 +75,13 @@ def main(collbench, work):
         want = r["op"] == "allgather" and kp["from_bytes"] > 0 and r["bytes"] // 4 >= kp["from_bytes"]
         assert pc["kernel_copy"] is want, (r["op"], r["bytes"], pc)
         assert kp["measured"] is (4 <= (os.cpu_count() or 1)), (r["op"], kp)
+        # Streaming stores for the final copies: allgather, allreduce and registered broadcast, from
+        # the output (the result's bytes: allgather's whole recv) the probe measured them faster.
+        sp = pc["stream_probe"]
+        streamed = {"allgather", "allreduce"} | ({"broadcast"} if r.get("buffers") == "registered" else set())
+        want = r["op"] in streamed and 0 < sp["from_bytes"] <= r["bytes"]
+        assert pc["streams"] is want, (r["op"], r["bytes"], pc)
+        assert sp["measured"] is (4 <= (os.cpu_count() or 1)), (r["op"], sp)
         assert pc["segment_bytes"] == segment_rule(r, pc), (r["op"], r["bytes"], pc)
     cal = run_rec["calibration"]
     assert cal["clock_shared"] == [True] * 4 and cal["clock_offset_us"] == [0.0] * 4 and cal["clock_sync_error_us"] == 0, cal
@@ -92,6 +99,21 @@ def main(collbench, work):
     for r in seg_results:
         assert r["peer_claim"]["segment_bytes"] == segment_rule(r, r["peer_claim"], 16 << 10) == 16 << 10, r
     print("thread: --segment 16K is the shm calls' segment, recorded")
+
+    # 2 ranks on 2 cores: the streaming probe is measured, and 4 MiB outputs stream where it found
+    # streaming faster from there (staged: allgather and allreduce; broadcast never).
+    st = work / "stream.jsonl"
+    p = run([collbench, "--backend", "thread", "--ranks", "2", "--op", "allgather,allreduce,broadcast", "--algo", "shm",
+             "-b", "4M", "-e", "4M", "-n", "3", "-w", "1", "--json", str(st), "--overwrite"])
+    assert p.returncode == 0, p.stderr
+    (st_results,) = cc.check_file(str(st), runs=1).values()
+    assert len(st_results) == 3 and all(r["wrong"] == 0 for r in st_results), st_results
+    for r in st_results:
+        pc, sp = r["peer_claim"], r["peer_claim"]["stream_probe"]
+        assert sp["measured"] is (2 <= (os.cpu_count() or 1)), sp
+        assert len(sp["bytes"]) == len(sp["plain_ns"]) == len(sp["streaming_ns"]) == (3 if sp["measured"] else 0), sp
+        assert pc["streams"] is (r["op"] != "broadcast" and 0 < sp["from_bytes"] <= r["bytes"]), (r["op"], pc)
+    print(f"thread: the streaming probe from {st_results[0]['peer_claim']['stream_probe']['from_bytes']} B, recorded")
 
     # One rank per core: the samples start at times agreed on the one clock. A busy machine makes
     # starts late and the point falls back (saying so): up to three tries, as the MPI tests do, and

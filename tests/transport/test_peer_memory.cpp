@@ -7,8 +7,11 @@
 #include <algorithm>
 #include <array>
 #include <atomic>
+#include <bit>
 #include <chrono>
 #include <cstring>
+#include <functional>
+#include <optional>
 
 #include "collectives/registry.hpp"
 #include "collectives/schedules/peer.hpp"
@@ -400,17 +403,19 @@ TEST_P(StagedClaimed, ExactOnEveryCase) {
 INSTANTIATE_TEST_SUITE_P(Shm, StagedClaimed, ::testing::ValuesIn(testing::host_algorithms_at({2, 3}, "shm")),
                          testing::algo_at_world_name);
 
-// The kernel's single copy instead of staging (schedules::peer::measure_kernel_copy): measured
-// once, collectively, on the first zero-copy call, with rank 0's verdict on every rank, and the
-// verdict follows from the rounds it timed. Ranks that are threads read their own process.
-TEST(KernelCopy, ProbeMeasuredOnceTheSameOnEveryRank) {
-  constexpr int n = 2;
-  std::array<PeerMemory::KernelCopyProbe, n> seen{};
-  ThreadWorld w(n);
+// A probe memory_for() runs on its first call (schedules/peer.hpp), read by `get`, on 2 thread
+// ranks: measured once, collectively, rank 0's verdict on every rank (the same on both), not
+// measured again by a second call; unmeasured only with more ranks than cores, then never
+// chosen. `check` tests a measured one.
+template <class Probe>
+void expect_probe_once_on_every_rank(const std::optional<Probe>& (PeerMemory::*get)() const,
+                                     const std::function<void(const PeerMemory&, const Probe&)>& check) {
+  std::array<Probe, 2> seen{};
+  ThreadWorld w(2);
   w.run([&](ThreadTransport& t) {
     PeerMemory& pm = schedules::peer::memory_for(t, "test/probe");
-    ASSERT_TRUE(pm.kernel_copy_probe().has_value());
-    const PeerMemory::KernelCopyProbe p = *pm.kernel_copy_probe();
+    ASSERT_TRUE((pm.*get)().has_value());
+    const Probe p = *(pm.*get)();
     seen[static_cast<std::size_t>(t.rank())] = p;
     if (pm.oversubscribed()) {
       EXPECT_FALSE(p.measured);
@@ -418,26 +423,33 @@ TEST(KernelCopy, ProbeMeasuredOnceTheSameOnEveryRank) {
       return;
     }
     EXPECT_TRUE(p.measured);
-    EXPECT_TRUE(p.available) << "a thread reading its own process";
-    ASSERT_FALSE(p.bytes.empty());
-    EXPECT_EQ(p.bytes.front(), schedules::peer::kKernelProbeMin);
-    EXPECT_LE(p.bytes.back(), schedules::peer::stage_bytes(pm));
-    EXPECT_GT(p.bytes.back() * 4, schedules::peer::stage_bytes(pm));
-    ASSERT_EQ(p.staged_ns.size(), p.bytes.size());
-    ASSERT_EQ(p.kernel_ns.size(), p.bytes.size());
-    std::size_t from = 0;  // the rule, again: won at every size from here up
-    for (std::size_t j = p.bytes.size(); j-- > 0 && p.kernel_ns[j] < p.staged_ns[j];) from = p.bytes[j];
-    EXPECT_EQ(p.from_bytes, from);
-    for (std::size_t j = 0; j < p.bytes.size(); ++j) {
-      EXPECT_GT(p.staged_ns[j], 0);
-      EXPECT_GT(p.kernel_ns[j], 0);
-    }
-    schedules::peer::memory_for(t, "test/probe");  // not measured again
-    EXPECT_EQ(pm.kernel_copy_probe()->kernel_ns, p.kernel_ns);
+    check(pm, p);
+    schedules::peer::memory_for(t, "test/probe");
+    EXPECT_TRUE(*(pm.*get)() == p) << "measured again";
   });
-  EXPECT_EQ(seen[0].from_bytes, seen[1].from_bytes);
-  EXPECT_EQ(seen[0].staged_ns, seen[1].staged_ns);
-  EXPECT_EQ(seen[0].kernel_ns, seen[1].kernel_ns);
+  EXPECT_TRUE(seen[0] == seen[1]) << "ranks 0 and 1 differ";
+}
+
+// The kernel's single copy instead of staging (schedules::peer::measure_kernel_copy): the
+// verdict follows from the rounds it timed. Ranks that are threads read their own process.
+TEST(KernelCopy, ProbeMeasuredOnceTheSameOnEveryRank) {
+  expect_probe_once_on_every_rank<PeerMemory::KernelCopyProbe>(
+      &PeerMemory::kernel_copy_probe, [](const PeerMemory& pm, const PeerMemory::KernelCopyProbe& p) {
+        EXPECT_TRUE(p.available) << "a thread reading its own process";
+        ASSERT_FALSE(p.bytes.empty());
+        EXPECT_EQ(p.bytes.front(), schedules::peer::kKernelProbeMin);
+        EXPECT_LE(p.bytes.back(), schedules::peer::stage_bytes(pm));
+        EXPECT_GT(p.bytes.back() * 4, schedules::peer::stage_bytes(pm));
+        ASSERT_EQ(p.staged_ns.size(), p.bytes.size());
+        ASSERT_EQ(p.kernel_ns.size(), p.bytes.size());
+        std::size_t from = 0;  // the rule, again: won at every size from here up
+        for (std::size_t j = p.bytes.size(); j-- > 0 && p.kernel_ns[j] < p.staged_ns[j];) from = p.bytes[j];
+        EXPECT_EQ(p.from_bytes, from);
+        for (std::size_t j = 0; j < p.bytes.size(); ++j) {
+          EXPECT_GT(p.staged_ns[j], 0);
+          EXPECT_GT(p.kernel_ns[j], 0);
+        }
+      });
 }
 
 // By size, from what the probe found; never where it found the kernel's copy unavailable or slower.
@@ -494,6 +506,89 @@ TEST(KernelCopy, StagedAllgatherExactOnEveryCase) {
       const auto cases = testing::expand(entry->op, n, t.rank(), testing::registered_case_space(n));
       ASSERT_TRUE(testing::exact_on_every_case(t, *entry, cases));
     });
+  }
+}
+
+// Streaming stores for the final copies (schedules::peer::measure_streaming): the verdict follows
+// from the copies it timed, at half the L2 x 2^i.
+TEST(Streaming, ProbeMeasuredOnceTheSameOnEveryRank) {
+  expect_probe_once_on_every_rank<PeerMemory::StreamProbe>(
+      &PeerMemory::stream_probe, [](const PeerMemory& pm, const PeerMemory::StreamProbe& p) {
+        ASSERT_EQ(p.bytes.size(), static_cast<std::size_t>(schedules::peer::kStreamProbeSizes));
+        const std::size_t l2 = pm.l2_bytes()
+                                    ? std::clamp<std::size_t>(std::bit_floor(pm.l2_bytes()), 256 << 10, 4 << 20)
+                                    : std::size_t{1} << 20;
+        for (std::size_t j = 0; j < p.bytes.size(); ++j) EXPECT_EQ(p.bytes[j], l2 / 2 << j);
+        ASSERT_EQ(p.plain_ns.size(), p.bytes.size());
+        ASSERT_EQ(p.streaming_ns.size(), p.bytes.size());
+        std::size_t from = 0;  // the rule, again: won by the margin at every size from here up
+        for (std::size_t j = p.bytes.size();
+             j-- > 0 && p.streaming_ns[j] <= schedules::peer::kStreamProbeMargin * p.plain_ns[j];)
+          from = p.bytes[j];
+        EXPECT_EQ(p.from_bytes, from);
+        for (std::size_t j = 0; j < p.bytes.size(); ++j) {
+          EXPECT_GT(p.plain_ns[j], 0);
+          EXPECT_GT(p.streaming_ns[j], 0);
+        }
+      });
+}
+
+// By the call's output, from the probe's size: allgather's whole recv, broadcast's and allreduce's
+// message (allreduce's sliced path only); never where the probe found streaming slower, never for
+// the ops whose output the reduction writes, nor for the staged broadcast's pipelined copies.
+TEST(Streaming, FromTheProbesSizeByTheCallsOutput) {
+  ThreadWorld w(2);
+  w.run([&](ThreadTransport& t) {
+    PeerMemory& pm = *t.peer_memory();
+    pm.set_kernel_copy_probe({});
+    pm.set_stream_probe({.from_bytes = 1 << 20});
+    EXPECT_FALSE(schedules::peer::streams(pm, (1 << 20) - 1));
+    EXPECT_TRUE(schedules::peer::streams(pm, 1 << 20));
+    const CollArgs mib{.count = 1 << 18}, less{.count = (1 << 18) - 1};  // float32: 1 MiB and 4 bytes less
+    const CollArgs half{.count = 1 << 17};                                // a 512 KiB allgather block: 1 MiB of recv
+    auto streams = [&](Op op, const CollArgs& a, bool reg) {
+      const AlgoEntry* e = Registry::get().find(op, "shm", "any");
+      return e && e->traits.claims && e->traits.claims(pm, 2, a, reg).streams;
+    };
+    EXPECT_TRUE(streams(Op::broadcast, mib, true));
+    EXPECT_FALSE(streams(Op::broadcast, less, true));
+    EXPECT_FALSE(streams(Op::broadcast, mib, false)) << "staged broadcast";
+    for (bool reg : {false, true}) {
+      EXPECT_TRUE(streams(Op::allreduce, mib, reg)) << "registered " << reg;
+      EXPECT_FALSE(streams(Op::allreduce, less, reg)) << "registered " << reg;
+      EXPECT_TRUE(streams(Op::allgather, half, reg)) << "registered " << reg;
+      EXPECT_FALSE(streams(Op::allgather, CollArgs{.count = (1 << 17) - 1}, reg)) << "registered " << reg;
+      for (Op op : {Op::reduce, Op::reduce_scatter}) EXPECT_FALSE(streams(op, mib, reg)) << op_name(op);
+    }
+    pm.set_stream_probe({.measured = true, .from_bytes = 0});
+    EXPECT_FALSE(schedules::peer::streams(pm, std::size_t{1} << 30));
+    EXPECT_FALSE(streams(Op::allgather, mib, true));
+  });
+}
+
+// allgather, broadcast and allreduce with every final copy streamed (the probe set to from 1
+// byte, before the first call, so on every machine): exact on every case of
+// registered_case_space at 2-4 ranks, registered and (but broadcast) staged, in place and out of
+// place, one call after another on the same buffers.
+TEST(Streaming, ShmOpsExactOnEveryCase) {
+  for (Op op : {Op::allgather, Op::broadcast, Op::allreduce}) {
+    const AlgoEntry* entry = Registry::get().find(op, "shm", "any");
+    ASSERT_TRUE(entry && entry->traits.claims);
+    for (int n : {2, 3, 4}) {
+      for (bool reg : {false, true}) {
+        if (op == Op::broadcast && !reg) continue;  // staged broadcast does not stream
+        ThreadWorld w(n);
+        w.run([&](ThreadTransport& t) {
+          PeerMemory& pm = *t.peer_memory();
+          pm.set_stream_probe({.from_bytes = 1});
+          ASSERT_TRUE(entry->traits.claims(pm, n, CollArgs{.count = 40000}, reg).streams);
+          PeerMemorySpace space(pm, t.memory());
+          const auto cases = testing::expand(op, n, t.rank(), testing::registered_case_space(n));
+          ASSERT_TRUE(testing::exact_on_every_case(t, *entry, cases, reg ? &space : nullptr))
+              << op_name(op) << " n " << n << " registered " << reg;
+        });
+      }
+    }
   }
 }
 
