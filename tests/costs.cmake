@@ -5,44 +5,44 @@
 # it mostly waits on launches, signals or files (measured alone: busy CPU / wall < 0.6 core) and
 # asserts no timing; "-" keeps what the test declares.
 set(COLLBENCH_TEST_SECONDS
-  analysis.backends_side_by_side          8 -
-  analysis.collplot                      19 -
+  analysis.backends_side_by_side         10 -
+  analysis.collplot                      15 -
   analysis.compare                       12 -
-  analysis.compare_fixtures              29 -
-  analysis.ddp                           10 -
+  analysis.compare_fixtures              31 -
+  analysis.ddp                            8 -
   analysis.expect_write                   5 -
   analysis.formats                        2 -
   analysis.library_files                  2 -
   analysis.load                           6 -
   analysis.model                          1 -
-  analysis.mpis_side_by_side              5 -
-  analysis.node_aware                    11 -
-  analysis.report                        21 -
-  analysis.report_browser                30 -
-  analysis.schema                        15 -
+  analysis.mpis_side_by_side              4 -
+  analysis.node_aware                    12 -
+  analysis.report                        20 -
+  analysis.report_browser                31 -
+  analysis.schema                        13 -
   analysis.stragglers                     3 -
   analysis.targets                        1 -
-  analysis.tiny_report                    3 -
+  analysis.tiny_report                    4 -
   analysis.tune                          14 -
   docs.checkers                           1 -
   docs.links                              1 -
   docs.options                            1 -
-  gloo.launch                            27 -
-  harness.allreduce                       9 -
+  gloo.launch                            26 -
+  harness.allreduce                      10 -
   harness.argv_fuzz                      16 -
-  harness.auto                           10 1
-  harness.bad_inputs                      6 1
+  harness.auto                           15 1
+  harness.bad_inputs                      5 1
   harness.cli                             2 1
   harness.cli_first_minutes               1 1
   harness.cold                           23 -
-  harness.ddp                            38 1
-  harness.ddp_torch                      27 -
-  harness.expect_gate                     5 -
+  harness.ddp                            28 1
+  harness.ddp_torch                      25 -
+  harness.expect_gate                     6 -
   harness.expect_provenance               3 -
-  harness.expect_write_expect             6 -
-  harness.faults_corrupt                 13 1
-  harness.faults_disk_full               13 1
-  harness.faults_signals                 37 1
+  harness.expect_write_expect             5 -
+  harness.faults_corrupt                 14 1
+  harness.faults_disk_full               11 1
+  harness.faults_signals                 38 1
   harness.faults_stall_control            9 -
   harness.faults_stall_library            7 -
   harness.faults_stall_shm                6 -
@@ -50,30 +50,30 @@ set(COLLBENCH_TEST_SECONDS
   harness.layers                          1 1
   harness.layers_self_test                1 1
   harness.list_json                       1 1
-  harness.memory                         37 -
-  harness.modes                          29 1
-  harness.nvtx                            4 1
+  harness.memory                         36 -
+  harness.modes                          21 1
+  harness.nvtx                            5 1
   harness.pingpong                        7 1
-  harness.raw_compare                     7 1
+  harness.raw_compare                     8 1
   harness.registered                      5 -
   harness.reliability_hang                6 -
   harness.reliability_kill                4 -
-  harness.reliability_resume              9 1
+  harness.reliability_resume             10 1
   harness.stragglers                      5 -
-  harness.sweep                           8 1
+  harness.sweep                           4 1
   harness.sync                            4 -
-  harness.terminal                        6 2
+  harness.terminal                        7 2
   harness.thread                          5 2
   harness.timeout                         2 -
-  install.deb                           159 -
-  install.tree                           34 -
+  install.deb                           130 -
+  install.tree                           27 -
   mpi.harness_measure.np1                 1 1
   mpi.harness_measure.np2                 3 -
   mpi.mpi_collectives.np1                 1 1
   mpi.mpi_collectives.np2                 3 -
-  mpi.mpi_collectives.np3                 6 -
-  mpi.mpi_collectives.np4                 6 -
-  mpi.mpi_collectives.np5                10 -
+  mpi.mpi_collectives.np3                 5 -
+  mpi.mpi_collectives.np4                 7 -
+  mpi.mpi_collectives.np5                 9 -
   mpi.mpi_split.np1                       1 1
   mpi.mpi_split.np2                       1 1
   mpi.mpi_split.np3                       1 1
@@ -83,41 +83,41 @@ set(COLLBENCH_TEST_SECONDS
   mpi.mpi_split.np7                       1 -
   mpi.mpi_split.np8                       1 -
   mpi.mpi_transport.np2                   3 -
-  mpi.ompi_rules                          7 1
-  mpi.preload.app.np1                     2 1
-  mpi.preload.app.np2                     2 1
+  mpi.ompi_rules                          9 1
+  mpi.preload.app.np1                     1 1
+  mpi.preload.app.np2                     3 1
   mpi.preload.app.np3                     3 1
   mpi.preload.app.np4                     2 1
   mpi.preload.app.np5                     2 1
-  mpi.preload.bad_input                   5 1
+  mpi.preload.bad_input                   4 1
   mpi.preload.exports                     1 1
-  mpi.preload.harness                     5 1
+  mpi.preload.harness                     6 1
   mpi.preload.raw                         2 1
   mpi.quiet_comm.np2                      1 1
   mpi.quiet_comm.np3                      1 1
   mpi.quiet_harness.np3                   1 1
-  mpi.tuned_forcing                      53 1
-  slurm.cluster                           7 -
-  slurm.layout                           38 2
-  slurm.node_loss                        69 2
+  mpi.tuned_forcing                      39 1
+  slurm.cluster                           6 -
+  slurm.layout                           34 2
+  slurm.node_loss                        62 2
   slurm.profile                           2 -
   slurm.profile_srun                      4 -
-  slurm.sweep                            79 -
+  slurm.sweep                            65 -
   slurm.testbed                           4 -
-  slurm.time_limit                       60 -
-  unit.collectives                       92 -
-  unit.collectives_scratch               60 -
+  slurm.time_limit                       54 -
+  unit.collectives                       81 -
+  unit.collectives_scratch               64 -
   unit.core                               1 -
-  unit.gloo                              20 -
-  unit.gpu                               10 -
+  unit.gloo                              21 -
+  unit.gpu                                7 -
   unit.gpu_bundle_script                 18 -
   unit.gpu_check_script                  15 -
-  unit.gpu_nccl_model                     4 -
+  unit.gpu_nccl_model                     3 -
   unit.harness                            6 -
   unit.nccl_version_match                 1 -
   unit.nccl_version_mismatch              1 -
   unit.op_traits                          1 -
   unit.patterns                           1 -
   unit.rendezvous                         4 -
-  unit.transport                         13 -
+  unit.transport                         11 -
 )
