@@ -93,9 +93,9 @@ class PeerMemory {
   // From what size a call's final copy into the caller's recv is faster by streaming stores
   // (core/stream_copy.hpp) than by memcpy, on this machine: measured once per peer memory by its
   // first zero-copy call (schedules::peer::measure_streaming), rank 0's verdict on every rank;
-  // unset until then. `from_bytes` 0: never (not measured, or memcpy was as fast at the largest
-  // size probed). `measured` false: not measured (one rank, device memory, more ranks than
-  // cores) or set by a test.
+  // unset until then. `from_bytes` 0: never (not measured, or streaming did not beat memcpy by
+  // schedules::peer::kStreamProbeMargin at the largest size probed). `measured` false: not
+  // measured (one rank, device memory, more ranks than cores) or set by a test.
   struct StreamProbe {
     bool measured = false;
     std::size_t from_bytes = 0;
