@@ -121,14 +121,14 @@ void round(Transport& t, PeerMemory& pm, const CollArgs& a, bool reg, bool claim
   // Staged, the own slice's copy out of the stage overlaps the peers' copies of it, unless a
   // peer claims it (2 ranks): then it comes first, as a claim writes the lines it reads.
   const bool claimed = claim && n == 2;
-  auto copy_out = [&] {
+  auto own_slice_out = [&] {
     if (!reg)
       schedules::peer::copy_out(m, stream, elem_ptr(a.recv, mine.offset, a.dtype), result + a.bytes(mine.offset),
                                 a.bytes(mine.count));
   };
-  if (claimed) copy_out();
+  if (claimed) own_slice_out();
   pm.raise(base + kSliceReduced);
-  if (!claimed) copy_out();
+  if (!claimed) own_slice_out();
   for (int k = 1; k < n; ++k) {  // staggered: rank r starts with r + 1, so owners are read evenly
     const int q = (r + k) % n;
     const patterns::Range s = patterns::chunk(a.count, n, q);
