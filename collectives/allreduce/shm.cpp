@@ -6,6 +6,8 @@
 // Memory traffic per rank for M bytes on n ranks (bench/README.md has the bound):
 //   registered: reduce reads M, writes M/n; copy reads and writes (n-1)M/n  ->  (3n-1)M/n + ...
 //   staged: + copy-in of (n-1)M/n, and the own slice copied out of peer memory.
+// Staged, where the run measured the kernel's single copy faster, nothing is staged: the slices
+// are read and the reduced ones written by the kernel (schedules::peer::kernel_sliced_round).
 // Below schedules::peer::kSmallBytes every rank reduces the whole message itself: one flag
 // round, double-buffered. Flags: transport/peer_memory.hpp.
 #include <cstring>
@@ -84,8 +86,11 @@ double traffic(int n, const CollArgs& a, bool reg);
 // more ranks it reads only users' sends and slices others read too: nothing. By the traffic
 // between two flags: the whole call registered, one round staged. The copies of the reduced
 // slices into recv stream where the run measured that faster for the whole recv
-// (schedules::peer::streams).
+// (schedules::peer::streams). Staged slices the kernel copies (schedules::peer::kernel_reduces):
+// nothing staged, claimed or streamed; the reductions go by segments.
 ClaimChoice claiming(const PeerMemory& pm, int n, const CollArgs& a, bool reg) {
+  if (!reg && schedules::peer::kernel_reduces(pm, n, a))
+    return {.kernel_copy = true, .segment_bytes = schedules::peer::segment_bytes(pm, a)};
   const double traffic_bytes = traffic(n, reg ? a : schedules::peer::first_round(a, schedules::peer::stage_step(pm, a)), reg);
   const bool sliced = a.bytes(a.count) >= schedules::peer::kSmallBytes;
   return {sliced && (!reg || n == 2) && schedules::peer::claims(pm, traffic_bytes), traffic_bytes, false,
@@ -155,6 +160,10 @@ void run(Transport& t, const CollArgs& a) {
   }
   const ClaimChoice c = claiming(pm, t.size(), a, reg);
   if (reg) return round(t, pm, a, true, c.claims, c.streams);
+  if (c.kernel_copy)
+    return schedules::peer::in_rounds(pm, a, [&](const CollArgs& part) {
+      schedules::peer::kernel_sliced_round(t, pm, part, "allreduce/shm", "allreduce/shm/kernel", -1);
+    });
   schedules::peer::in_rounds(pm, a, [&](const CollArgs& part) { round(t, pm, part, false, c.claims, c.streams); });
 }
 
@@ -174,7 +183,8 @@ COLLBENCH_REGISTER({Op::allreduce, "shm", "any",
                     "zero-copy in node peer memory: each rank reduces its slice straight from all inputs, flags not "
                     "messages",
                     "ranks on one node; host, or device memory over CUDA IPC (--backend mpi); registered buffers "
-                    "(--buffers registered) skip the staging copy",
+                    "(--buffers registered) skip the staging copy, as unregistered ones do by the kernel's single "
+                    "copy (CMA) at the sizes the run measured it faster",
                     &run, nullptr, &traffic}, {.peer_memory = true, .simplicity_rank = 90, .claims = &claiming});
 
 }  // namespace

@@ -2,8 +2,10 @@
 // its peers — the user's send when buffers are registered (allocated in peer memory), else a
 // staging copy in a scratch block. All ranks cooperate: rank r reduces slice r of the message
 // straight from every input, registered into the root's recv itself, staged into a result
-// area of its scratch that the root then copies from. Below schedules::peer::kSmallBytes the
-// root alone reduces everything: one flag round, and the others only publish their input.
+// area of its scratch that the root then copies from, or, where the run measured the kernel's
+// single copy faster, nothing staged: the slices read and the results written by the kernel
+// (schedules::peer::kernel_sliced_round). Below schedules::peer::kSmallBytes the root alone
+// reduces everything: one flag round, and the others only publish their input.
 // Flags: transport/peer_memory.hpp.
 
 #include "collectives/patterns/chunks.hpp"
@@ -18,8 +20,12 @@ constexpr std::uint64_t kInputsReady = 1, kSliceReduced = 2;
 double traffic(int n, const CollArgs& a, bool reg);
 
 // Staged, every stage part a rank reads it alone reads: claimed, by one round's traffic
-// (schedules/peer.hpp). Registered, the inputs are the users' sends: never claimed.
+// (schedules/peer.hpp). Registered, the inputs are the users' sends: never claimed. Staged
+// slices the kernel copies (schedules::peer::kernel_reduces): nothing staged, nothing claimed;
+// the reductions go by segments.
 ClaimChoice claiming(const PeerMemory& pm, int n, const CollArgs& a, bool reg) {
+  if (!reg && schedules::peer::kernel_reduces(pm, n, a))
+    return {.kernel_copy = true, .segment_bytes = schedules::peer::segment_bytes(pm, a)};
   const double traffic_bytes = traffic(n, schedules::peer::first_round(a, schedules::peer::stage_step(pm, a)), reg);
   return {!reg && schedules::peer::claims(pm, traffic_bytes), traffic_bytes, false,
           schedules::peer::segment_bytes(pm, a)};
@@ -124,8 +130,12 @@ void run(Transport& t, const CollArgs& a) {
   // 2 ranks: registered 0.91x the library, staged 1.19x; bench/README.md).
   if (bytes > PeerMemory::kInlineBytes && schedules::peer::registered(pm, a, bytes, bytes))
     return round(t, pm, a, true, false);
-  const bool claim = claiming(pm, t.size(), a, false).claims;
-  schedules::peer::in_rounds(pm, a, [&](const CollArgs& part) { round(t, pm, part, false, claim); });
+  const ClaimChoice c = claiming(pm, t.size(), a, false);
+  if (c.kernel_copy)
+    return schedules::peer::in_rounds(pm, a, [&](const CollArgs& part) {
+      schedules::peer::kernel_sliced_round(t, pm, part, "reduce/shm", "reduce/shm/kernel", part.root);
+    });
+  schedules::peer::in_rounds(pm, a, [&](const CollArgs& part) { round(t, pm, part, false, c.claims); });
 }
 
 // Bytes the root loads + stores. Sliced: its slice from n inputs (M read, M/n written); staged
@@ -141,7 +151,9 @@ COLLBENCH_REGISTER({Op::reduce, "shm", "any",
                     "zero-copy in node peer memory: each rank reduces its slice straight from all inputs, the root "
                     "collects the slices (small messages: the root reduces all)",
                     "ranks on one node, any root; host, or device memory over CUDA IPC (--backend mpi); registered "
-                    "buffers (--buffers registered) skip the staging copy and write slices straight into the root's recv",
+                    "buffers (--buffers registered) skip the staging copy and write slices straight into the root's "
+                    "recv, as unregistered ones do by the kernel's single copy (CMA) at the sizes the run measured it "
+                    "faster",
                     &run, nullptr, &traffic}, {.peer_memory = true, .simplicity_rank = 90, .claims = &claiming});
 
 }  // namespace

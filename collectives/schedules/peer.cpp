@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "collectives/core/stream_copy.hpp"
+#include "collectives/patterns/chunks.hpp"
 #include "collectives/schedules/defaults.hpp"
 
 namespace collbench::schedules::peer {
@@ -240,33 +241,91 @@ void copy_out(MemorySpace& m, bool stream, void* dst, const void* src, std::size
     m.copy(dst, src, bytes);
 }
 
-bool kernel_copies(const PeerMemory& pm, std::size_t bytes) {
+bool kernel_copies(const PeerMemory& pm, std::size_t bytes, bool within_probe) {
   const auto& p = pm.kernel_copy_probe();
-  return pm.kind() == MemoryKind::host && p && p->from_bytes && bytes >= p->from_bytes;
+  return pm.kind() == MemoryKind::host && p && p->from_bytes && bytes >= p->from_bytes &&
+         (!within_probe || (!p->bytes.empty() && bytes <= p->bytes.back()));
 }
 
-void post_user_buffer(PeerMemory& pm, std::uint64_t base, const void* p) {
-  const RemoteBuffer b = local_buffer(p);
-  static_assert(sizeof b <= PeerMemory::kInlineBytes);
+namespace {
+
+struct PostedBuffers {  // one rank's inline slot in a kernel-copy call
+  std::int64_t pid;
+  const void* p[2];
+};
+static_assert(sizeof(PostedBuffers) <= PeerMemory::kInlineBytes);
+
+// how: "(process_vm_readv) of" or "(process_vm_writev) into".
+[[noreturn]] void kernel_copy_failed(Transport& t, std::string_view algo, const char* how, int peer, std::size_t bytes,
+                                     int error) {
+  ErrorContext ctx = t.error_context();
+  ctx.peer = peer;
+  ctx.bytes = bytes;
+  throw TransportError(std::string(algo) + ": the kernel's copy " + how + " rank " + std::to_string(peer) +
+                           "'s buffer failed: " + std::strerror(error),
+                       std::move(ctx));
+}
+
+}  // namespace
+
+void post_user_buffer(PeerMemory& pm, std::uint64_t base, const void* p, const void* second) {
+  const PostedBuffers b{local_buffer(p).pid, {p, second}};
   std::memcpy(pm.inline_slot(pm.rank(), base), &b, sizeof b);
 }
 
-RemoteBuffer user_buffer(const PeerMemory& pm, int r, std::uint64_t base) {
-  RemoteBuffer b;
+RemoteBuffer user_buffer(const PeerMemory& pm, int r, std::uint64_t base, int which) {
+  PostedBuffers b;
   std::memcpy(&b, pm.inline_slot(r, base), sizeof b);
-  return b;
+  return {b.pid, b.p[which]};
 }
 
 void read_user_buffer(Transport& t, std::string_view algo, int peer, const RemoteBuffer& src, std::size_t offset,
                       void* dst, std::size_t bytes) {
-  const int e = kernel_read(src, offset, dst, bytes);
-  if (!e) return;
-  ErrorContext ctx = t.error_context();
-  ctx.peer = peer;
-  ctx.bytes = bytes;
-  throw TransportError(std::string(algo) + ": the kernel's copy (process_vm_readv) of rank " + std::to_string(peer) +
-                           "'s buffer failed: " + std::strerror(e),
-                       std::move(ctx));
+  if (const int e = kernel_read(src, offset, dst, bytes))
+    kernel_copy_failed(t, algo, "(process_vm_readv) of", peer, bytes, e);
+}
+
+void write_user_buffer(Transport& t, std::string_view algo, int peer, const RemoteBuffer& dst, std::size_t offset,
+                       const void* src, std::size_t bytes) {
+  if (const int e = kernel_write(dst, offset, src, bytes))
+    kernel_copy_failed(t, algo, "(process_vm_writev) into", peer, bytes, e);
+}
+
+bool kernel_reduces(const PeerMemory& pm, int n, const CollArgs& a) {
+  const std::size_t bytes = a.bytes(a.count);
+  return bytes >= kSmallBytes && kernel_copies(pm, bytes / static_cast<std::size_t>(n), true);
+}
+
+void kernel_sliced_round(Transport& t, PeerMemory& pm, const CollArgs& a, std::string_view algo,
+                         std::string_view scratch_name, int to) {
+  constexpr std::uint64_t kInputsReady = 1;
+  const int n = t.size(), r = t.rank(), first = to < 0 ? r : to;
+  const patterns::Range mine = patterns::chunk(a.count, n, r);
+  const std::size_t slice = a.bytes(mine.count), at = a.bytes(mine.offset);
+  const std::size_t most = a.bytes((a.count + static_cast<std::size_t>(n) - 1) / static_cast<std::size_t>(n));
+  auto* area = static_cast<std::byte*>(pm.scratch(scratch_name, most * static_cast<std::size_t>(n - 1)));
+  const std::uint64_t base = pm.begin_call();
+  post_user_buffer(pm, base, a.send, a.recv);
+  pm.raise(base + kInputsReady);
+  RankPointers inputs(n);
+  const auto index = [&](int k) { return static_cast<std::size_t>((k - first + n) % n); };
+  inputs[index(r)] = elem_ptr(a.send, mine.offset, a.dtype);
+  for (int i = 1; i < n; ++i) {  // staggered: rank r starts with r + 1, so owners are read evenly
+    const int k = (r + i) % n;
+    std::byte* copy = area + static_cast<std::size_t>(i - 1) * most;
+    pm.wait(k, base + kInputsReady);
+    read_user_buffer(t, algo, k, user_buffer(pm, k, base), at, copy, slice);
+    inputs[index(k)] = copy;
+  }
+  // The output may alias inputs[0] (reduce_inputs): this rank's own slice when it comes first
+  // (in place, recv's slice is send's), else (reduce's non-roots) the copy of the root's slice.
+  void* out = to < 0 || r == to ? elem_ptr(a.recv, mine.offset, a.dtype) : const_cast<void*>(inputs[0]);
+  reduce_inputs(pm, t.memory(), a, out, inputs, mine.count);
+  for (int i = 1; i < n; ++i) {
+    const int k = (r + i) % n;
+    if (to < 0 || k == to) write_user_buffer(t, algo, k, user_buffer(pm, k, base, 1), at, out, slice);
+  }
+  pm.end_call(base, true);
 }
 
 bool registered(const PeerMemory& pm, const CollArgs& a, std::size_t send_bytes, std::size_t recv_bytes) {

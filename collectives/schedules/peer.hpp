@@ -178,15 +178,43 @@ inline constexpr std::size_t kKernelProbeMin = 4 << 10;
 inline constexpr int kKernelProbeRounds = 8;
 PeerMemory::KernelCopyProbe measure_kernel_copy(PeerMemory& pm);
 // Whether a staged call of `bytes` per peer read reads the peers' user buffers by the kernel.
-bool kernel_copies(const PeerMemory& pm, std::size_t bytes);
-// A call's user buffer for the kernel's copy: posted in this rank's inline slot for the call at
-// `base` (before the raise that publishes it), read from rank r's after r's flag reached it.
-void post_user_buffer(PeerMemory& pm, std::uint64_t base, const void* p);
-RemoteBuffer user_buffer(const PeerMemory& pm, int r, std::uint64_t base);
-// kernel_read of `bytes` at `offset` of rank `peer`'s posted buffer into dst; a failure throws
-// TransportError naming `algo`, the peer and the OS error.
+// `within_probe`: only up to the largest size the probe measured (its rounds read one unchanged
+// buffer again and again, as a call repeated on the same buffers does; beyond it nothing says the
+// kernel's copy still wins).
+bool kernel_copies(const PeerMemory& pm, std::size_t bytes, bool within_probe = false);
+// A call's user buffers for the kernel's copy: `p` and, where peers write into this rank's recv
+// (the reductions), `second`, posted in this rank's inline slot for the call at `base` (before
+// the raise that publishes them), read from rank r's after r's flag reached them (`which`: 0 for
+// p, 1 for second).
+void post_user_buffer(PeerMemory& pm, std::uint64_t base, const void* p, const void* second = nullptr);
+RemoteBuffer user_buffer(const PeerMemory& pm, int r, std::uint64_t base, int which = 0);
+// kernel_read of `bytes` at `offset` of rank `peer`'s posted buffer into dst, or kernel_write of
+// src there; a failure throws TransportError naming `algo`, the peer and the OS error.
 void read_user_buffer(Transport& t, std::string_view algo, int peer, const RemoteBuffer& src, std::size_t offset,
                       void* dst, std::size_t bytes);
+void write_user_buffer(Transport& t, std::string_view algo, int peer, const RemoteBuffer& dst, std::size_t offset,
+                       const void* src, std::size_t bytes);
+
+// A sliced reduction (allreduce, reduce) of one round of unregistered buffers by the kernel's
+// single copy, where kernel_reduces() says so: nothing is staged. Rank r reads slice r of every
+// peer's send (process_vm_readv) into scratch `scratch_name`, reduces it with its own, and writes
+// the result by process_vm_writev into the recv of rank `to` (reduce's root), or of every peer
+// with `to` -1 (allreduce); its own recv's slice it reduces into directly. So no rank loads a
+// line another core has just written: a peer's unchanged send is read from the reader's own
+// cache, as the library's kernel copy reads it, where the staged rounds load the staged slices
+// and the reduced ones that way. Slice r is reduced in rank order from rank `to` (from r with
+// -1), as the staged rounds reduce it: the same bits. In place is safe: only rank r reads or
+// writes slice r of any buffer, and it reads a peer's before it writes it. Every rank posts its
+// send and recv; the call settles (peers read its send and write its recv). Collective.
+void kernel_sliced_round(Transport& t, PeerMemory& pm, const CollArgs& a, std::string_view algo,
+                         std::string_view scratch_name, int to);
+// Whether a staged sliced reduction of `a` on n ranks goes by kernel_sliced_round: from
+// kSmallBytes of message, each rank's slice (M/n: what it reads of every peer's send) where the
+// run measured the kernel's copy faster, up to the largest block it measured. Beyond that the
+// peers' sends no longer stay in the readers' caches from call to call and staging wins (2 ranks,
+// Xeon VM: a reduce this way 1.46x the library at 4 MiB against staged 1.17x, at 16 MiB 1.04x
+// against 1.36x; bench/README.md).
+bool kernel_reduces(const PeerMemory& pm, int n, const CollArgs& a);
 
 // Streaming stores (core/stream_copy.hpp) for a call's final copies into the caller's recv, where
 // they measure faster: a plain store first reads the line it writes and later writes it back, a

@@ -65,21 +65,26 @@ def main(collbench, work):
     assert all(r["wrong"] == 0 and r["backend"] == "thread" for r in results)
     assert {r["algo"] for r in measured} >= {"ring", "naive", "tree", "shm", "hier_ring"}, {r["algo"] for r in measured}
     assert not any(r["algo"].startswith("library") for r in results), "the thread backend has no library"
-    # The kernel's single copy (docs/zero-copy.md): only staged allgather, only from the size the
-    # probe measured it faster, and not measured with more ranks than cores.
+    # The kernel's single copy (docs/zero-copy.md): only staged allgather (from the block size the
+    # probe measured it faster), allreduce and reduce (from 16 KiB of message, each rank's slice
+    # within the sizes the probe measured it faster), and not measured with more ranks than cores.
     for r in measured:
         pc = r.get("peer_claim")
         if r["algo"] != "shm" or pc is None:
             continue
         kp = pc["kernel_probe"]
-        want = r["op"] == "allgather" and kp["from_bytes"] > 0 and r["bytes"] // 4 >= kp["from_bytes"]
+        per_peer = r["bytes"] // r["world_size"]
+        faster = 0 < kp["from_bytes"] <= per_peer
+        want = faster and (r["op"] == "allgather" or (r["op"] in ("allreduce", "reduce") and r["bytes"] >= 16 << 10
+                                                      and per_peer <= kp["bytes"][-1]))
         assert pc["kernel_copy"] is want, (r["op"], r["bytes"], pc)
         assert kp["measured"] is (4 <= (os.cpu_count() or 1)), (r["op"], kp)
         # Streaming stores for the final copies: allgather, allreduce and registered broadcast, from
         # the output (the result's bytes: allgather's whole recv) the probe measured them faster.
         sp = pc["stream_probe"]
         streamed = {"allgather", "allreduce"} | ({"broadcast"} if r.get("buffers") == "registered" else set())
-        want = r["op"] in streamed and 0 < sp["from_bytes"] <= r["bytes"]
+        want = r["op"] in streamed and 0 < sp["from_bytes"] <= r["bytes"] and not (
+            r["op"] == "allreduce" and pc["kernel_copy"])
         assert pc["streams"] is want, (r["op"], r["bytes"], pc)
         assert sp["measured"] is (4 <= (os.cpu_count() or 1)), (r["op"], sp)
         assert pc["segment_bytes"] == segment_rule(r, pc), (r["op"], r["bytes"], pc)

@@ -31,24 +31,27 @@ TEST(MpiTransport, MessageLargerThanIntMaxArrivesWhole) {
   }
 }
 
-// Staged allgather/shm reading the other process's send by the kernel (the probe set to from 1
-// byte before the first call, so it does on every machine): exact on every case, in place and
-// out of place. The thread suites read their own process; here the pids differ.
+// Staged allgather, allreduce and reduce/shm reading the other process's send (the reductions
+// also writing its recv) by the kernel (the probe set to from 1 byte to 1 MiB before the first
+// call, so they do on every machine): exact on every case, both roots, in place and out of place.
+// The thread suites read their own process; here the pids differ.
 TEST(MpiTransport, KernelCopyBetweenProcessesIsExact) {
   MpiTransport t(MPI_COMM_WORLD);
   PeerMemory* pm = t.peer_memory();
   ASSERT_NE(pm, nullptr) << "both ranks on one node";
-  pm->set_kernel_copy_probe({.available = true, .from_bytes = 1});
-  const AlgoEntry* entry = Registry::get().find(Op::allgather, "shm", "any");
-  ASSERT_TRUE(entry && entry->traits.claims);
-  ASSERT_TRUE(entry->traits.claims(*pm, 2, CollArgs{.count = 1}, false).kernel_copy);
+  pm->set_kernel_copy_probe({.available = true, .from_bytes = 1, .bytes = {std::size_t{1} << 20}});
   const std::int64_t pid = local_buffer(nullptr).pid;
   std::int64_t peer_pid = 0;
   MPI_Sendrecv(&pid, 1, MPI_INT64_T, 1 - t.rank(), 0, &peer_pid, 1, MPI_INT64_T, 1 - t.rank(), 0, MPI_COMM_WORLD,
                MPI_STATUS_IGNORE);
   ASSERT_NE(peer_pid, pid) << "two processes";
-  ASSERT_TRUE(testing::exact_on_every_case(
-                  t, *entry, testing::expand(entry->op, 2, t.rank(), testing::registered_case_space(2))));
+  for (Op op : {Op::allgather, Op::allreduce, Op::reduce}) {
+    const AlgoEntry* entry = Registry::get().find(op, "shm", "any");
+    ASSERT_TRUE(entry && entry->traits.claims);
+    ASSERT_TRUE(entry->traits.claims(*pm, 2, CollArgs{.count = 40000}, false).kernel_copy) << op_name(op);
+    const auto cases = testing::expand(op, 2, t.rank(), testing::registered_case_space(2));
+    ASSERT_TRUE(testing::exact_on_every_case(t, *entry, cases)) << op_name(op);
+  }
 }
 
 }  // namespace

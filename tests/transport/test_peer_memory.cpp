@@ -471,42 +471,72 @@ TEST(KernelCopy, FromTheProbesSize) {
     EXPECT_TRUE(e->traits.claims(pm, 2, big, false).kernel_copy);
     EXPECT_FALSE(e->traits.claims(pm, 2, big, true).kernel_copy) << "registered blocks are read in place";
     EXPECT_FALSE(e->traits.claims(pm, 2, small, false).kernel_copy);
+    // The reductions by each rank's slice of the message, from kSmallBytes of message, and only up
+    // to the largest block the probe measured.
+    pm.set_kernel_copy_probe({.available = true, .from_bytes = 16 << 10, .bytes = {4 << 10, 16 << 10, 64 << 10}});
+    EXPECT_FALSE(schedules::peer::kernel_copies(pm, (64 << 10) + 1, true));
+    EXPECT_TRUE(schedules::peer::kernel_copies(pm, (64 << 10) + 1)) << "allgather: any size from the probe's";
+    for (Op op : {Op::reduce, Op::allreduce}) {
+      const AlgoEntry* r = Registry::get().find(op, "shm", "any");
+      ASSERT_TRUE(r && r->traits.claims);
+      auto kernel = [&](std::size_t count, bool reg = false) {
+        return r->traits.claims(pm, 2, CollArgs{.count = count}, reg).kernel_copy;
+      };
+      EXPECT_TRUE(kernel(8192)) << op_name(op) << ": 2 x 16 KiB";
+      EXPECT_FALSE(kernel(8191)) << op_name(op);
+      EXPECT_TRUE(kernel(32768)) << op_name(op) << ": 2 x 64 KiB";
+      EXPECT_FALSE(kernel(32770)) << op_name(op) << ": beyond the probe's largest block";
+      EXPECT_FALSE(kernel(8192, true)) << op_name(op) << ": registered inputs are read in place";
+    }
+    pm.set_kernel_copy_probe({.available = true, .from_bytes = 1, .bytes = {4 << 10}});
+    const CollArgs small_message{.count = schedules::peer::kSmallBytes / 4 - 1};
+    for (Op op : {Op::reduce, Op::allreduce})
+      EXPECT_FALSE(Registry::get().find(op, "shm", "any")->traits.claims(pm, 2, small_message, false).kernel_copy)
+          << op_name(op) << ": below kSmallBytes";
   });
 }
 
-// A read that fails names the algorithm, the peer and the OS's reason, in a TransportError.
-TEST(KernelCopy, AFailedReadNamesThePeer) {
+// A read or write that fails names the algorithm, the peer and the OS's reason, in a TransportError.
+TEST(KernelCopy, AFailedReadOrWriteNamesThePeer) {
   ThreadWorld w(1);
   w.run([&](ThreadTransport& t) {
-    std::array<std::byte, 64> dst{};
-    try {
-      schedules::peer::read_user_buffer(t, "allgather/shm", 1, local_buffer(nullptr), 0, dst.data(), dst.size());
-      ADD_FAILURE() << "no error";
-    } catch (const TransportError& e) {
-      EXPECT_EQ(e.context().peer, 1);
-      EXPECT_NE(std::string(e.what()).find("allgather/shm: the kernel's copy (process_vm_readv) of rank 1"),
-                std::string::npos)
-          << e.what();
-      EXPECT_NE(std::string(e.what()).find(std::strerror(EFAULT)), std::string::npos) << e.what();
-    }
+    std::array<std::byte, 64> buf{};
+    const auto expect_named = [](const std::function<void()>& copy, const std::string& what) {
+      try {
+        copy();
+        ADD_FAILURE() << "no error: " << what;
+      } catch (const TransportError& e) {
+        EXPECT_EQ(e.context().peer, 1);
+        EXPECT_NE(std::string(e.what()).find(what), std::string::npos) << e.what();
+        EXPECT_NE(std::string(e.what()).find(std::strerror(EFAULT)), std::string::npos) << e.what();
+      }
+    };
+    const RemoteBuffer nowhere = local_buffer(nullptr);
+    expect_named([&] { schedules::peer::read_user_buffer(t, "allgather/shm", 1, nowhere, 0, buf.data(), 64); },
+                 "allgather/shm: the kernel's copy (process_vm_readv) of rank 1's buffer failed");
+    expect_named([&] { schedules::peer::write_user_buffer(t, "reduce/shm", 1, nowhere, 0, buf.data(), 64); },
+                 "reduce/shm: the kernel's copy (process_vm_writev) into rank 1's buffer failed");
   });
 }
 
-// Staged allgather (the one op that reads by the kernel) where the probe says so (set to from
-// 1 byte, before the first call, so every count of registered_case_space does, on every
-// machine): exact on every case at 2-4 ranks, in place and out of place, one call after another.
-TEST(KernelCopy, StagedAllgatherExactOnEveryCase) {
-  const AlgoEntry* entry = Registry::get().find(Op::allgather, "shm", "any");
-  ASSERT_TRUE(entry && entry->traits.claims);
-  for (int n : {2, 3, 4}) {
-    ThreadWorld w(n);
-    w.run([&](ThreadTransport& t) {
-      PeerMemory& pm = *t.peer_memory();
-      pm.set_kernel_copy_probe({.available = true, .from_bytes = 1});
-      ASSERT_TRUE(entry->traits.claims(pm, n, CollArgs{.count = 1}, false).kernel_copy);
-      const auto cases = testing::expand(entry->op, n, t.rank(), testing::registered_case_space(n));
-      ASSERT_TRUE(testing::exact_on_every_case(t, *entry, cases));
-    });
+// Staged allgather, allreduce and reduce (the ops that move by the kernel) where the probe says
+// so (set to from 1 byte to 1 MiB, before the first call, so every count of registered_case_space
+// does, on every machine; the reductions from kSmallBytes of message, their count 40000): exact on
+// every case at 2-4 ranks, both roots, in place and out of place, one call after another.
+TEST(KernelCopy, StagedOpsExactOnEveryCase) {
+  for (Op op : {Op::allgather, Op::allreduce, Op::reduce}) {
+    const AlgoEntry* entry = Registry::get().find(op, "shm", "any");
+    ASSERT_TRUE(entry && entry->traits.claims);
+    for (int n : {2, 3, 4}) {
+      ThreadWorld w(n);
+      w.run([&](ThreadTransport& t) {
+        PeerMemory& pm = *t.peer_memory();
+        pm.set_kernel_copy_probe({.available = true, .from_bytes = 1, .bytes = {std::size_t{1} << 20}});
+        ASSERT_TRUE(entry->traits.claims(pm, n, CollArgs{.count = 40000}, false).kernel_copy) << op_name(op);
+        const auto cases = testing::expand(entry->op, n, t.rank(), testing::registered_case_space(n));
+        ASSERT_TRUE(testing::exact_on_every_case(t, *entry, cases)) << op_name(op) << " n " << n;
+      });
+    }
   }
 }
 
@@ -583,6 +613,7 @@ TEST(Streaming, ShmOpsExactOnEveryCase) {
         w.run([&](ThreadTransport& t) {
           PeerMemory& pm = *t.peer_memory();
           pm.set_stream_probe({.from_bytes = 1});
+          pm.set_kernel_copy_probe({});  // staged allreduce by the kernel's copy streams nothing
           ASSERT_TRUE(entry->traits.claims(pm, n, CollArgs{.count = 40000}, reg).streams);
           PeerMemorySpace space(pm, t.memory());
           const auto cases = testing::expand(op, n, t.rank(), testing::registered_case_space(n));
