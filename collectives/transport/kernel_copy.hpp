@@ -4,10 +4,10 @@
 // rank reads a peer's user buffer straight into its own (or writes its own into a peer's,
 // process_vm_writev), one copy, without either buffer in shared memory, where a staged copy
 // writes the peer's bytes into peer memory first and the reader then loads lines another core
-// has just written. Ranks that are threads of one process
-// read it too (their pid is the same). Needs ptrace-attach rights over the peer (the same user,
-// and Yama's ptrace_scope at 0): where they are missing the read fails with EPERM, and
-// schedules::peer::measure_kernel_copy finds it unavailable.
+// has just written. Ranks that are threads of one process read it too (their pid is the same).
+// Needs ptrace-attach rights over the peer (the same user, and Yama's ptrace_scope at 0): where
+// they are missing the read fails with EPERM, and schedules::peer::measure_kernel_copy finds it
+// unavailable.
 #include <cstddef>
 #include <cstdint>
 
