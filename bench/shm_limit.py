@@ -7,7 +7,8 @@ it refuses, "Open MPI uses it only across nodes"). Per op, buffers and size: the
 (the result's peer_claim), shm's `efficiency` (its loads + stores at the memcpy rate the run measured
 at that point), and below 256 KiB the latency ratio: shm's p50 over two flag handshakes plus that same
 traffic at the point's copy rate (the handshake from bench/flag_latency's symmetric exchange, measured
-before every run).
+before every run). With --bound, staged points below 256 KiB are also priced at the rate their data can
+cross between the two cores (crossing_us): shm's and the library's p50 over that bound.
 
 Peers, each measured in every repetition:
 - library: Open MPI's, interleaved with shm (shm, library, shm, ...), each on buffers of its own.
@@ -18,10 +19,11 @@ Peers, each measured in every repetition:
 
 Targets (issue 38): registered efficiency >= 0.7 from 1 MiB and >= 0.5 from 256 KiB; staged >= 0.8;
 the latency ratio <= 1.5 below 256 KiB; speed-up > 1 over every peer at every size.
-Stdlib only. Usage: bench/shm_limit.py [--build DIR] [--reps N] [--mpich-build DIR] [--gloo]
+Stdlib only. Usage: bench/shm_limit.py [--build DIR] [--reps N] [--mpich-build DIR] [--gloo] [--bound]
                     [-b 8] [-e 16M] [-f 4] [-n 30] [--ops LIST]
 """
 import argparse
+import math
 import os
 import re
 import statistics
@@ -33,6 +35,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import targets  # noqa: E402  (run, pick, size_name, shm_ops)
 
 KiB, MiB = 1 << 10, 1 << 20
+SMALL = 16 * KiB  # schedules::peer::kSmallBytes: below it the reductions read every peer's whole input
 
 
 def handshake_us(build):
@@ -42,6 +45,59 @@ def handshake_us(build):
     out = subprocess.run([os.path.join(build, "bench", "flag_latency"), "20000"], stdout=subprocess.PIPE, text=True,
                          check=True).stdout
     return float(re.search(r"symmetric exchange: ([\d.]+) ns", out).group(1)) / 1000
+
+
+def cross_rates(build):
+    """bench/cross_core_copy's rates by size, GB/s: {"remote": ..., "kernel": ...}, the reader's copy
+    of lines the other core has just written and the kernel's copy (process_vm_readv) of a buffer no
+    round rewrites. Measured before every staged run with --bound (7-8 s): they move with the VM's
+    placement of the vCPUs, as the handshake does."""
+    out = subprocess.run([os.path.join(build, "bench", "cross_core_copy")], stdout=subprocess.PIPE, text=True,
+                         check=True).stdout.splitlines()
+    rates = {"remote": {}, "kernel": {}}
+    for title, col, key in (("median GB/s of the copy", 2, "remote"), ("kernel, cached", 4, "kernel")):
+        first = next(i for i, line in enumerate(out) if title in line) + (2 if key == "remote" else 1)
+        for line in out[first:]:
+            if not line.strip():
+                break
+            f = line.split()
+            rates[key][int(f[0])] = float(f[col])
+    return rates
+
+
+def rate_at(table, nbytes):
+    """GB/s at nbytes, log-linear between the sizes measured, the end ones' outside them."""
+    sizes = sorted(table)
+    if nbytes <= sizes[0]:
+        return table[sizes[0]]
+    for lo, hi in zip(sizes, sizes[1:]):
+        if nbytes <= hi:
+            f = math.log(nbytes / lo) / math.log(hi / lo)
+            return table[lo] + f * (table[hi] - table[lo])
+    return table[sizes[-1]]
+
+
+def crossing_us(op, nbytes, kernel, h, rates):
+    """The least time a staged 2-rank call of nbytes can take: two flag handshakes, then each part of
+    its data that crosses between the cores on its critical path, one after the other, at the rate
+    cross_core_copy measured for a copy of that size (the kernel's where the call read the peer's
+    send by process_vm_readv). The parts: allgather, the peer's block (nbytes is the whole recv);
+    allreduce and reduce, the peer's half of the input and then its reduced half (below SMALL off
+    the kernel's path, the peer's whole input); broadcast, the message; reduce_scatter, the block
+    (nbytes is the recv)."""
+    if op == "allgather":
+        parts = [nbytes / 2]
+    elif op in ("allreduce", "reduce") and (kernel or nbytes >= SMALL):
+        parts = [nbytes / 2, nbytes / 2]
+    else:
+        parts = [nbytes]
+    table = rates["kernel" if kernel else "remote"]
+    return 2 * h + sum(x / (rate_at(table, x) * 1e3) for x in parts)
+
+
+def kernel_cell(row):
+    k = row.get("kernel", set())
+    return "-" if not k else "yes" if k == {True} else "no" if k == {False} else "mixed"
 
 
 def cell(values, fmt="{:.2f}"):
@@ -56,6 +112,8 @@ def main():
     ap.add_argument("--reps", type=int, default=2)
     ap.add_argument("--mpich-build", help="a build against MPICH: its shm interleaved with MPICH's library")
     ap.add_argument("--gloo", action="store_true")
+    ap.add_argument("--bound", action="store_true",
+                    help="staged points below 256 KiB against the cross-core bound (crossing_us)")
     ap.add_argument("-b", default="8")
     ap.add_argument("-e", default="16M")
     ap.add_argument("-f", default="4")
@@ -69,7 +127,7 @@ def main():
     rows = {}  # (op, buffers, bytes) -> {"<peer>": [speed-ups], "eff": [...], "lat": [...], "claims": {...}}
     shown = set()
 
-    def measure(label, cmd_recs, op, buffers, peers, h=None):
+    def measure(label, cmd_recs, op, buffers, peers, h=None, rates=None):
         cmd, recs = cmd_recs
         if label not in shown:
             shown.add(label)
@@ -87,6 +145,12 @@ def main():
                 if b < 256 * KiB:
                     p50 = shm["time_us"]["p50"]
                     row.setdefault("lat", []).append(p50 / (2 * h + shm["efficiency"] * p50))
+            if rates and b < 256 * KiB:
+                kernel = bool((shm.get("peer_claim") or {}).get("kernel_copy"))
+                bound = crossing_us(op, b, kernel, h, rates)
+                row.setdefault("kernel", set()).add(kernel)
+                row.setdefault("bound", []).append(shm["time_us"]["p50"] / bound)
+                row.setdefault("lib_bound", []).append(targets.pick(recs, op, "library", b)["time_us"]["p50"] / bound)
         return recs
 
     with tempfile.TemporaryDirectory() as work:
@@ -95,10 +159,11 @@ def main():
                 for buffers in ("registered", "plain"):
                     h = handshake_us(o.build)
                     handshakes.append(h)
+                    rates = cross_rates(o.build) if o.bound and buffers == "plain" else None
                     args = ["--op", op, "--interleave", "--buffers", buffers] + sizes
                     recs = measure(f"{op} {buffers}", targets.run(collbench, 2, ["--algo", "shm,library"] + args, work,
                                                                   f"{op}_{buffers}"), op, buffers,
-                                   {"library": "library"}, h)
+                                   {"library": "library"}, h, rates)
                     if o.mpich_build:
                         measure(f"{op} {buffers} mpich",
                                 targets.run(os.path.abspath(os.path.join(o.mpich_build, "collbench")), 2,
@@ -112,15 +177,18 @@ def main():
     print(f"\nflag handshake before each run (ns): {' '.join(f'{h * 1000:.0f}' for h in handshakes)}")
     peers = ["library"] + (["mpich"] if o.mpich_build else []) + (
         ["gloo"] if o.gloo else [])
+    bound_cols = " | kernel's copy | shm / crossing bound | library / crossing bound" if o.bound else ""
     print("\n| op | buffers | size | claimed | " + " | ".join(f"shm / {p}" for p in peers) +
-          " | efficiency | latency ratio |")
-    print("|---|---|---|---|" + "---|" * len(peers) + "---|---|")
+          " | efficiency | latency ratio" + bound_cols + " |")
+    print("|---|---|---|---|" + "---|" * len(peers) + "---|---|" + ("---|---|---|" if o.bound else ""))
     for (op, buffers, b), row in sorted(rows.items()):
         claims = row.get("claims", set())
         claimed = "yes" if claims == {True} else "no" if claims <= {False, None} else "mixed"
         print(f"| {op} | {buffers} | {targets.size_name(b)} | {claimed} | " +
               " | ".join(cell(row.get(p, [])) for p in peers) +
-              f" | {cell(row.get('eff', []))} | {cell(row.get('lat', []))} |")
+              f" | {cell(row.get('eff', []))} | {cell(row.get('lat', []))}" +
+              (f" | {kernel_cell(row)} | {cell(row.get('bound', []))} | {cell(row.get('lib_bound', []))}"
+               if o.bound else "") + " |")
     return 0
 
 

@@ -20,6 +20,7 @@ set(COLLBENCH_TEST_SECONDS
   analysis.report                        20 -
   analysis.report_browser                31 -
   analysis.schema                        13 -
+  analysis.shm_limit                      1 -
   analysis.stragglers                     3 -
   analysis.targets                        1 -
   analysis.tiny_report                    4 -
