@@ -78,9 +78,10 @@ def rate_at(table, nbytes):
 
 
 def crossing_us(op, nbytes, kernel, h, rates):
-    """The least time a staged 2-rank call of nbytes can take: two flag handshakes, then each part of
-    its data that crosses between the cores on its critical path, one after the other, at the rate
-    cross_core_copy measured for a copy of that size (the kernel's where the call read the peer's
+    """A model of the least time a staged 2-rank call of nbytes can take (rates from other runs, so
+    a call can beat it by a little): two flag handshakes, then each part of its data that crosses
+    between the cores on its critical path, one after the other, at the rate cross_core_copy
+    measured for a copy of that size (the kernel's where the call read the peer's
     send by process_vm_readv). The parts: allgather, the peer's block (nbytes is the whole recv);
     allreduce and reduce, the peer's half of the input and then its reduced half (below SMALL off
     the kernel's path, the peer's whole input); broadcast, the message; reduce_scatter, the block
