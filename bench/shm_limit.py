@@ -55,8 +55,9 @@ def cross_rates(build):
     out = subprocess.run([os.path.join(build, "bench", "cross_core_copy")], stdout=subprocess.PIPE, text=True,
                          check=True).stdout.splitlines()
     rates = {"remote": {}, "kernel": {}}
-    for title, col, key in (("median GB/s of the copy", 2, "remote"), ("kernel, cached", 4, "kernel")):
-        first = next(i for i, line in enumerate(out) if title in line) + (2 if key == "remote" else 1)
+    # (a line of the table's head, rows from it to its first row, column, key)
+    for title, skip, col, key in (("median GB/s of the copy", 2, 2, "remote"), ("kernel, cached", 1, 4, "kernel")):
+        first = next(i for i, line in enumerate(out) if title in line) + skip
         for line in out[first:]:
             if not line.strip():
                 break
@@ -96,9 +97,11 @@ def crossing_us(op, nbytes, kernel, h, rates):
     return 2 * h + sum(x / (rate_at(table, x) * 1e3) for x in parts)
 
 
-def kernel_cell(row):
-    k = row.get("kernel", set())
-    return "-" if not k else "yes" if k == {True} else "no" if k == {False} else "mixed"
+def yes_no(flags, empty):
+    """"yes" where every repetition said so, "no" where none did, else "mixed"; `empty` without any."""
+    if not flags:
+        return empty
+    return "yes" if flags == {True} else "no" if flags <= {False, None} else "mixed"
 
 
 def cell(values, fmt="{:.2f}"):
@@ -183,12 +186,10 @@ def main():
           " | efficiency | latency ratio" + bound_cols + " |")
     print("|---|---|---|---|" + "---|" * len(peers) + "---|---|" + ("---|---|---|" if o.bound else ""))
     for (op, buffers, b), row in sorted(rows.items()):
-        claims = row.get("claims", set())
-        claimed = "yes" if claims == {True} else "no" if claims <= {False, None} else "mixed"
-        print(f"| {op} | {buffers} | {targets.size_name(b)} | {claimed} | " +
+        print(f"| {op} | {buffers} | {targets.size_name(b)} | {yes_no(row.get('claims'), 'no')} | " +
               " | ".join(cell(row.get(p, [])) for p in peers) +
               f" | {cell(row.get('eff', []))} | {cell(row.get('lat', []))}" +
-              (f" | {kernel_cell(row)} | {cell(row.get('bound', []))} | {cell(row.get('lib_bound', []))}"
+              (f" | {yes_no(row.get('kernel'), '-')} | {cell(row.get('bound', []))} | {cell(row.get('lib_bound', []))}"
                if o.bound else "") + " |")
     return 0
 
