@@ -109,6 +109,7 @@ set(COLLBENCH_TEST_SECONDS
   unit.collectives                       81 -
   unit.collectives_scratch               64 -
   unit.core                               1 -
+  unit.formats                            1 -
   unit.gloo                              21 -
   unit.gpu                                7 -
   unit.gpu_bundle_script                 18 -

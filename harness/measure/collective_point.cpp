@@ -8,7 +8,7 @@
 
 #include "collectives/schedules/peer.hpp"
 #include "collectives/verify/check.hpp"
-#include "harness/report/bandwidth.hpp"
+#include "harness/results/bandwidth.hpp"
 #include "harness/measure/measure.hpp"
 #include "harness/runtime/control.hpp"
 #include "harness/runtime/cache_pool.hpp"

@@ -4,12 +4,12 @@
 #include <string>
 #include <vector>
 
-#include "harness/report/bandwidth.hpp"
+#include "harness/results/bandwidth.hpp"
 #include "harness/measure/measure.hpp"
 #include "harness/plan/auto_algos.hpp"
 #include "harness/plan/plan.hpp"
 #include "harness/plan/sizes.hpp"
-#include "harness/report/result.hpp"
+#include "harness/results/result.hpp"
 #include "collectives/backends/backend.hpp"
 #include "harness/runtime/topology.hpp"
 

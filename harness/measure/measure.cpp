@@ -8,8 +8,8 @@
 #include <thread>
 #include <tuple>
 
-#include "harness/report/stats.hpp"
-#include "harness/report/result.hpp"
+#include "harness/results/stats.hpp"
+#include "harness/results/result.hpp"
 #include "harness/runtime/clock_sync.hpp"
 #include "harness/runtime/control.hpp"
 #include "harness/runtime/control_call.hpp"

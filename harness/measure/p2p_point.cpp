@@ -7,7 +7,7 @@
 #include <span>
 #include <thread>
 
-#include "harness/report/bandwidth.hpp"
+#include "harness/results/bandwidth.hpp"
 #include "harness/measure/measure.hpp"
 #include "harness/runtime/control.hpp"
 #include "harness/runtime/control_call.hpp"

@@ -7,7 +7,7 @@
 
 #include "harness/measure/collective_point.hpp"
 #include "harness/plan/pairs.hpp"
-#include "harness/report/links_file.hpp"
+#include "harness/results/links_file.hpp"
 
 namespace collbench {
 

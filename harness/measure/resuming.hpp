@@ -3,7 +3,7 @@
 #include <vector>
 
 #include "harness/measure/collective_point.hpp"
-#include "harness/report/resume.hpp"
+#include "harness/results/resume.hpp"
 
 namespace collbench {
 

@@ -11,7 +11,7 @@
 
 #include "collectives/registry.hpp"
 #include "harness/plan/plan.hpp"
-#include "harness/plan/tuning.hpp"
+#include "collectives/formats/tuning.hpp"
 
 namespace collbench {
 

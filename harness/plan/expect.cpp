@@ -17,7 +17,7 @@
 #include "harness/plan/p2p_method.hpp"
 #include "harness/plan/settings.hpp"
 #include "harness/plan/sizes.hpp"
-#include "harness/plan/yaml_types.hpp"
+#include "collectives/formats/yaml_types.hpp"
 
 namespace collbench {
 namespace {

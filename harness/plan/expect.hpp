@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "harness/plan/tuning.hpp"
+#include "collectives/formats/tuning.hpp"
 
 namespace collbench {
 

@@ -115,25 +115,6 @@ void print_algorithm_list(std::FILE* out, const Registry& registry, const ListFi
   }
 }
 
-nlohmann::ordered_json algorithm_json(const AlgoEntry& e, bool with_text) {
-  nlohmann::ordered_json j = {{"op", std::string(op_name(e.op))}, {"algo", e.algo}, {"backend", e.backend}};
-  if (with_text) {
-    j["description"] = e.description;
-    j["requirements"] = e.requirements;
-  }
-  j["traits"] = {{"node_aware", e.traits.node_aware},
-                 {"peer_memory", e.traits.peer_memory},
-                 {"library", e.library()},
-                 {"simplicity_rank", e.traits.simplicity_rank}};
-  return j;
-}
-
-nlohmann::ordered_json algorithms_json(const std::vector<const AlgoEntry*>& entries, bool with_text) {
-  nlohmann::ordered_json out = nlohmann::ordered_json::array();
-  for (const AlgoEntry* e : entries) out.push_back(algorithm_json(*e, with_text));
-  return out;
-}
-
 std::string algorithm_list_json(const Registry& registry) {
   nlohmann::ordered_json methods = nlohmann::ordered_json::array();
   for (const auto& m : kP2pMethods) methods.push_back({{"algo", m.name}, {"description", m.description}});

@@ -10,6 +10,7 @@
 
 #include "collectives/registry.hpp"
 #include "harness/plan/run_config.hpp"
+#include "harness/results/records.hpp"
 
 namespace collbench {
 
@@ -23,12 +24,6 @@ struct ListFilter {
 // One row per entry, columns as wide as the longest name, lines of at most 100 columns; in
 // `listed` order: by op, the library's own first, then its variants, then the rest by name.
 void print_algorithm_list(std::FILE* out, const Registry& registry, const ListFilter& filter = {});
-
-// One entry as the run record's `algorithms` and `--list --json` write it: op, algo, backend,
-// (with_text: description, requirements,) traits {node_aware, peer_memory, library,
-// simplicity_rank}.
-nlohmann::ordered_json algorithm_json(const AlgoEntry& e, bool with_text = false);
-nlohmann::ordered_json algorithms_json(const std::vector<const AlgoEntry*>& entries, bool with_text = false);
 
 // `--list --json`'s text: {"algorithms": [every entry, in --list's order], "pingpong": [its
 // methods: algo, description]}, then a newline.

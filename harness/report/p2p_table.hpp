@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "harness/plan/plan.hpp"
-#include "harness/report/result.hpp"
+#include "harness/results/result.hpp"
 
 namespace collbench {
 

@@ -8,7 +8,7 @@
 #include "collectives/core/error.hpp"
 #include "harness/exit_status.hpp"
 #include "harness/plan/auto_algos.hpp"
-#include "harness/report/bandwidth.hpp"
+#include "harness/results/bandwidth.hpp"
 #include "harness/runtime/cache_pool.hpp"
 #include "harness/runtime/memcheck.hpp"
 

@@ -7,7 +7,7 @@
 #include <span>
 #include <string_view>
 
-#include "harness/report/stats.hpp"
+#include "harness/results/stats.hpp"
 
 namespace collbench {
 

@@ -16,7 +16,7 @@
 
 #include "harness/plan/plan.hpp"
 #include "harness/report/p2p_table.hpp"
-#include "harness/report/report_json.hpp"
+#include "harness/results/records.hpp"
 
 namespace collbench {
 

@@ -2,14 +2,13 @@
 """Reads the sources' #include lines and code; fails naming the file and line of each breach.
 
 1. The harness's folders depend one way, top to bottom (harness/CMakeLists.txt):
-   app -> measure -> report -> runtime -> plan -> workload; a folder includes its own and lower ones.
+   app -> report -> measure -> results -> runtime -> plan -> workload; a folder includes its own and
+   lower ones. The printers (report/) read the results model (results/) that measurement fills.
 2. No MPI outside the MPI backend: no MPI_/MPIX_ symbol and no <mpi.h>/<mpi-ext.h> in code (comments
    and string literals do not count) of harness/, analysis/ or collectives/ outside collectives/backends/mpi/.
 3. collectives/ never includes harness/, and outside collectives/backends/ it names no backend's folder:
-   backends depend on the algorithms and the device path, never the other way. One exception:
-   the MPI preload library (collectives/backends/mpi/preload/, an application of the algorithms
-   that lives in the MPI backend because it is all MPI) reads tuning files with the harness's
-   reader, harness/plan/tuning.hpp, and nothing else of the harness.
+   backends depend on the algorithms and the device path, never the other way. No exceptions: the
+   readers of file formats both sides use (the tuning file) live in collectives/formats/.
 
 Usage: layers_check.py REPO
 """
@@ -17,11 +16,10 @@ import pathlib
 import re
 import sys
 
-ORDER = ["app", "measure", "report", "runtime", "plan", "workload"]
+ORDER = ["app", "report", "measure", "results", "runtime", "plan", "workload"]
 SOURCE = re.compile(r"\.(c|cc|cpp|cu|h|hpp|cuh)$")
 INCLUDE = re.compile(r'^\s*#\s*include\s*[<"]([^">]+)[">]')
 MPI_SYMBOL = re.compile(r"\bMPIX?_[A-Za-z]")
-PRELOAD, PRELOAD_MAY_INCLUDE = "collectives/backends/mpi/preload/", "harness/plan/tuning.hpp"
 MPI_HEADER = re.compile(r"^\s*#\s*include\s*<mpi(-ext)?\.h>")
 
 
@@ -96,7 +94,7 @@ def main(repo):
             if not m:
                 continue
             inc = m.group(1)
-            if inc.startswith("harness/") and not (rel.startswith(PRELOAD) and inc == PRELOAD_MAY_INCLUDE):
+            if inc.startswith("harness/"):
                 breaches.append(f"{rel}:{no}: collectives/ includes the harness: {line.strip()}")
             b = re.match(r"collectives/backends/([a-z0-9_]+)/", inc)
             if b and not rel.startswith("collectives/backends/"):
@@ -111,12 +109,15 @@ def self_test():
     """The checker finds each kind of breach (planted in a scratch tree) and passes clean code."""
     import tempfile
     plants = {
-        "harness/report/bad.cpp": '#include "harness/measure/measure.hpp"\n',
+        "harness/measure/bad.cpp": '#include "harness/report/report_table.hpp"\n',
+        "harness/results/bad.cpp": '#include "harness/measure/measure.hpp"\n',
+        "harness/report/ok.cpp": '#include "harness/results/result.hpp"\n',
         "harness/runtime/bad.cpp": "#include <mpi.h>\nint x = MPI_Barrier(c);\n",
         "collectives/gpu/bad.cpp": '#include "collectives/backends/nccl/nccl_transport.hpp"\n#include "harness/app/sweep.hpp"\n',
         "harness/plan/ok.cpp": '// MPI_Init in a comment\nconst char* s = "MPI_Bcast";\n#include "harness/workload/model.hpp"\n',
         "collectives/backends/mpi/ok.cpp": "#include <mpi.h>\nint y = MPI_Barrier(c);\n",
-        "collectives/backends/mpi/preload/ok.cpp": '#include "harness/plan/tuning.hpp"\n',
+        "collectives/backends/mpi/preload/ok.cpp": '#include "collectives/formats/tuning.hpp"\n',
+        "collectives/backends/mpi/preload/bad2.cpp": '#include "harness/plan/tuning.hpp"\n',
         "collectives/backends/mpi/preload/bad.cpp": '#include "harness/app/sweep.hpp"\n',
     }
     with tempfile.TemporaryDirectory() as d:
@@ -130,10 +131,11 @@ def self_test():
         with contextlib.redirect_stdout(buf):
             rc = main(d)
         found = buf.getvalue()
-    expected = ["harness/report/bad.cpp:1: report/ includes measure/", "harness/runtime/bad.cpp:1: MPI outside",
+    expected = ["harness/measure/bad.cpp:1: measure/ includes report/", "harness/results/bad.cpp:1: results/ includes measure/", "harness/runtime/bad.cpp:1: MPI outside",
                 "harness/runtime/bad.cpp:2: MPI outside", "collectives/gpu/bad.cpp:1: names backend 'nccl'",
                 "collectives/gpu/bad.cpp:2: collectives/ includes the harness",
-                "collectives/backends/mpi/preload/bad.cpp:1: collectives/ includes the harness", "6 breach(es)"]
+                "collectives/backends/mpi/preload/bad.cpp:1: collectives/ includes the harness",
+                "collectives/backends/mpi/preload/bad2.cpp:1: collectives/ includes the harness", "8 breach(es)"]
     missing = [e for e in expected if e not in found]
     if rc != 1 or missing or "ok.cpp" in found:
         print(found + f"self-test FAILED: rc={rc}, missing {missing}")

@@ -7,7 +7,7 @@
 
 #include "collectives/core/error.hpp"
 #include "harness/plan/plan.hpp"
-#include "harness/report/report_json.hpp"
+#include "harness/results/records.hpp"
 #include "harness/runtime/cache_pool.hpp"
 #include "harness/runtime/memcheck.hpp"
 

@@ -9,7 +9,7 @@
 #include "collectives/gpu/gpu.hpp"
 #include "harness/plan/cli.hpp"
 #include "harness/plan/config.hpp"
-#include "harness/report/report_json.hpp"
+#include "harness/results/records.hpp"
 #include "command_line.hpp"
 
 namespace collbench {

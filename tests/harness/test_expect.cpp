@@ -9,7 +9,7 @@
 #include "collectives/core/error.hpp"
 #include "harness/plan/expect.hpp"
 #include "harness/report/gate.hpp"
-#include "harness/report/result.hpp"
+#include "harness/results/result.hpp"
 
 namespace collbench {
 namespace {

@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "collectives/core/error.hpp"
-#include "harness/report/links_file.hpp"
+#include "harness/results/links_file.hpp"
 
 namespace collbench {
 namespace {

@@ -14,11 +14,11 @@
 
 #include "collectives/transport/forwarding_transport.hpp"
 #include "collectives/backends/mpi/mpi_transport.hpp"
-#include "harness/report/bandwidth.hpp"
+#include "harness/results/bandwidth.hpp"
 #include "harness/measure/collective_point.hpp"
 #include "harness/measure/measure.hpp"
-#include "harness/report/stats.hpp"
-#include "harness/report/result.hpp"
+#include "harness/results/stats.hpp"
+#include "harness/results/result.hpp"
 #include "collectives/backends/mpi/mpi_world.hpp"
 #include "harness/runtime/control.hpp"
 

@@ -9,7 +9,7 @@
 #include "harness/plan/config.hpp"
 #include "harness/measure/p2p_point.hpp"
 #include "harness/plan/plan.hpp"
-#include "harness/report/report_json.hpp"
+#include "harness/results/records.hpp"
 #include "command_line.hpp"
 
 namespace collbench {

@@ -1,4 +1,4 @@
-// --resume: point keys, which records count as done, truncated tails (harness/report/resume.hpp).
+// --resume: point keys, which records count as done, truncated tails (harness/results/resume.hpp).
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -6,8 +6,8 @@
 #include <fstream>
 #include <sstream>
 
-#include "harness/report/report_json.hpp"
-#include "harness/report/resume.hpp"
+#include "harness/results/records.hpp"
+#include "harness/results/resume.hpp"
 
 namespace collbench {
 namespace {

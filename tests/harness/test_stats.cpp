@@ -4,9 +4,9 @@
 #include <cmath>
 #include <vector>
 
-#include "harness/report/bandwidth.hpp"
+#include "harness/results/bandwidth.hpp"
 #include "harness/measure/measure.hpp"
-#include "harness/report/stats.hpp"
+#include "harness/results/stats.hpp"
 
 namespace collbench {
 namespace {

@@ -40,7 +40,7 @@
 #include "collectives/backends/mpi/quiet_comm.hpp"
 #include "collectives/core/workspace.hpp"
 #include "collectives/registry.hpp"
-#include "harness/plan/tuning.hpp"
+#include "collectives/formats/tuning.hpp"
 
 namespace collbench::preload {
 namespace {

@@ -1,4 +1,4 @@
-#include "harness/report/bandwidth.hpp"
+#include "harness/results/bandwidth.hpp"
 
 #include <algorithm>
 

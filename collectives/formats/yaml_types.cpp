@@ -1,4 +1,4 @@
-#include "harness/plan/yaml_types.hpp"
+#include "collectives/formats/yaml_types.hpp"
 
 #include <cctype>
 #include <cmath>

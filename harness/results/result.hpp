@@ -10,7 +10,7 @@
 
 #include "collectives/transport/peer_memory.hpp"
 #include "harness/plan/run_config.hpp"
-#include "harness/report/stats.hpp"
+#include "harness/results/stats.hpp"
 
 namespace collbench {
 

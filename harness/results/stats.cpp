@@ -1,4 +1,4 @@
-#include "harness/report/stats.hpp"
+#include "harness/results/stats.hpp"
 
 #include <algorithm>
 #include <cmath>

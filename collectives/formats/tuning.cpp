@@ -1,4 +1,4 @@
-#include "harness/plan/tuning.hpp"
+#include "collectives/formats/tuning.hpp"
 
 #include <yaml-cpp/yaml.h>
 
@@ -14,7 +14,7 @@
 
 #include "collectives/collective.hpp"
 #include "collectives/core/error.hpp"
-#include "harness/plan/yaml_types.hpp"
+#include "collectives/formats/yaml_types.hpp"
 
 namespace collbench {
 

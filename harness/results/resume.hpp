@@ -20,7 +20,7 @@
 #include <nlohmann/json.hpp>
 
 #include "harness/plan/plan.hpp"
-#include "harness/report/result.hpp"
+#include "harness/results/result.hpp"
 #include "harness/plan/sizes.hpp"
 
 namespace collbench {

@@ -1,4 +1,4 @@
-#include "harness/report/links_file.hpp"
+#include "harness/results/links_file.hpp"
 
 #include <cmath>
 #include <nlohmann/json.hpp>

@@ -1,4 +1,4 @@
-// harness/plan/yaml_types.hpp: YAML scalars typed and valued as PyYAML's safe_load makes them
+// collectives/formats/yaml_types.hpp: YAML scalars typed and valued as PyYAML's safe_load makes them
 // (the expectations below are what PyYAML 6 printed for each), so that the tuning and
 // expectation readers see a file as its JSON Schema does (tests/harness/formats.py).
 #include <gtest/gtest.h>
@@ -6,7 +6,7 @@
 #include <cmath>
 #include <string>
 
-#include "harness/plan/yaml_types.hpp"
+#include "collectives/formats/yaml_types.hpp"
 
 namespace collbench {
 namespace {

@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "harness/report/bandwidth.hpp"
+#include "harness/results/bandwidth.hpp"
 
 namespace collbench {
 

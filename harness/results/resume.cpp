@@ -1,4 +1,4 @@
-#include "harness/report/resume.hpp"
+#include "harness/results/resume.hpp"
 
 #include <sys/stat.h>
 #include <unistd.h>
@@ -8,7 +8,7 @@
 #include <sstream>
 
 #include "collectives/op_traits.hpp"
-#include "harness/report/report_json.hpp"
+#include "harness/results/records.hpp"
 #include "harness/runtime/control.hpp"
 
 namespace collbench {
