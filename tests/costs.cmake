@@ -28,7 +28,6 @@ set(COLLBENCH_TEST_SECONDS
   docs.checkers                           1 -
   docs.links                              1 -
   docs.options                            1 -
-  gloo.launch                            26 -
   harness.allreduce                      10 -
   harness.argv_fuzz                      16 -
   harness.auto                           15 1
@@ -68,6 +67,7 @@ set(COLLBENCH_TEST_SECONDS
   harness.timeout                         2 -
   install.deb                           130 -
   install.tree                           27 -
+  launch.e2e                             26 -
   mpi.harness_measure.np1                 1 1
   mpi.harness_measure.np2                 3 -
   mpi.mpi_collectives.np1                 1 1
@@ -116,10 +116,10 @@ set(COLLBENCH_TEST_SECONDS
   unit.gpu_check_script                  15 -
   unit.gpu_nccl_model                     3 -
   unit.harness                            6 -
+  unit.launch                             4 -
   unit.nccl_version_match                 1 -
   unit.nccl_version_mismatch              1 -
   unit.op_traits                          1 -
   unit.patterns                           1 -
-  unit.rendezvous                         4 -
   unit.transport                         11 -
 )

@@ -338,7 +338,7 @@ int run_sweep(const RunConfig& cfg, const LaunchEnv& launch, World& world, Proce
   Versions vers = versions();
   vers.facts = process.launch_facts;  // the backend's are added once it exists
   if (!Backends::get().check(cfg.backend, cfg.device).ranks_share_process)
-    check_world_size(launch, control.size(), vers.fact("mpi"));
+    check_world_size(launch, control.size(), vers.fact(kLauncherVersionKey), vers.fact("mpi"));
   check_ranks(cfg, control.size());
   check_plan_for_world(plan, control.size());
   const Topology topo = discover_topology(control);

@@ -1,5 +1,7 @@
 #include "harness/report/report_table.hpp"
 
+#include "collectives/backends/backend.hpp"
+
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
@@ -91,7 +93,10 @@ void TableReport::header(const RunRecord& run) {
   host_of_rank_ = t.host_of_rank;
   std::fprintf(out_, "# collbench %s (git %s)  run %s  %s\n", run.versions.collbench.c_str(),
                run.versions.git_commit.c_str(), run.run_id.c_str(), run.start_time.c_str());
-  if (const std::string mpi = run.versions.fact("mpi"); !mpi.empty()) std::fprintf(out_, "# MPI: %s\n", mpi.c_str());
+  // The backend's library, under the backend's own name: its first version key ("mpi", "gloo", "nccl").
+  if (const BackendInfo* b = Backends::get().find(run.backend); b && !b->version_keys.empty())
+    if (const std::string lib = run.versions.fact(b->version_keys.front()); !lib.empty())
+      std::fprintf(out_, "# %s: %s\n", b->name.c_str(), lib.c_str());
   std::fprintf(out_, "# world %d ranks: %d node%s x %d ranks per node%s   backend %s   device %s\n", t.world_size,
                t.nodes, t.nodes == 1 ? "" : "s", t.ranks_per_node, t.uneven ? " (max; uneven)" : "",
                run.backend.c_str(), run.device.c_str());

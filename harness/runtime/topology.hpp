@@ -17,7 +17,8 @@ class Control;
 
 using GetEnv = std::function<const char*(const char*)>;
 
-// What the launcher said, read from the environment before the bootstrap (MPI_Init) runs.
+// What the launcher said, read from the environment before the bootstrap runs (collectives/
+// launch/launchers.hpp reads every launcher's variables).
 struct LaunchEnv {
   std::optional<int> declared_size;  // ranks the launcher started
   std::string declared_by;           // the variable it came from, e.g. "SLURM_STEP_NUM_TASKS"
@@ -25,11 +26,12 @@ struct LaunchEnv {
 };
 LaunchEnv read_launch_env(const GetEnv& getenv_fn);
 
-// Throws UsageError when the launcher started a different number of ranks than the bootstrap sees.
-// UsageError when the launcher declared another world size than MPI's: one line naming the
-// launcher (from the variable) and how `mpi_library` (the run record's versions.mpi, e.g.
-// "MPICH Version: 4.0.2"; may be empty) starts its ranks.
-void check_world_size(const LaunchEnv& env, int world_size, std::string_view mpi_library = {});
+// UsageError when the launcher declared another world size than the ranks that met through
+// `bootstrap` (its BootstrapInfo name: "mpi", "torchrun", ...): one line naming the launcher
+// (from the variable, collectives/launch/launchers.hpp) and, for the mpi bootstrap, how
+// `mpi_library` (the run record's versions.mpi, e.g. "MPICH Version: 4.0.2"; may be empty)
+// starts its ranks.
+void check_world_size(const LaunchEnv& env, int world_size, std::string_view bootstrap, std::string_view mpi_library = {});
 
 struct Versions {
   std::string collbench;

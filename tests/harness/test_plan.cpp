@@ -174,16 +174,16 @@ TEST(LaunchEnv, BatchScriptAllocationIsNotAStep) {
 TEST(LaunchEnv, SingletonTrapIsAnError) {
   auto m = env_of({{"SLURM_STEP_NUM_TASKS", "4"}, {"SLURM_STEP_ID", "0"}, {"SLURM_PROCID", "3"}});
   const LaunchEnv e = read_launch_env(getter(m));
-  EXPECT_NO_THROW(check_world_size(e, 4));
+  EXPECT_NO_THROW(check_world_size(e, 4, "mpi"));
   try {
-    check_world_size(e, 1);
+    check_world_size(e, 1, "mpi");
     FAIL();
   } catch (const UsageError& err) {
     const std::string s = err.what();
     EXPECT_NE(s.find("started 4 ranks (SLURM_STEP_NUM_TASKS=4, set by srun)"), std::string::npos) << s;
     EXPECT_NE(s.find("world of 1"), std::string::npos) << s;
   }
-  EXPECT_NO_THROW(check_world_size(LaunchEnv{}, 3)) << "no launcher information: nothing to check";
+  EXPECT_NO_THROW(check_world_size(LaunchEnv{}, 3, "mpi")) << "no launcher information: nothing to check";
 }
 
 // An MPICH build under Open MPI's mpirun (and the reverse): the line names the launcher, the
@@ -191,7 +191,7 @@ TEST(LaunchEnv, SingletonTrapIsAnError) {
 TEST(LaunchEnv, MismatchedMpiNamesBothSides) {
   auto m = env_of({{"OMPI_COMM_WORLD_SIZE", "2"}, {"OMPI_COMM_WORLD_RANK", "0"}});
   try {
-    check_world_size(read_launch_env(getter(m)), 1, "MPICH Version:\t4.0.2");
+    check_world_size(read_launch_env(getter(m)), 1, "mpi", "MPICH Version:\t4.0.2");
     FAIL();
   } catch (const UsageError& err) {
     const std::string s = err.what();
@@ -202,7 +202,7 @@ TEST(LaunchEnv, MismatchedMpiNamesBothSides) {
   }
   m = env_of({{"PMI_SIZE", "3"}, {"PMI_RANK", "1"}});
   try {
-    check_world_size(read_launch_env(getter(m)), 1, "Open MPI v4.1.4, package: Debian OpenMPI");
+    check_world_size(read_launch_env(getter(m)), 1, "mpi", "Open MPI v4.1.4, package: Debian OpenMPI");
     FAIL();
   } catch (const UsageError& err) {
     const std::string s = err.what();

@@ -1,9 +1,9 @@
 // The Gloo backend: the library PyTorch runs collectives with on CPUs ("cpu:gloo"). Its
 // measured transport is Gloo's TCP pairs through unbound buffers (gloo_transport.hpp), its
 // library entries are the calls ProcessGroupGloo makes and Gloo's other algorithms
-// (gloo_library.cpp). Its ranks start under torchrun, srun, collbench --spawn
-// (gloo_bootstrap.cpp) or mpirun (the World is then MPI's, and Gloo's contexts are connected
-// by swapping addresses over it).
+// (gloo_library.cpp). Its ranks start under torchrun, srun, collbench --spawn (collectives/
+// launch/, over gloo_control.cpp's mesh) or mpirun (the World is then MPI's, and Gloo's
+// contexts are connected by swapping addresses over it). Registered by gloo_registration.cpp.
 #include <gloo/config.h>
 #include <gloo/context.h>
 #include <gloo/transport/device.h>
@@ -15,6 +15,7 @@
 #include <span>
 
 #include "collectives/backends/backend.hpp"
+#include "collectives/backends/gloo/gloo_backend.hpp"
 #include "collectives/backends/gloo/gloo_mesh.hpp"
 #include "collectives/backends/gloo/gloo_world.hpp"
 
@@ -86,17 +87,13 @@ class GlooBackend final : public Backend {
   std::string why_;
 };
 
-COLLBENCH_REGISTER_BACKEND(BackendInfo{
-    "gloo",
-    "Gloo (PyTorch's CPU library): TCP pairs through unbound buffers, and Gloo's own collectives; started by "
-    "torchrun, srun, --spawn N or mpirun",
-    {"torchrun", "srun", "mpi", "spawn"},
-    {"cpu"},
-    {"gloo", "gloo_device"},
-    false,
-    nullptr,
-    [](const BackendContext& ctx) -> std::unique_ptr<Backend> { return std::make_unique<GlooBackend>(ctx); },
-    [] { return GlooBackend::library_version(); }});
-
 }  // namespace
+
+namespace gloo_backend {
+
+bool built() { return true; }
+std::string library_version() { return GlooBackend::library_version(); }
+std::unique_ptr<Backend> make(const BackendContext& ctx) { return std::make_unique<GlooBackend>(ctx); }
+
+}  // namespace gloo_backend
 }  // namespace collbench

@@ -15,6 +15,7 @@
 #include <string>
 
 #include "collectives/backends/backend.hpp"
+#include "collectives/launch/launchers.hpp"
 #include "collectives/backends/device.hpp"
 #include "collectives/backends/mpi/finalize_guard.hpp"
 #include "collectives/backends/mpi/mpi_device.hpp"
@@ -178,7 +179,7 @@ COLLBENCH_REGISTER_BACKEND(BootstrapInfo{
     [](const BootstrapOptions&) -> std::unique_ptr<Bootstrap> { return std::make_unique<MpiBootstrap>(); },
     nullptr,
     // mpirun / mpiexec (Open MPI, Hydra) and srun with an MPI plugin (PMIx) say so.
-    [](const GetEnvFn& env) { return env("OMPI_COMM_WORLD_SIZE") || env("PMI_SIZE") || env("PMIX_RANK"); }});
+    [](const GetEnvFn& env) { return launch::started_by_mpi(env); }});
 
 COLLBENCH_REGISTER_BACKEND(BackendInfo{
     "mpi",

@@ -1,5 +1,5 @@
-// The NCCL backend: ranks start with MPI (the "mpi" bootstrap; NCCL needs only the World to
-// share its unique id), one GPU per rank, grouped ncclSend/ncclRecv on the device's stream
+// The NCCL backend: ranks start with MPI or a launcher without it (collectives/launch/: NCCL
+// needs only the World to share its unique id), one GPU per rank, grouped ncclSend/ncclRecv on the device's stream
 // (nccl_transport), and NCCL's own collectives with their NCCL_ALGO/NCCL_PROTO variants
 // (nccl_library, nccl_variants).
 #include <memory>
@@ -36,7 +36,7 @@ class NcclBackend final : public Backend {
 COLLBENCH_REGISTER_BACKEND(BackendInfo{
     "nccl",
     "NCCL point-to-point (grouped ncclSend/ncclRecv) and NCCL's own collectives; device memory, one GPU per rank",
-    {"torchrun", "srun", "spawn", "mpi"},  // without MPI, Gloo carries the harness's control (gloo_world.hpp)
+    {"torchrun", "srun", "spawn", "mpi"},  // without MPI, the launch mesh carries the harness's control
     {"cuda"},
     {"nccl"},
     false,

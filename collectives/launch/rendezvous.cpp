@@ -1,4 +1,4 @@
-#include "collectives/backends/gloo/rendezvous.hpp"
+#include "collectives/launch/rendezvous.hpp"
 
 #include <netdb.h>
 #include <netinet/in.h>

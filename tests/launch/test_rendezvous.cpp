@@ -1,4 +1,4 @@
-// The rendezvous (collectives/backends/gloo/rendezvous.hpp): the wire format's encoders and
+// The rendezvous (collectives/launch/rendezvous.hpp): the wire format's encoders and
 // decoders, then a server and its ranks as threads of this process over loopback TCP, with raw
 // sockets playing garbage, silent and half-message peers and broken servers.
 #include <arpa/inet.h>
@@ -16,7 +16,7 @@
 #include <random>
 #include <thread>
 
-#include "collectives/backends/gloo/rendezvous.hpp"
+#include "collectives/launch/rendezvous.hpp"
 
 namespace collbench::rendezvous {
 namespace {

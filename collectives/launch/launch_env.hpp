@@ -1,20 +1,20 @@
 #pragma once
-// Pure: how a rank started without MPI finds the others, read from its launcher's environment.
-// One reader per launcher (docs/launching.md says which variables each one reads):
-//   torchrun  RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE, MASTER_ADDR, MASTER_PORT,
-//             TORCHELASTIC_RUN_ID, TORCHELASTIC_RESTART_COUNT, TORCHELASTIC_USE_AGENT_STORE
-//   srun      SLURM_PROCID, SLURM_STEP_NUM_TASKS (SLURM_NTASKS), SLURM_LOCALID,
-//             SLURM_STEP_TASKS_PER_NODE, SLURM_STEP_NODELIST, SLURM_JOB_ID, SLURM_STEP_ID
-//   spawn     COLLBENCH_SPAWN_RANK, COLLBENCH_SPAWN_SIZE, COLLBENCH_SPAWN_RENDEZVOUS,
-//             COLLBENCH_SPAWN_JOB (set by collbench --spawn for the ranks it starts)
-// COLLBENCH_RDZV_PORT overrides the rendezvous port torchrun's and srun's ranks derive.
+// Pure: how a rank started without MPI finds the others, read from its launcher's environment:
+// the rank, size and rank 0's address of its row in launchers.hpp, plus what makes each
+// launcher's job distinct (torchrun: TORCHELASTIC_RUN_ID, TORCHELASTIC_RESTART_COUNT and
+// TORCHELASTIC_USE_AGENT_STORE; srun: SLURM_JOB_ID, SLURM_STEP_ID; spawn: COLLBENCH_SPAWN_JOB).
+// docs/launching.md says which variables each one reads. COLLBENCH_RDZV_PORT overrides the
+// rendezvous port torchrun's and srun's ranks derive.
 #include <functional>
 #include <optional>
 #include <string>
 
+#include "collectives/launch/launchers.hpp"
+
 namespace collbench::launch {
 
-using GetEnv = std::function<const char*(const char*)>;
+// The job identity --spawn gives the ranks it starts (their own rendezvous refuses others).
+inline constexpr const char* kSpawnJob = "COLLBENCH_SPAWN_JOB";
 
 struct Spec {
   std::string launcher;  // "torchrun", "srun", "spawn"

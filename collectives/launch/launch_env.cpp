@@ -1,4 +1,4 @@
-#include "collectives/backends/gloo/launch_env.hpp"
+#include "collectives/launch/launch_env.hpp"
 
 #include <charconv>
 #include <cstring>
@@ -48,28 +48,23 @@ bool port_override(const GetEnv& env, Spec& s) {
 
 }  // namespace
 
-bool started_by_torchrun(const GetEnv& env) {
-  return env("TORCHELASTIC_RUN_ID") || (env("RANK") && env("WORLD_SIZE") && env("MASTER_ADDR") && env("MASTER_PORT"));
-}
-
-bool started_by_srun(const GetEnv& env) {
-  // mpirun / Hydra inside an allocation also leave SLURM_* variables: their own say they ran.
-  return env("SLURM_STEP_ID") && env("SLURM_PROCID") && !env("OMPI_COMM_WORLD_SIZE") && !env("PMI_SIZE");
-}
-
-bool started_by_spawn(const GetEnv& env) { return env("COLLBENCH_SPAWN_RENDEZVOUS") != nullptr; }
+bool started_by_torchrun(const GetEnv& env) { return launcher("torchrun").started(env); }
+bool started_by_srun(const GetEnv& env) { return launcher("srun").started(env); }
+bool started_by_spawn(const GetEnv& env) { return launcher("spawn").started(env); }
 
 Spec torchrun_spec(const GetEnv& env) {
+  const Launcher& l = launcher("torchrun");
   Spec s;
-  s.launcher = "torchrun";
-  s.size = static_cast<int>(required(env, "WORLD_SIZE", 1, kMaxRanks, s.launcher));
-  s.rank = static_cast<int>(required(env, "RANK", 0, s.size - 1, s.launcher));
-  s.local_rank = static_cast<int>(optional_int(env, "LOCAL_RANK", 0, 0, s.size - 1));
-  s.local_size = static_cast<int>(optional_int(env, "LOCAL_WORLD_SIZE", 1, 1, s.size));
-  const char* addr = env("MASTER_ADDR");
-  if (!addr || !*addr) throw UsageError("torchrun started this process but MASTER_ADDR is not set; accepted: start it with torchrun");
+  s.launcher = l.name;
+  s.size = static_cast<int>(required(env, l.size[0], 1, kMaxRanks, s.launcher));
+  s.rank = static_cast<int>(required(env, l.rank, 0, s.size - 1, s.launcher));
+  s.local_rank = static_cast<int>(optional_int(env, l.local_rank, 0, 0, s.size - 1));
+  s.local_size = static_cast<int>(optional_int(env, l.local_size, 1, 1, s.size));
+  const char* addr = env(l.host);
+  if (!addr || !*addr)
+    throw UsageError("torchrun started this process but " + std::string(l.host) + " is not set; accepted: start it with torchrun");
   s.host = addr;
-  const long master_port = required(env, "MASTER_PORT", 1, 65535, s.launcher);
+  const long master_port = required(env, l.port, 1, 65535, s.launcher);
   // With the static rendezvous (the default), torchrun's agent serves its own TCPStore on
   // MASTER_PORT (TORCHELASTIC_USE_AGENT_STORE=True): collbench's rendezvous takes the next port.
   // With --standalone / c10d (1.13) the agent chose MASTER_PORT free for the workers.
@@ -88,14 +83,16 @@ Spec torchrun_spec(const GetEnv& env) {
 }
 
 Spec srun_spec(const GetEnv& env) {
+  const Launcher& l = launcher("srun");
   Spec s;
-  s.launcher = "srun";
-  const char* tasks_var = env("SLURM_STEP_NUM_TASKS") ? "SLURM_STEP_NUM_TASKS" : "SLURM_NTASKS";
+  s.launcher = l.name;
+  const char* tasks_var = env(l.size[0]) ? l.size[0] : l.size[1];
   s.size = static_cast<int>(required(env, tasks_var, 1, kMaxRanks, s.launcher));
-  s.rank = static_cast<int>(required(env, "SLURM_PROCID", 0, s.size - 1, s.launcher));
-  s.local_rank = static_cast<int>(optional_int(env, "SLURM_LOCALID", 0, 0, s.size - 1));
-  const char* nodes = env("SLURM_STEP_NODELIST") ? env("SLURM_STEP_NODELIST") : env("SLURM_JOB_NODELIST");
-  if (!nodes || !*nodes) throw UsageError("srun started this process but SLURM_STEP_NODELIST is not set; accepted: start it with srun");
+  s.rank = static_cast<int>(required(env, l.rank, 0, s.size - 1, s.launcher));
+  s.local_rank = static_cast<int>(optional_int(env, l.local_rank, 0, 0, s.size - 1));
+  const char* nodes = env(l.host) ? env(l.host) : env("SLURM_JOB_NODELIST");
+  if (!nodes || !*nodes)
+    throw UsageError("srun started this process but " + std::string(l.host) + " is not set; accepted: start it with srun");
   s.host = first_host(nodes);
   if (s.host.empty()) throw UsageError(std::string("SLURM_STEP_NODELIST='") + nodes + "': no host in it");
   const long job = required(env, "SLURM_JOB_ID", 0, 1L << 40, s.launcher);
@@ -109,20 +106,21 @@ Spec srun_spec(const GetEnv& env) {
 }
 
 Spec spawn_spec(const GetEnv& env) {
+  const Launcher& l = launcher("spawn");
   Spec s;
-  s.launcher = "spawn";
-  s.size = static_cast<int>(required(env, "COLLBENCH_SPAWN_SIZE", 1, kMaxRanks, "collbench --spawn"));
-  s.rank = static_cast<int>(required(env, "COLLBENCH_SPAWN_RANK", 0, s.size - 1, "collbench --spawn"));
+  s.launcher = l.name;
+  s.size = static_cast<int>(required(env, l.size[0], 1, kMaxRanks, l.who));
+  s.rank = static_cast<int>(required(env, l.rank, 0, s.size - 1, l.who));
   s.local_rank = s.rank;
   s.local_size = s.size;
-  const std::string ep = env("COLLBENCH_SPAWN_RENDEZVOUS") ? env("COLLBENCH_SPAWN_RENDEZVOUS") : "";
+  const std::string ep = env(l.host) ? env(l.host) : "";
   const auto colon = ep.rfind(':');
   const auto port = colon == std::string::npos ? std::nullopt : number(ep.c_str() + colon + 1);
-  if (!port || *port < 1 || *port > 65535) throw UsageError("COLLBENCH_SPAWN_RENDEZVOUS='" + ep + "': not HOST:PORT");
+  if (!port || *port < 1 || *port > 65535) throw UsageError(std::string(l.host) + "='" + ep + "': not HOST:PORT");
   s.host = ep.substr(0, colon);
   s.port = static_cast<int>(*port);
-  s.port_from = "COLLBENCH_SPAWN_RENDEZVOUS";
-  const char* job = env("COLLBENCH_SPAWN_JOB");
+  s.port_from = l.host;
+  const char* job = env(kSpawnJob);
   s.job = job ? job : "";
   return s;
 }

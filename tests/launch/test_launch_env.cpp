@@ -5,18 +5,14 @@
 
 #include <map>
 
-#include "collectives/backends/gloo/launch_env.hpp"
+#include "collectives/launch/launch_env.hpp"
+#include "env_of.hpp"
 #include "collectives/core/error.hpp"
 
 namespace collbench::launch {
 namespace {
 
-GetEnv env_of(const std::map<std::string, std::string>& m) {
-  return [m](const char* n) -> const char* {
-    auto it = m.find(n);
-    return it == m.end() ? nullptr : it->second.c_str();
-  };
-}
+using testing::env_of;
 
 std::string usage_text(const std::function<void()>& f) {
   try {
