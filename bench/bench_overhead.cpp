@@ -41,6 +41,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <functional>
+#include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -57,6 +59,32 @@ using Clock = std::chrono::steady_clock;
 
 namespace {
 
+struct Options {
+  bool funneled = false;  // --thread funneled: MPI_THREAD_FUNNELED, else MPI_THREAD_SINGLE
+  int iters = 20000, reps = 15;
+  std::size_t bytes = 8;
+};
+
+// --thread, read before MPI_Init_thread (it picks the thread level).
+bool funneled_requested(int argc, char** argv) {
+  bool funneled = false;
+  for (int i = 1; i + 1 < argc; ++i)
+    if (!std::strcmp(argv[i], "--thread")) funneled = !std::strcmp(argv[i + 1], "funneled");
+  return funneled;
+}
+
+// --iters, --reps and --bytes, read after MPI_Init_thread.
+Options parse_options(int argc, char** argv, bool funneled) {
+  Options o;
+  o.funneled = funneled;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    if (!std::strcmp(argv[i], "--iters")) o.iters = std::atoi(argv[i + 1]);
+    if (!std::strcmp(argv[i], "--reps")) o.reps = std::atoi(argv[i + 1]);
+    if (!std::strcmp(argv[i], "--bytes")) o.bytes = std::strtoull(argv[i + 1], nullptr, 10);
+  }
+  return o;
+}
+
 // The harness's collective workload on a library entry: its bound call, as
 // harness/measure/collective_point.cpp times it (run_n: one virtual call per sample).
 class EntryWorkload final : public Workload {
@@ -72,13 +100,62 @@ class EntryWorkload final : public Workload {
   PreparedCall call_;
 };
 
+MPI_Comm dup_world() {
+  MPI_Comm c;
+  MPI_Comm_dup(MPI_COMM_WORLD, &c);
+  return c;
+}
+
+// What the variants run on, made in this order: a duplicate of MPI_COMM_WORLD for the raw calls,
+// the transport on another (60 s timeout), the allreduce (float32 sum of --bytes, out of place)
+// with its library entry as a workload and bound, and the point-to-point buffers.
+struct Setup {
+  static constexpr int kWindow = 64;  // messages in flight in a window variant
+
+  Setup(const Options& o, int r) : bytes(o.bytes), iters(o.iters), rank(r) {}
+  ~Setup() { MPI_Comm_free(&raw_comm); }
+  Setup(const Setup&) = delete;
+  Setup& operator=(const Setup&) = delete;
+
+  const std::size_t bytes;
+  const int iters, rank, peer = 1 - rank;
+  MPI_Comm raw_comm = dup_world();
+  MpiTransport t{dup_world(), std::make_shared<CallScope>(std::chrono::seconds(60))};
+  const AlgoEntry* entry = Registry::get().find(Op::allreduce, "library", "mpi");
+  const std::size_t count = std::max<std::size_t>(bytes / 4, 1);
+  std::vector<float> send = std::vector<float>(count, 1.0f), recv = std::vector<float>(count, 0.0f);
+  CollArgs a{.send = send.data(),
+             .recv = recv.data(),
+             .count = count,
+             .dtype = DType::float32,
+             .op = make_reduce_op(RedOp::sum, DType::float32)};
+  EntryWorkload w{t, *entry, a};
+  CallInfo timed = timed_call(w);
+  PreparedCall prepared = entry->prepare(t, a);
+  std::vector<char> sbuf = std::vector<char>(std::max<std::size_t>(bytes, 1), 'x'),
+                    rbuf = std::vector<char>(std::max<std::size_t>(bytes, 1) * kWindow);
+  char ack[4] = {0, 0, 0, 0};
+  std::vector<MPI_Request> mreqs = std::vector<MPI_Request>(kWindow);
+  std::vector<Request> treqs = std::vector<Request>(kWindow);
+  const int n_win = std::max(1, iters / kWindow);  // windows per sample
+  volatile long sink = 0;                           // what the rank-local loops write
+
+ private:
+  static CallInfo timed_call(const Workload& w) {
+    CallInfo c = w.call();
+    c.phase = "timed";
+    return c;
+  }
+};
+
+using Run = std::function<double(int)>;  // N calls -> seconds per call on this rank
+
 struct Variant {
-  Variant(std::string n, std::string b, std::function<double(int)> r)
-      : name(std::move(n)), baseline(std::move(b)), run(std::move(r)) {}
+  Variant(std::string n, std::string b, Run r) : name(std::move(n)), baseline(std::move(b)), run(std::move(r)) {}
   std::string name;
-  std::string baseline;            // the raw variant it is compared with ("" = none)
-  std::function<double(int)> run;  // N calls -> seconds per call on this rank
-  std::vector<double> ns;          // per repetition: ns per call, max over ranks
+  std::string baseline;  // the raw variant it is compared with ("" = none)
+  Run run;
+  std::vector<double> ns;  // per repetition: ns per call, max over ranks
 };
 
 double median(std::vector<double> v) {
@@ -87,265 +164,298 @@ double median(std::vector<double> v) {
   return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
+// Seconds for n calls of body.
+template <class Body>
+double timed_loop(int n, Body&& body) {
+  const auto t0 = Clock::now();
+  for (int k = 0; k < n; ++k) body();
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+// ---- the collective layers ----------------------------------------------------------------
+
+Run raw_allreduce(Setup& s, MPI_Comm comm) {
+  return [&s, comm](int n) {
+    return timed_loop(n, [&] { MPI_Allreduce(s.send.data(), s.recv.data(), (int)s.count, MPI_FLOAT, MPI_SUM, comm); }) /
+           n;
+  };
+}
+
+// The raw call on the transport's communicator as the library entries publish it.
+Run blocking_allreduce(Setup& s) {
+  return [&s](int n) {
+    return timed_loop(n,
+                      [&] {
+                        const BlockingCall c(s.t.scope(), &s.t, "in MPI_Allreduce");
+                        MPI_Allreduce(s.send.data(), s.recv.data(), (int)s.count, MPI_FLOAT, MPI_SUM, s.t.comm());
+                      }) /
+           n;
+  };
+}
+
+Run prepared_allreduce(Setup& s) {
+  return [&s](int n) { return timed_loop(n, [&] { s.prepared(); }) / n; };
+}
+
+Run entry_allreduce(Setup& s) {
+  return [&s](int n) { return timed_loop(n, [&] { s.entry->run(s.t, s.a); }) / n; };
+}
+
+Run workload_allreduce(Setup& s) {
+  return [&s](int n) {
+    Workload& wl = s.w;
+    return timed_loop(n, [&] { wl.run(); }) / n;
+  };
+}
+
+Run sample_allreduce(Setup& s) {
+  return [&s](int n) { return time_sample(s.t, s.w, s.timed, 0, n, SampleStart::back_to_back) * 1e-6; };
+}
+
+// ---- point to point -----------------------------------------------------------------------
+
+// One-way time of a ping-pong with MPI_Send / MPI_Recv.
+Run raw_pingpong(Setup& s) {
+  return [&s](int n) {
+    return timed_loop(n,
+                      [&] {
+                        if (s.rank == 0) {
+                          MPI_Send(s.sbuf.data(), (int)s.bytes, MPI_BYTE, s.peer, 1, s.raw_comm);
+                          MPI_Recv(s.rbuf.data(), (int)s.bytes, MPI_BYTE, s.peer, 2, s.raw_comm, MPI_STATUS_IGNORE);
+                        } else {
+                          MPI_Recv(s.rbuf.data(), (int)s.bytes, MPI_BYTE, s.peer, 1, s.raw_comm, MPI_STATUS_IGNORE);
+                          MPI_Send(s.sbuf.data(), (int)s.bytes, MPI_BYTE, s.peer, 2, s.raw_comm);
+                        }
+                      }) /
+           (2.0 * n);
+  };
+}
+
+// One-way time of a ping-pong through the transport (send/recv: isend/irecv + wait).
+Run transport_pingpong(Setup& s) {
+  return [&s](int n) {
+    return timed_loop(n,
+                      [&] {
+                        if (s.rank == 0) {
+                          s.t.send(s.sbuf.data(), s.bytes, s.peer, 1);
+                          s.t.recv(s.rbuf.data(), s.bytes, s.peer, 2);
+                        } else {
+                          s.t.recv(s.rbuf.data(), s.bytes, s.peer, 1);
+                          s.t.send(s.sbuf.data(), s.bytes, s.peer, 2);
+                        }
+                      }) /
+           (2.0 * n);
+  };
+}
+
+// Time per message of a window of MPI_Isend / MPI_Irecv, MPI_Waitall and an ack.
+Run raw_window(Setup& s) {
+  return [&s](int) {
+    constexpr int kWindow = Setup::kWindow;
+    return timed_loop(s.n_win,
+                      [&] {
+                        for (int k = 0; k < kWindow; ++k) {
+                          if (s.rank == 0)
+                            MPI_Isend(s.sbuf.data(), (int)s.bytes, MPI_BYTE, s.peer, 3, s.raw_comm, &s.mreqs[k]);
+                          else
+                            MPI_Irecv(s.rbuf.data() + k * s.bytes, (int)s.bytes, MPI_BYTE, s.peer, 3, s.raw_comm,
+                                      &s.mreqs[k]);
+                        }
+                        MPI_Waitall(kWindow, s.mreqs.data(), MPI_STATUSES_IGNORE);
+                        if (s.rank == 0)
+                          MPI_Recv(s.ack, 4, MPI_BYTE, s.peer, 4, s.raw_comm, MPI_STATUS_IGNORE);
+                        else
+                          MPI_Send(s.ack, 4, MPI_BYTE, s.peer, 4, s.raw_comm);
+                      }) /
+           (double(s.n_win) * kWindow);
+  };
+}
+
+// Time per message of a window through the transport, waited for `chunk` requests at a time.
+Run transport_window(Setup& s, int chunk) {
+  return [&s, chunk](int) {
+    constexpr int kWindow = Setup::kWindow;
+    return timed_loop(s.n_win,
+                      [&] {
+                        for (int k = 0; k < kWindow; ++k)
+                          s.treqs[k] = s.rank == 0 ? s.t.isend(s.sbuf.data(), s.bytes, s.peer, 3)
+                                                   : s.t.irecv(s.rbuf.data() + k * s.bytes, s.bytes, s.peer, 3);
+                        for (int k = 0; k < kWindow; k += chunk)
+                          s.t.wait_all(std::span<Request>(s.treqs).subspan(k, chunk));
+                        if (s.rank == 0)
+                          s.t.recv(s.ack, 4, s.peer, 4);
+                        else
+                          s.t.send(s.ack, 4, s.peer, 4);
+                      }) /
+           (double(s.n_win) * kWindow);
+  };
+}
+
+#if COLLBENCH_BENCH_WATCHDOG
+// The same calls with the scope watched (the harness runs a watchdog): MPI_Wait instead of
+// MPI_Testall under a Deadline.
+Run watched(Setup& s, Run f) {
+  return [&s, f](int n) {
+    s.t.scope().set_watched(true);
+    const double r = f(n);
+    s.t.scope().set_watched(false);
+    return r;
+  };
+}
+#endif
+
+// ---- rank-local components ----------------------------------------------------------------
+
+Run clock_read(Setup& s) {
+  return [&s](int n) { return timed_loop(n, [&] { s.sink = s.sink + Clock::now().time_since_epoch().count(); }) / n; };
+}
+
+Run deadline_scope(Setup& s) {
+  return [&s](int n) {
+    return timed_loop(n,
+                      [&] {
+                        const Deadline d(s.t.scope());
+                        s.sink = s.sink + 1;
+                      }) /
+           n;
+  };
+}
+
+#if COLLBENCH_BENCH_WATCHDOG
+Run blocking_call(Setup& s) {
+  return [&s](int n) {
+    return timed_loop(n,
+                      [&] {
+                        BlockingCall c(s.t.scope(), &s.t, "");
+                        c.message(1, 2, 3, true);
+                        s.sink = s.sink + 1;
+                      }) /
+           n;
+  };
+}
+#endif
+
+Run mpi_test_null(Setup& s) {
+  return [&s](int n) {
+    return timed_loop(n,
+                      [&] {
+                        MPI_Request r = MPI_REQUEST_NULL;
+                        int f = 0;
+                        MPI_Test(&r, &f, MPI_STATUS_IGNORE);
+                        s.sink = s.sink + f;
+                      }) /
+           n;
+  };
+}
+
+Run dynamic_cast_transport(Setup& s) {
+  return [&s](int n) {
+    Transport* base = &s.t;
+    asm volatile("" : "+r"(base));
+    return timed_loop(n,
+                      [&] {
+                        Transport* b = base;
+                        asm volatile("" : "+r"(b));
+                        s.sink = s.sink + (dynamic_cast<MpiTransport*>(b) != nullptr);
+                      }) /
+           n;
+  };
+}
+
+// Every variant, in the order they run and print (the header's lists).
+std::vector<Variant> variants(Setup& s) {
+  std::vector<Variant> vs;
+  vs.emplace_back("raw_allreduce", "", raw_allreduce(s, s.raw_comm));
+  // The raw call on the transport's own communicator (made like collbench's), bare and as the
+  // library entries publish it.
+  vs.emplace_back("raw_allreduce_tcomm", "raw_allreduce", raw_allreduce(s, s.t.comm()));
+  vs.emplace_back("blocking_allreduce", "raw_allreduce", blocking_allreduce(s));
+  vs.emplace_back("prepared_allreduce", "raw_allreduce", prepared_allreduce(s));
+  vs.emplace_back("entry_allreduce", "raw_allreduce", entry_allreduce(s));
+  vs.emplace_back("workload_allreduce", "raw_allreduce", workload_allreduce(s));
+  vs.emplace_back("sample_allreduce", "raw_allreduce", sample_allreduce(s));
+  vs.emplace_back("raw_pingpong", "", raw_pingpong(s));
+  vs.emplace_back("transport_pingpong", "raw_pingpong", transport_pingpong(s));
+#if COLLBENCH_BENCH_WATCHDOG
+  vs.emplace_back("sample_allreduce_w", "raw_allreduce", watched(s, sample_allreduce(s)));
+  vs.emplace_back("transport_pingpong_w", "raw_pingpong", watched(s, transport_pingpong(s)));
+#endif
+  vs.emplace_back("raw_window", "", raw_window(s));
+  vs.emplace_back("transport_window", "raw_window", transport_window(s, Setup::kWindow));
+#if COLLBENCH_BENCH_WATCHDOG
+  vs.emplace_back("transport_window_w", "raw_window", watched(s, transport_window(s, Setup::kWindow)));
+  vs.emplace_back("transport_window8_w", "raw_window", watched(s, transport_window(s, 8)));
+#endif
+  vs.emplace_back("clock_read", "", clock_read(s));
+  vs.emplace_back("deadline_scope", "", deadline_scope(s));
+#if COLLBENCH_BENCH_WATCHDOG
+  vs.emplace_back("blocking_call", "", blocking_call(s));
+#endif
+  vs.emplace_back("mpi_test_null", "", mpi_test_null(s));
+  vs.emplace_back("dynamic_cast", "", dynamic_cast_transport(s));
+  return vs;
+}
+
+// Warm-up of every variant, then the interleaved repetitions: each variant's ns per call, max
+// over ranks, per repetition.
+void measure(std::vector<Variant>& vs, const Options& o) {
+  for (auto& v : vs) {
+    MPI_Barrier(MPI_COMM_WORLD);
+    v.run(std::max(1, o.iters / 10));
+  }
+  for (int r = 0; r < o.reps; ++r)
+    for (auto& v : vs) {
+      MPI_Barrier(MPI_COMM_WORLD);
+      double s = v.run(o.iters);
+      MPI_Allreduce(MPI_IN_PLACE, &s, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+      v.ns.push_back(s * 1e9);
+    }
+}
+
+// The table (rank 0): per variant median, min and max, and against its raw variant the median
+// per-repetition ratio with its range and the difference of the medians.
+void print(const std::vector<Variant>& vs, const Options& o) {
+  std::printf(
+      "bench_overhead: %zu B, %d calls per sample, %d interleaved repetitions, MPI_THREAD_%s; ns per call, "
+      "max over ranks\n",
+      o.bytes, o.iters, o.reps, o.funneled ? "FUNNELED" : "SINGLE");
+  std::printf("%-20s %10s %10s %10s   %-14s %s\n", "variant", "median", "min", "max", "vs", "ratio median (min-max)");
+  for (const auto& v : vs) {
+    std::printf("%-20s %10.1f %10.1f %10.1f", v.name.c_str(), median(v.ns), *std::min_element(v.ns.begin(), v.ns.end()),
+                *std::max_element(v.ns.begin(), v.ns.end()));
+    const auto base = std::find_if(vs.begin(), vs.end(), [&](const Variant& b) { return b.name == v.baseline; });
+    if (base != vs.end()) {
+      std::vector<double> ratio;
+      for (std::size_t i = 0; i < v.ns.size(); ++i) ratio.push_back(v.ns[i] / base->ns[i]);
+      std::printf("   %-14s %.3f (%.3f-%.3f)  +%.0f ns", base->name.c_str(), median(ratio),
+                  *std::min_element(ratio.begin(), ratio.end()), *std::max_element(ratio.begin(), ratio.end()),
+                  median(v.ns) - median(base->ns));
+    }
+    std::printf("\n");
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   int provided = 0;
-  bool funneled = false;
-  for (int i = 1; i + 1 < argc; ++i)
-    if (!std::strcmp(argv[i], "--thread")) funneled = !std::strcmp(argv[i + 1], "funneled");
+  const bool funneled = funneled_requested(argc, argv);
   MPI_Init_thread(&argc, &argv, funneled ? MPI_THREAD_FUNNELED : MPI_THREAD_SINGLE, &provided);
   int rank = 0, size = 1;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
-  int iters = 20000, reps = 15;
-  std::size_t bytes = 8;
-  for (int i = 1; i + 1 < argc; i += 2) {
-    if (!std::strcmp(argv[i], "--iters")) iters = std::atoi(argv[i + 1]);
-    if (!std::strcmp(argv[i], "--reps")) reps = std::atoi(argv[i + 1]);
-    if (!std::strcmp(argv[i], "--bytes")) bytes = std::strtoull(argv[i + 1], nullptr, 10);
-  }
+  const Options o = parse_options(argc, argv, funneled);
   if (size != 2) {
     if (rank == 0) std::fprintf(stderr, "bench_overhead: run with mpirun -np 2\n");
     MPI_Finalize();
     return 2;
   }
   {
-    MPI_Comm raw_comm, t_comm;
-    MPI_Comm_dup(MPI_COMM_WORLD, &raw_comm);
-    MPI_Comm_dup(MPI_COMM_WORLD, &t_comm);
-    MpiTransport t(t_comm);
-    t.scope().set_timeout(std::chrono::seconds(60));
-    const AlgoEntry* entry = Registry::get().find(Op::allreduce, "library", "mpi");
-    const std::size_t count = std::max<std::size_t>(bytes / 4, 1);
-    std::vector<float> send(count, 1.0f), recv(count, 0.0f);
-    CollArgs a;
-    a.send = send.data();
-    a.recv = recv.data();
-    a.count = count;
-    a.dtype = DType::float32;
-    a.op = make_reduce_op(RedOp::sum, DType::float32);
-    EntryWorkload w(t, *entry, a);
-    CallInfo timed = w.call();
-    timed.phase = "timed";
-
-    const int peer = 1 - rank;
-    constexpr int kWindow = 64;
-    std::vector<char> sbuf(std::max<std::size_t>(bytes, 1), 'x'), rbuf(std::max<std::size_t>(bytes, 1) * kWindow);
-    char ack[4] = {0, 0, 0, 0};
-    std::vector<MPI_Request> mreqs(kWindow);
-    std::vector<Request> treqs(kWindow);
-
-    auto timed_loop = [](int n, auto&& body) {
-      const auto t0 = Clock::now();
-      for (int k = 0; k < n; ++k) body();
-      return std::chrono::duration<double>(Clock::now() - t0).count();
-    };
-    const int n_win = std::max(1, iters / kWindow);
-
-    std::vector<Variant> vs;
-    auto add = [&](Variant v) { vs.push_back(std::move(v)); };
-    add(Variant{"raw_allreduce", "", [&](int n) {
-                  return timed_loop(n,
-                                    [&] {
-                                      MPI_Allreduce(send.data(), recv.data(), (int)count, MPI_FLOAT, MPI_SUM, raw_comm);
-                                    }) /
-                         n;
-                }});
-    // The raw call on the transport's own communicator (made like collbench's), bare and as the
-    // library entries publish it.
-    add(Variant{"raw_allreduce_tcomm", "raw_allreduce", [&](int n) {
-                  return timed_loop(n,
-                                    [&] {
-                                      MPI_Allreduce(send.data(), recv.data(), (int)count, MPI_FLOAT, MPI_SUM, t.comm());
-                                    }) /
-                         n;
-                }});
-    add(Variant{"blocking_allreduce", "raw_allreduce", [&](int n) {
-                  return timed_loop(n,
-                                    [&] {
-                                      const BlockingCall c(t.scope(), &t, "in MPI_Allreduce");
-                                      MPI_Allreduce(send.data(), recv.data(), (int)count, MPI_FLOAT, MPI_SUM, t.comm());
-                                    }) /
-                         n;
-                }});
-    const PreparedCall prepared = entry->prepare(t, a);
-    add(Variant{"prepared_allreduce", "raw_allreduce",
-                [&](int n) { return timed_loop(n, [&] { prepared(); }) / n; }});
-    add(Variant{"entry_allreduce", "raw_allreduce",
-                [&](int n) { return timed_loop(n, [&] { entry->run(t, a); }) / n; }});
-    add(Variant{"workload_allreduce", "raw_allreduce", [&](int n) {
-                  Workload& wl = w;
-                  return timed_loop(n, [&] { wl.run(); }) / n;
-                }});
-    add(Variant{"sample_allreduce", "raw_allreduce",
-                [&](int n) { return time_sample(t, w, timed, 0, n, SampleStart::back_to_back) * 1e-6; }});
-    add(Variant{"raw_pingpong", "", [&](int n) {
-                  return timed_loop(
-                             n,
-                             [&] {
-                               if (rank == 0) {
-                                 MPI_Send(sbuf.data(), (int)bytes, MPI_BYTE, peer, 1, raw_comm);
-                                 MPI_Recv(rbuf.data(), (int)bytes, MPI_BYTE, peer, 2, raw_comm, MPI_STATUS_IGNORE);
-                               } else {
-                                 MPI_Recv(rbuf.data(), (int)bytes, MPI_BYTE, peer, 1, raw_comm, MPI_STATUS_IGNORE);
-                                 MPI_Send(sbuf.data(), (int)bytes, MPI_BYTE, peer, 2, raw_comm);
-                               }
-                             }) /
-                         (2.0 * n);
-                }});
-    // One-way time of a ping-pong through the transport (send/recv: isend/irecv + wait).
-    auto transport_pingpong = [&](int n) {
-      return timed_loop(n,
-                        [&] {
-                          if (rank == 0) {
-                            t.send(sbuf.data(), bytes, peer, 1);
-                            t.recv(rbuf.data(), bytes, peer, 2);
-                          } else {
-                            t.recv(rbuf.data(), bytes, peer, 1);
-                            t.send(sbuf.data(), bytes, peer, 2);
-                          }
-                        }) /
-             (2.0 * n);
-    };
-    add(Variant{"transport_pingpong", "raw_pingpong", transport_pingpong});
-#if COLLBENCH_BENCH_WATCHDOG
-    // The same calls with the scope watched (the harness runs a watchdog): MPI_Wait instead of
-    // MPI_Testall under a Deadline.
-    auto watched = [&](auto&& f) {
-      return [&, f](int n) {
-        t.scope().set_watched(true);
-        const double s = f(n);
-        t.scope().set_watched(false);
-        return s;
-      };
-    };
-    add(Variant{"sample_allreduce_w", "raw_allreduce",
-                watched([&](int n) { return time_sample(t, w, timed, 0, n, SampleStart::back_to_back) * 1e-6; })});
-    add(Variant{"transport_pingpong_w", "raw_pingpong", watched(transport_pingpong)});
-#endif
-    add(Variant{"raw_window", "", [&](int) {
-                  return timed_loop(n_win,
-                                    [&] {
-                                      for (int k = 0; k < kWindow; ++k) {
-                                        if (rank == 0)
-                                          MPI_Isend(sbuf.data(), (int)bytes, MPI_BYTE, peer, 3, raw_comm, &mreqs[k]);
-                                        else
-                                          MPI_Irecv(rbuf.data() + k * bytes, (int)bytes, MPI_BYTE, peer, 3, raw_comm,
-                                                    &mreqs[k]);
-                                      }
-                                      MPI_Waitall(kWindow, mreqs.data(), MPI_STATUSES_IGNORE);
-                                      if (rank == 0)
-                                        MPI_Recv(ack, 4, MPI_BYTE, peer, 4, raw_comm, MPI_STATUS_IGNORE);
-                                      else
-                                        MPI_Send(ack, 4, MPI_BYTE, peer, 4, raw_comm);
-                                    }) /
-                         (double(n_win) * kWindow);
-                }});
-    // Time per message of a window through the transport, waited for `chunk` requests at a time.
-    auto transport_window = [&](int chunk) {
-      return [&, chunk](int) {
-        return timed_loop(n_win,
-                          [&] {
-                            for (int k = 0; k < kWindow; ++k)
-                              treqs[k] = rank == 0 ? t.isend(sbuf.data(), bytes, peer, 3)
-                                                   : t.irecv(rbuf.data() + k * bytes, bytes, peer, 3);
-                            for (int k = 0; k < kWindow; k += chunk)
-                              t.wait_all(std::span<Request>(treqs).subspan(k, chunk));
-                            if (rank == 0)
-                              t.recv(ack, 4, peer, 4);
-                            else
-                              t.send(ack, 4, peer, 4);
-                          }) /
-               (double(n_win) * kWindow);
-      };
-    };
-    add(Variant{"transport_window", "raw_window", transport_window(kWindow)});
-#if COLLBENCH_BENCH_WATCHDOG
-    add(Variant{"transport_window_w", "raw_window", watched(transport_window(kWindow))});
-    add(Variant{"transport_window8_w", "raw_window", watched(transport_window(8))});
-#endif
-    // Rank-local components.
-    volatile long sink = 0;
-    add(Variant{"clock_read", "", [&](int n) {
-                  return timed_loop(n, [&] { sink = sink + Clock::now().time_since_epoch().count(); }) / n;
-                }});
-    add(Variant{"deadline_scope", "", [&](int n) {
-                  return timed_loop(n,
-                                    [&] {
-                                      const Deadline d(t.scope());
-                                      sink = sink + 1;
-                                    }) /
-                         n;
-                }});
-#if COLLBENCH_BENCH_WATCHDOG
-    add(Variant{"blocking_call", "", [&](int n) {
-                  return timed_loop(n,
-                                    [&] {
-                                      BlockingCall c(t.scope(), &t, "");
-                                      c.message(1, 2, 3, true);
-                                      sink = sink + 1;
-                                    }) /
-                         n;
-                }});
-#endif
-    add(Variant{"mpi_test_null", "", [&](int n) {
-                  return timed_loop(n,
-                                    [&] {
-                                      MPI_Request r = MPI_REQUEST_NULL;
-                                      int f = 0;
-                                      MPI_Test(&r, &f, MPI_STATUS_IGNORE);
-                                      sink = sink + f;
-                                    }) /
-                         n;
-                }});
-    add(Variant{"dynamic_cast", "", [&](int n) {
-                  Transport* base = &t;
-                  asm volatile("" : "+r"(base));
-                  return timed_loop(n,
-                                    [&] {
-                                      Transport* b = base;
-                                      asm volatile("" : "+r"(b));
-                                      sink = sink + (dynamic_cast<MpiTransport*>(b) != nullptr);
-                                    }) /
-                         n;
-                }});
-
-    // Warm-up of every variant, then the interleaved repetitions.
-    for (auto& v : vs) {
-      MPI_Barrier(MPI_COMM_WORLD);
-      v.run(std::max(1, iters / 10));
-    }
-    for (int r = 0; r < reps; ++r)
-      for (auto& v : vs) {
-        MPI_Barrier(MPI_COMM_WORLD);
-        double s = v.run(iters);
-        MPI_Allreduce(MPI_IN_PLACE, &s, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-        v.ns.push_back(s * 1e9);
-      }
-    if (rank == 0) {
-      std::printf(
-          "bench_overhead: %zu B, %d calls per sample, %d interleaved repetitions, MPI_THREAD_%s; ns per call, "
-          "max over ranks\n",
-          bytes, iters, reps, funneled ? "FUNNELED" : "SINGLE");
-      std::printf("%-20s %10s %10s %10s   %-14s %s\n", "variant", "median", "min", "max", "vs",
-                  "ratio median (min-max)");
-      for (const auto& v : vs) {
-        std::printf("%-20s %10.1f %10.1f %10.1f", v.name.c_str(), median(v.ns),
-                    *std::min_element(v.ns.begin(), v.ns.end()), *std::max_element(v.ns.begin(), v.ns.end()));
-        const auto base = std::find_if(vs.begin(), vs.end(), [&](const Variant& b) { return b.name == v.baseline; });
-        if (base != vs.end()) {
-          std::vector<double> ratio;
-          for (std::size_t i = 0; i < v.ns.size(); ++i) ratio.push_back(v.ns[i] / base->ns[i]);
-          std::printf("   %-14s %.3f (%.3f-%.3f)  +%.0f ns", base->name.c_str(), median(ratio),
-                      *std::min_element(ratio.begin(), ratio.end()), *std::max_element(ratio.begin(), ratio.end()),
-                      median(v.ns) - median(base->ns));
-        }
-        std::printf("\n");
-      }
-    }
+    Setup s(o, rank);
+    std::vector<Variant> vs = variants(s);
+    measure(vs, o);
+    if (rank == 0) print(vs, o);
     MPI_Barrier(MPI_COMM_WORLD);
-    MPI_Comm_free(&raw_comm);
   }
   MPI_Finalize();
   return 0;

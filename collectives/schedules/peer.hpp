@@ -3,7 +3,8 @@
 // refusing with the reason, where each rank's input lives for peers to read (the user's
 // buffer when it is registered — allocated in peer memory, as nccl-tests -R does — else a
 // staging copy in a scratch block), and the segmented n-way reduction straight from peers'
-// memory. Not an algorithm itself: it registers nothing. Flags: transport/peer_memory.hpp.
+// memory. Not an algorithm itself: it registers nothing. Flags: transport/peer_memory.hpp; the
+// run-time probes the rules here read (claims, kernel_copies, streams): peer_probes.hpp.
 #include <algorithm>
 #include <array>
 #include <bit>
@@ -13,6 +14,7 @@
 #include <vector>
 
 #include "collectives/collective.hpp"
+#include "collectives/schedules/peer_probes.hpp"
 #include "collectives/transport/kernel_copy.hpp"
 #include "collectives/transport/transport.hpp"
 
@@ -135,18 +137,6 @@ void stage_except(MemorySpace& m, void* stage, const void* src, std::size_t byte
 // us, after the peer's claim 1.1 us, on the 2-vCPU EPYC VM; bench/cross_core_copy, bench/README.md).
 void claim(const void* p, std::size_t bytes);
 
-// Whether claiming pays on this machine, measured: ranks 0 and 1 time whole rounds of one stage
-// (stage_bytes: rank 0 rewrites a block of its peer memory, rank 1 copies it and claims it or
-// not), kClaimProbeRounds of each alternated after a warm-up; claims pay when the claimed rounds'
-// median is below the shared ones'. Collective; 3 ms at 1 MiB. Why measured: on the 2-vCPU AMD
-// EPYC VM claimed rounds took 0.19-0.50x the shared ones at 64 KiB - 1 MiB, on the 2-vCPU Xeon
-// (Emerald Rapids) VM 1.1-1.5x (bench/cross_core_copy, docs/zero-copy.md): the same lines cost the
-// opposite. Not measured with one rank or device memory (claims off) or more ranks than cores
-// (the probe's rounds would time the scheduler; claims on, by the LLC rule alone: 4 ranks on 2
-// cores measured better with them on both machines). memory_for() runs it on its first call.
-inline constexpr int kClaimProbeRounds = 8;
-PeerMemory::ClaimProbe measure_claims(PeerMemory& pm);
-
 // Whether a call claims what it reads: host peer memory (device memory has no such lines) where
 // claims pay (measure_claims), and the traffic between two of its flags — one round of a staged
 // call, which the next round rewrites at once — at most kClaimLlcMultiple x the machine's
@@ -165,18 +155,7 @@ bool claims(const PeerMemory& pm, double traffic_bytes);
 // other core has just written (at 0.30-0.61x the local copy rate from 64 KiB to 1 MiB on the
 // 2-vCPU Xeon VM), where the kernel copies the peer's user buffer once (it pins the pages: 0.6 us
 // a call, then 0.44-0.79x memcpy's rate there). Which wins depends on the machine and the size
-// (docs/zero-copy.md), so measure_kernel_copy times both as a 2-rank allgather moves them: ranks
-// 0 and 1 exchange kKernelProbeMin x 4^i bytes up to stage_bytes, kKernelProbeRounds whole
-// rounds of each alternated after a warm-up; in a staged round each copies its buffer into a
-// block of peer memory and the peer's out of it (claimed where claims pay), in a kernel round
-// each kernel_reads the peer's buffer; a round ends when both are done.
-// from_bytes is the smallest size from which the kernel's round was faster at every larger size
-// probed; 0 (never) where it lost at the largest, or rank 0 or 1 could not read (no rights: EPERM).
-// Collective; after measure_claims. Not measured with one rank, device memory or more ranks than
-// cores (the rounds would time the scheduler): never. memory_for() runs it on its first call.
-inline constexpr std::size_t kKernelProbeMin = 4 << 10;
-inline constexpr int kKernelProbeRounds = 8;
-PeerMemory::KernelCopyProbe measure_kernel_copy(PeerMemory& pm);
+// (docs/zero-copy.md): measure_kernel_copy (peer_probes.hpp) times both.
 // Whether a staged call of `bytes` per peer read reads the peers' user buffers by the kernel.
 // `within_probe`: only up to the largest size the probe measured (its rounds read one unchanged
 // buffer again and again, as a call repeated on the same buffers does; beyond it nothing says the
@@ -222,20 +201,7 @@ bool kernel_reduces(const PeerMemory& pm, int n, const CollArgs& a);
 // anyway, that saves a third of a copy's memory traffic (2-vCPU Xeon VM: 1.15-1.6x memcpy's rate
 // from 2 MiB, 0.5-1.06x below: bench/README.md); a caller reading its recv at once then reads it
 // from memory, as it would beyond the caches. Which wins from what size depends on the machine's
-// caches, so measure_streaming times both as a zero-copy call makes them: ranks 0 and 1 each
-// copy a private buffer at kStreamProbeSizes sizes (half the L2 x 2^i, the L2 within 256 KiB -
-// 4 MiB, 1 MiB when unknown), starting together, kStreamProbeRounds copies of each kind in two
-// runs of each, alternated, each run's first copy untimed (a plain copy right after a streaming
-// one finds its destination evicted, which a call repeated on one recv never does); rank 0
-// times its own. from_bytes is the smallest size from which streaming took at most
-// kStreamProbeMargin of memcpy's time at every larger size probed; 0 (never) where it did not at
-// the largest. The margin keeps a size where the two are level (1 MiB on the Xeon VM: 0.9-1.2x,
-// run to run) from flipping the verdict between otherwise identical runs. Collective; not
-// measured with one rank, device memory or more ranks than cores: never. memory_for() runs it on
-// its first call.
-inline constexpr int kStreamProbeSizes = 3, kStreamProbeRounds = 6;
-inline constexpr double kStreamProbeMargin = 0.9;
-PeerMemory::StreamProbe measure_streaming(PeerMemory& pm);
+// caches: measure_streaming (peer_probes.hpp) times both.
 // Whether a call whose output (the recv it writes) is `output_bytes` streams its final copies.
 bool streams(const PeerMemory& pm, std::size_t output_bytes);
 // A final copy into the caller's recv: stream_copy with `stream` (streams()), else m.copy.

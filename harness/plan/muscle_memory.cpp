@@ -210,8 +210,11 @@ std::string foreign_options_help(std::size_t width) {
       "  collbench keeps nccl-tests' (-i step bytes: OSU's iterations are -n; -d; -T; -f; -a) but OSU's\n"
       "  -m [MIN:]MAX. The rest answer with the collbench way (exit 2):\n";
   for (const auto& f : kForeign) {
-    std::string names = f.names;
-    for (std::size_t p = names.find(','); p != std::string::npos; p = names.find(',', p + 2)) names.insert(p + 1, " ");
+    std::string names;  // f.names with a space after each comma
+    for (const char c : std::string_view(f.names)) {
+      names += c;
+      if (c == ',') names += ' ';
+    }
     const std::string what = std::string(f.tool) + ": " + f.theirs + " -> " +
                              (f.rewrite ? std::string(f.answer) : "exit 2: " + std::string(f.answer) + "; use " +
                                                                           f.accepted);

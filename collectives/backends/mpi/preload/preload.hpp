@@ -3,15 +3,20 @@
 // program, through the MPI profiling interface (docs/preload.md). entry_points.cpp defines the
 // MPI_ functions; each describes its call (Call) and hands it to intercept(), which serves it
 // with the algorithm the tuning file names, or calls the library (PMPI_) for anything it does
-// not cover.
+// not cover. The rest, a file a job: signature.hpp (what a call's datatype says), settings.hpp
+// (what every rank starts from), decision.hpp (which algorithm serves a call), context.hpp (what
+// is kept per communicator), serving.cpp (the call served, or the library's), summary.hpp (the
+// counts and the report at MPI_Finalize), state.hpp and preload.cpp (the process's Preload, its
+// start and stop).
 //
 // State: the one Preload object of the process. The PMPI mechanism leaves no other place for
 // it: MPI_Allreduce is called with the application's arguments only, so what it needs beyond
 // them (the tuning file, the thread level, the summary) lives between MPI_Init's wrapper, which
 // makes it, and MPI_Finalize's, which ends it. Per communicator state is not global: it hangs
-// on the application's communicator as an MPI attribute (Context, preload.cpp).
+// on the application's communicator as an MPI attribute (Context, context.hpp).
 #include <mpi.h>
 
+#include <cstddef>
 #include <type_traits>
 
 #include "collectives/op_traits.hpp"
@@ -33,6 +38,10 @@ struct Call {
   int rcount = 0;
   MPI_Datatype rtype = MPI_DATATYPE_NULL;
 };
+
+// Tables per op (a context's choices, the summary's rows) are indexed by op_index.
+constexpr std::size_t kOps = 8;
+constexpr std::size_t op_index(Op op) { return static_cast<std::size_t>(op); }
 
 // The library's own call for a Call: a reference to the wrapper's lambda (no allocation).
 struct LibraryCall {
