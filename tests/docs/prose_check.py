@@ -10,8 +10,9 @@ changed is git's to keep. The checks, on the text outside fenced code blocks and
   "next stop", "stop N"; "tried on"; "not kept"; "issue N", "issue #N", "issues N and M", a bare
   "#N" and "collbench#N" (case-insensitive). Upstream references are allowed: `owner/repo#N`
   and `project#N` (open-mpi/ompi#11488, pmodels/mpich#6540, pytorch#92319, with a chain such as
-  "open-mpi/ompi#11488, #11800"), and "issue N" or "#N" where a link on the same line points at
-  that number (`…/issues/N`, `…/pull/N`, `…/discussions/N`).
+  "open-mpi/ompi#11488, #11800"), "issue N" or "#N" where a link on the same line points at that
+  number in another project (`https://…/issues/N`, `…/pull/N`, `…/discussions/N`), and "issue" as
+  a verb ("each rank can issue 2 sends": the word before it is a subject or a modal).
   Checked pages: docs/**/*.md and every README.md but the run folders' under results/
   (results/<run>/README.md describes one measured run: its date is data).
 - **README length**: every README.md in the repository is at most 200 lines (depth goes to
@@ -51,27 +52,36 @@ _NARRATIVE = [
     (re.compile(r"\btried\s+on\b", re.I), "\"tried on\": what was tried is git's"),
     (re.compile(r"\bnot\s+kept\b", re.I), "\"not kept\": what was dropped is git's"),
 ]
-_ISSUE = re.compile(r"\bissues?[\s-]*#?(\d+)(?:\s*(?:,|and|or|&)\s*#?(\d+))*", re.I)
+_ISSUE = re.compile(r"\b(?:(\w+)\s+)?(issues?)[\s-]*#?\d+(?:\s*(?:,|and|or|&)\s*#?\d+)*", re.I)
+# "issue" as a verb ("each rank can issue 2 sends"): the word before it says so.
+_VERB_BEFORE = {"can", "could", "may", "might", "must", "should", "will", "would", "to",
+                "rank", "ranks", "it", "they", "we", "each", "both", "root", "peer", "peers", "caller", "thread"}
 # An upstream reference: owner/repo#N or project#N, and the #N chained after it ("…#1, #2").
 _UPSTREAM = re.compile(r"(?<![\w.-])([\w.-]+(?:/[\w.-]+)?)#\d+(?:\s*(?:,|and|or|&)\s*#\d+)*", re.I)
 _BARE_NUMBER = re.compile(r"(?<![\w/&#\]])#(\d+)\b")
-_LINKED_NUMBER = re.compile(r"/(?:issues|pull|discussions)/(\d+)\b")
+# A link to another project's issue, pull request or discussion: its number may be named beside it.
+_LINKED_NUMBER = re.compile(r"https?://[^)\s]*?/([\w.-]+)/(?:issues|pull|discussions)/(\d+)\b")
 _LINK_URL = re.compile(r"\]\([^)]*\)")
+
+
+def _own(project: str) -> bool:
+    return project.lower().rstrip("/").split("/")[-1] == "collbench"
 
 
 def _own_issue_numbers(line: str) -> list[str]:
     """The collbench issue numbers a line's prose names (upstream references left out)."""
-    linked = set(_LINKED_NUMBER.findall(line))
+    linked = {n for repo, n in _LINKED_NUMBER.findall(line) if not _own(repo)}
     text = _LINK_URL.sub("]()", line)  # link targets are checked by mdlinks, not read as prose
     found = []
     for m in _UPSTREAM.finditer(text):
-        if m.group(1).lower().rstrip("/").split("/")[-1] == "collbench":
+        if _own(m.group(1)):
             found += re.findall(r"#(\d+)", m.group(0))
-    text = _UPSTREAM.sub(lambda m: " " if m.group(1).lower().split("/")[-1] != "collbench" else m.group(0), text)
+    text = _UPSTREAM.sub(lambda m: m.group(0) if _own(m.group(1)) else " ", text)
     for m in _ISSUE.finditer(text):
-        found += [n for n in re.findall(r"\d+", m.group(0))]
-    found += _BARE_NUMBER.findall(text)
-    return [n for n in found if n not in linked]
+        if (m.group(1) or "").lower() not in _VERB_BEFORE:
+            found += re.findall(r"\d+", m.group(0)[m.start(2) - m.start():])
+    found += _BARE_NUMBER.findall(_ISSUE.sub(" ", text))
+    return [n for n in dict.fromkeys(found) if n not in linked]
 
 
 def narrative_breaches(text: str) -> list[tuple[int, str]]:
