@@ -53,7 +53,7 @@ using ConfigFn = LibraryConfig (*)(const AlgoEntry&, const CollArgs&);
 using PreparedCall = std::function<void()>;
 using PrepareFn = PreparedCall (*)(Transport&, const CollArgs&);
 
-// What the analysis needs to know of an algorithm beyond its name (results/README.md "Algorithm
+// What the analysis needs to know of an algorithm beyond its name (docs/records.md "Algorithm
 // traits"): written by `--list --json` and into every run record, so nothing downstream guesses
 // from names. Set where the algorithm registers (COLLBENCH_REGISTER's second argument); an entry
 // registered without them gets Registry::default_traits.

@@ -28,6 +28,7 @@ set(COLLBENCH_TEST_SECONDS
   docs.checkers                           1 -
   docs.links                              1 -
   docs.options                            1 -
+  docs.prose                              1 1
   harness.allreduce                      10 -
   harness.argv_fuzz                      16 -
   harness.auto                           15 1

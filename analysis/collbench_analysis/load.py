@@ -75,7 +75,7 @@ def mpi_name(versions: Mapping[str, Any] | None) -> str | None:
 
 # --------------------------------------------------------------------------- algorithm traits
 
-# What collbench's registry says of each algorithm (results/README.md "Algorithm traits"; C++:
+# What collbench's registry says of each algorithm (docs/records.md "Algorithm traits"; C++:
 # AlgoTraits in collectives/registry.hpp): its schedule follows the node layout; it moves data
 # through the node's peer memory (every rank on one node); it is the backend's own code (library,
 # library:ALGO, han) rather than collbench's; and its rank for tie-breaks (lowest: simplest).

@@ -1,7 +1,7 @@
 """The report's "Hardware, links and acceptance" table: per run and node, what the run record says
 it ran on (CPU model, hwloc topology, the ranks' binding), the link rates its efficiencies are
 judged against, and the --expect gate's verdict from the end record. Records written before
-these fields existed give no row. Built from ``Dataset.runs`` (results/README.md "run record").
+these fields existed give no row. Built from ``Dataset.runs`` (docs/records.md "run record").
 """
 from __future__ import annotations
 

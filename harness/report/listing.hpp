@@ -1,6 +1,6 @@
 #pragma once
 // `collbench --list`: every (op, algo, backend) with its description and requirements; with
-// `--json`, the same as JSON with each entry's traits (results/README.md "Algorithm traits").
+// `--json`, the same as JSON with each entry's traits (docs/records.md "Algorithm traits").
 #include <cstdio>
 #include <optional>
 #include <string>

@@ -116,7 +116,7 @@ void TableReport::header(const RunRecord& run) {
                    h.cpu_model.empty() ? "cpu model unknown" : h.cpu_model.c_str(), h.packages, h.packages == 1 ? "" : "s",
                    h.numa_nodes, h.numa_nodes == 1 ? "" : "s", h.cores, h.pus);
     }
-  if (const auto& la = run.loadavg) {  // results/README.md "run record": loadavg
+  if (const auto& la = run.loadavg) {  // docs/records.md "run record": loadavg
     const double worst = std::max((*la)[0], (*la)[1]);  // the 15-min average lags a load that just started
     std::fprintf(out_, "# load %.2f %.2f %.2f (1, 5, 15 min) on %d online CPUs%s\n", (*la)[0], (*la)[1], (*la)[2],
                  run.online_cpus,

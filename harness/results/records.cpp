@@ -243,7 +243,7 @@ json run_json(const RunRecord& r) {
           {"inter_node_link", opt(r.inter_node_link)}};
   add_provenance(j, r);
   // The traits of everything the plan can measure, from the registry: what the analysis reads
-  // instead of guessing from names (results/README.md "Algorithm traits").
+  // instead of guessing from names (docs/records.md "Algorithm traits").
   if (r.config) j["algorithms"] = algorithms_json(planned_algorithms(*r.config, Registry::get()));
   j["loadavg"] = opt(r.loadavg);
   j["online_cpus"] = r.online_cpus > 0 ? json(r.online_cpus) : json(nullptr);

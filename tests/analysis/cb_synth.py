@@ -27,7 +27,7 @@ DTYPE_SIZE = schema.dtype_sizes()
 
 def traits(node_aware: bool = False, peer_memory: bool = False, library: bool = False,
            simplicity_rank: int = UNRANKED) -> dict[str, Any]:
-    """An algorithm's traits as collbench writes them (results/README.md "Algorithm traits")."""
+    """An algorithm's traits as collbench writes them (docs/records.md "Algorithm traits")."""
     return {"node_aware": node_aware, "peer_memory": peer_memory, "library": library,
             "simplicity_rank": simplicity_rank}
 
