@@ -175,7 +175,7 @@ void fill_float(float* p, std::size_t count, int rank, bool reducing, int world)
 }
 void fill_sentinel(float* p, std::size_t count) { std::fill(p, p + count, 65521.0f); }
 
-// ---- statistics, as harness/report/stats.cpp (percentile type 7) -----------------------
+// ---- statistics, as harness/results/stats.cpp (percentile type 7) -----------------------
 
 double percentile(std::vector<double> v, double pct) {
   if (v.empty()) return 0;

@@ -1,5 +1,5 @@
 #pragma once
-// --resume in the sweep: what report/resume.hpp says is done is not measured again.
+// --resume in the sweep: what results/resume.hpp says is done is not measured again.
 #include <vector>
 
 #include "harness/measure/collective_point.hpp"

@@ -9,7 +9,7 @@ verified (wrong 0), the run record naming MPICH (versions.mpi, versions.mpi_libr
 layout 2x1 on hosts n1 and n2, and with JOB_ID its slurm.job_id. N1_TX, N2_TX: bytes each
 node's eth0 sent during the run (the kernel's counters, read around it).
 
-The model: what must cross each node's inter-node link (harness/report/bandwidth.cpp
+The model: what must cross each node's inter-node link (harness/results/bandwidth.cpp
 inter_node_factor; allreduce on 2 nodes: 2(N-1)/N = 1 x bytes per call each way) times the
 calls every point made at least (warmup + iters; verification and extra warm-up calls only add).
 on-link: each node sent at least the model. bypass: each sent under a tenth of it (UCX took
