@@ -22,45 +22,27 @@ import pandas as pd
 from .ddp import SECTION as DDP_SECTION, Workload, algorithm_table as ddp_algorithm_table, \
     answer_table as ddp_answer_table, measured_of as ddp_measured_of, measured_tables as ddp_measured_tables, \
     tables as ddp_tables
+from matplotlib import rc_context
+
+from . import cache_state, mpis, provenance, stragglers
 from .load import (
     LIBRARY_ALGO, Dataset, algorithm_traits, backend_order, describe_links, format_bytes, frame_note,
-    inter_node_links, latest, layout_sort_key, library_internal, sort_layouts, views,
+    inter_node_links, latest, layout_sort_key, library_internal, sort_layouts,
 )
 from .model import MIN_FIT_SIZES, MIN_FIT_SPAN, fit_models, measured_crossovers, predicted_crossovers, series_of
 from .palette import color_on_backend
-from .plots import ANSWERS_SECTION, FigureInfo
+from .plots import ANSWERS_SECTION, STYLE, FigureInfo, plot_answer_chart
+from .points import GROUP, algo_of, collectives, report_order, size_cells, times_cells
+from .side_by_side import BACKEND_KEYS, counts_text, mpi_sides, pair_summary, ratio_and_tie, versus_text
+from .side_by_side import times_text  # noqa: F401  (report.times_text: the tests)
 from .tables import BLANK, NUM_CSS, Table, fmt_col, fmt_num
-from .ranking import Candidate, choose, decide_sizes, pool, pooled, tied_with
+from .ranking import choose, decide_sizes, pool, pooled
 
+_algo_of = algo_of  # report._algo_of (tests/analysis/test_tiny_report.py)
 _DETAILS_ROWS = 40  # longer tables fold into <details> in the HTML report
-GROUP = ["op", "layout", "variant"]
-
-
-def collectives(ds: Dataset) -> pd.DataFrame:
-    """Latest measured collective point per identity, with ``variant`` and ``series``, in report order."""
-    c = views(ds.results[~ds.results["is_p2p"]])
-    c["series"] = series_of(c)
-    return sort_layouts(c, ["op", "layout", "variant"])
-
-
-def _sizes(values: pd.Series) -> list[str]:
-    return [format_bytes(v) for v in values]
-
-
-def _times(values: pd.Series) -> list[str]:
-    return [BLANK if pd.isna(v) else f"{v:.2f}×" for v in values]
-
-
-def _order(df: pd.DataFrame, extra: Sequence[str] = ("bytes",)) -> pd.DataFrame:
-    return sort_layouts(df, [*GROUP, *extra])
 
 
 # --------------------------------------------------------------------------- detailed tables
-
-def _algo_of(series: str) -> str:
-    """``ring (mpi)`` -> ``ring``."""
-    return series.rsplit(" (", 1)[0]
-
 
 def several_backends(c: pd.DataFrame) -> bool:
     """Whether the collective results hold more than one backend (an mpi and a gloo sweep in one file).
@@ -74,7 +56,7 @@ def several_backends(c: pd.DataFrame) -> bool:
 
 def _namer(c: pd.DataFrame):
     """The answer's names: the series (``ring (mpi)``) with several backends, else the algorithm (``ring``)."""
-    return (lambda s: s) if several_backends(c) else _algo_of
+    return (lambda s: s) if several_backends(c) else algo_of
 
 
 def decide(g: pd.DataFrame) -> tuple[str, tuple[str, ...]]:
@@ -108,7 +90,7 @@ def ranked(c: pd.DataFrame) -> pd.DataFrame:
     lib = c[c["algo"] == LIBRARY_ALGO][[*keys, "backend", "busbw_GBps", "p50_us"]].drop_duplicates(
         [*keys, "backend"], keep="last").rename(columns={"busbw_GBps": "lib_busbw", "p50_us": "lib_p50"})
     out = dec.merge(best, on=[*keys, "series"], how="left").merge(lib, on=[*keys, "backend"], how="left")
-    return _order(out)
+    return report_order(out)
 
 
 def answer_text(choice: str, tied: Sequence[str], short: bool = False) -> str:
@@ -140,13 +122,14 @@ def best_algorithm_table(c: pd.DataFrame) -> Table:
     r = ranked(c)
     name = _namer(c)
     frame = pd.DataFrame({
-        "op": r["op"], "layout": r["layout"], "variant": r["variant"].replace("", BLANK), "size": _sizes(r["bytes"]),
+        "op": r["op"], "layout": r["layout"], "variant": r["variant"].replace("", BLANK),
+        "size": size_cells(r["bytes"]),
         "answer": [answer_text(name(ch), [name(t) for t in tied]) for ch, tied in zip(r["choice"], r["tied"])],
         "fastest": r["series"], "p50 (µs)": fmt_col(r["p50_us"]), "p95 (µs)": fmt_col(r["hi_us"]),
         "busbw (GB/s)": fmt_col(r["busbw_GBps"]),
         "runner-up": r["second"].fillna(BLANK),
         "margin": [margin_text(m, tie) for m, tie in zip(r["margin"], r["within_noise"])],
-        "vs library": _times(r["busbw_GBps"] / r["lib_busbw"].where(r["lib_busbw"] > 0))})
+        "vs library": times_cells(r["busbw_GBps"] / r["lib_busbw"].where(r["lib_busbw"] > 0))})
     return Table("Best algorithm per (op, layout, size)", frame.reset_index(drop=True), align="lllrllrrrlrr",
                  note="fastest: the lowest p50 time; margin = how much slower the runner-up is (its p50 ÷ the "
                       "fastest's − 1), '≈' when that is inside the fastest's spread (the runner-up's p50 at most "
@@ -165,7 +148,7 @@ def answer_cells(c: pd.DataFrame) -> pd.DataFrame:
         [*GROUP, "bytes", "backend"])["p50_us"]
     choice_backend = r["choice"].str.rsplit(" (", n=1).str[1].str.rstrip(")")
     lib_p50 = lib.reindex(pd.MultiIndex.from_arrays([r[k] for k in [*GROUP, "bytes"]] + [choice_backend])).to_numpy()
-    lib_wins = r["choice"].map(_algo_of) == LIBRARY_ALGO
+    lib_wins = r["choice"].map(algo_of) == LIBRARY_ALGO
     speedup = lib_p50 / r["choice_p50"].where(r["choice_p50"] > 0)
     text = ["lib" if w else "" if pd.isna(x) else f"{x:.2g}×" if x < 10 else f"{x:.0f}×"
             for w, x in zip(lib_wins, speedup)]
@@ -174,7 +157,7 @@ def answer_cells(c: pd.DataFrame) -> pd.DataFrame:
     # Colour: the algorithm's (palette.py); with several backends the reference backend's algorithms keep
     # it and another backend's are paler (ring (gloo) is ring's blue, lighter).
     rank = {b: i for i, b in enumerate(backend_order(c["backend"]))}
-    color = [color_on_backend(_algo_of(ch), rank.get(b, 0)) for ch, b in zip(r["choice"], choice_backend)]
+    color = [color_on_backend(algo_of(ch), rank.get(b, 0)) for ch, b in zip(r["choice"], choice_backend)]
     out = pd.DataFrame({"op": r["op"], "row": row, "bytes": r["bytes"], "algo": r["choice"].map(name),
                         "color": color, "tie": [len(t) > 1 for t in r["tied"]], "text": text,
                         "layout": r["layout"]})
@@ -188,9 +171,6 @@ def answer_cells(c: pd.DataFrame) -> pd.DataFrame:
 
 def answer_figures(ds: Dataset, outdir: Path) -> list[FigureInfo]:
     """One answer chart per op (:func:`.plots.plot_answer_chart`), in op order, for the report's lead."""
-    from .plots import STYLE, plot_answer_chart
-    from matplotlib import rc_context
-
     c = collectives(ds)
     c = c[c["bytes"] > 0]
     if c.empty:
@@ -265,7 +245,7 @@ def node_aware_rows(ds: Dataset) -> pd.DataFrame:
     best = out["best_hier"].where(out["best_hier"] > 0)
     for col, num in (("flat", "flat_p50"), ("library", "library"), ("lib_aware", "lib_aware_p50")):
         out[f"{col}_ratio"] = out[num] / best
-    return _order(out.reset_index())
+    return report_order(out.reset_index())
 
 
 def node_aware_table(ds: Dataset) -> Table:
@@ -291,12 +271,12 @@ def node_aware_table(ds: Dataset) -> Table:
             "best node-aware p50: > 1 means node-aware is faster.")
     frame = pd.DataFrame({
         "op": r["op"], "layout": r["layout"], "variant": r["variant"].replace("", BLANK),
-        "backend": r["backend"] if r["backend"].nunique() > 1 else BLANK, "size": _sizes(r["bytes"]),
+        "backend": r["backend"] if r["backend"].nunique() > 1 else BLANK, "size": size_cells(r["bytes"]),
         "node-aware p50 (µs)": [", ".join(f"{a} {fmt_num(v)}" for a, v in h) for h in r["hier"]],
         "best flat": r["flat"].fillna(BLANK), "flat p50 (µs)": fmt_col(r["flat_p50"]),
         "library p50 (µs)": fmt_col(r["library"]), f"{lib} p50 (µs)": lib_cells,
-        "flat ÷ hier": _times(r["flat_ratio"]), "library ÷ hier": _times(r["library_ratio"]),
-        f"{lib} ÷ hier": _times(r["lib_aware_ratio"])})
+        "flat ÷ hier": times_cells(r["flat_ratio"]), "library ÷ hier": times_cells(r["library_ratio"]),
+        f"{lib} ÷ hier": times_cells(r["lib_aware_ratio"])})
     t = Table("Node-aware vs flat", frame, align="llllrllrrrrrr",
               note=note + (f" {links.rstrip('.')}." if links else ""))
     for header in ("variant", "backend", f"{lib} p50 (µs)", f"{lib} ÷ hier"):
@@ -310,19 +290,19 @@ def peak_busbw_table(c: pd.DataFrame) -> Table:
         columns={"busbw_GBps": "lib_peak"})
     peaks = peaks.merge(lib, on=[*GROUP, "backend"], how="left")
     peaks["neg"] = -peaks["busbw_GBps"]
-    peaks = _order(peaks, ["neg"])
+    peaks = report_order(peaks, ["neg"])
     rel = (peaks["busbw_GBps"] / peaks["lib_peak"]).where(peaks["algo"] != LIBRARY_ALGO)
     frame = pd.DataFrame({"op": peaks["op"], "layout": peaks["layout"], "variant": peaks["variant"].replace("", BLANK),
                           "algorithm": peaks["series"], "peak busbw (GB/s)": fmt_col(peaks["busbw_GBps"]),
-                          "at size": _sizes(peaks["bytes"]), "vs library peak": _times(rel)})
+                          "at size": size_cells(peaks["bytes"]), "vs library peak": times_cells(rel)})
     return Table("Peak bus bandwidth per (op, algo, layout)", frame, align="llllrrr")
 
 
 def small_latency_table(c: pd.DataFrame) -> Table:
     first = c.sort_values("bytes", kind="stable").drop_duplicates([*GROUP, "series"])
-    first = _order(first, ["p50_us"])
+    first = report_order(first, ["p50_us"])
     frame = pd.DataFrame({"op": first["op"], "layout": first["layout"], "variant": first["variant"].replace("", BLANK),
-                          "algorithm": first["series"], "size": _sizes(first["bytes"]),
+                          "algorithm": first["series"], "size": size_cells(first["bytes"]),
                           "p50 (µs)": fmt_col(first["p50_us"]),
                           "p5–p95 (µs)": [f"{a}–{b}" for a, b in zip(fmt_col(first["lo_us"]), fmt_col(first["hi_us"]))]})
     return Table("Small-message latency (smallest measured size)", frame, align="llllrrr")
@@ -400,7 +380,7 @@ def problems_table(ds: Dataset) -> Table:
     keys = ["op", "series", "layout"]
     bad = r[r["wrong"] > 0].groupby(keys, sort=False).agg(
         points=("wrong", "size"), wrong=("wrong", "sum"),
-        sizes=("bytes", lambda b: ", ".join(_sizes(sorted(set(b))[:6])))).reset_index()
+        sizes=("bytes", lambda b: ", ".join(size_cells(sorted(set(b))[:6])))).reset_index()
     skipped = r[r["skipped"]].groupby(keys, sort=False).agg(
         points=("skipped", "size"),
         reasons=("skip_reason", lambda s: "; ".join(sorted(set(s.fillna("no reason given")))))).reset_index()
@@ -537,7 +517,7 @@ def best_per_size_table(c: pd.DataFrame) -> Table:
     layouts = sorted(grid.columns, key=layout_sort_key)
     grid = grid[layouts].reset_index()
     frame = pd.DataFrame({"op": grid["op"], "variant": grid["variant"].replace("", BLANK),
-                          "size": _sizes(grid["bytes"]), **{lay: grid[lay].fillna(BLANK) for lay in layouts}})
+                          "size": size_cells(grid["bytes"]), **{lay: grid[lay].fillna(BLANK) for lay in layouts}})
     return Table("Best algorithm per size and layout", frame, align="llr" + "l" * len(layouts),
                  note="The algorithm with the lowest p50 time at each size (columns: layouts, nodes × ranks per "
                       "node), or a tie: 'library ≈ ring (within noise)'. " + TIE_NOTE + " Margins, runner-ups "
@@ -582,7 +562,7 @@ def custom_vs_library(c: pd.DataFrame) -> pd.DataFrame:
         rows.append(row)
     cols = [*keys, "sizes", "wins", "best", "best_median", "best_min", "best_max", "peak_algo", "peak", "peak_bytes",
             "internal_sizes", "internal_wins", "internal_best", "internal_best_median"]
-    return _order(pd.DataFrame(rows, columns=cols), ["backend"])
+    return report_order(pd.DataFrame(rows, columns=cols), ["backend"])
 
 
 def custom_vs_library_table(c: pd.DataFrame) -> Table:
@@ -623,15 +603,8 @@ def custom_vs_library_table(c: pd.DataFrame) -> Table:
 # say by how much one backend's fastest and library are slower or faster than the reference backend's
 # (load.REFERENCE_BACKEND, mpi, else the first by name) at each size, ties by the shared rule. Several MPI
 # implementations (load.REFERENCE_MPI) are set side by side the same way, in their own section (mpis.py).
-BACKEND_KEYS = [*GROUP, "bytes"]
 BACKEND_POINT_COLUMNS = [*BACKEND_KEYS, "backend", "fastest", "fastest_p50", "fastest_p5", "fastest_p95",
                          "lib_p50", "lib_p5", "lib_p95"]
-
-
-def mpi_sides(c: pd.DataFrame) -> list[str]:
-    """The MPI implementations of the results as their rows' backend names, the reference first (one, or
-    none: nothing to set side by side; several: ``Open MPI``, ``MPICH``, see :data:`.load.REFERENCE_MPI`)."""
-    return backend_order(c.loc[c["mpi"].notna(), "backend"])
 
 
 def backend_sides(c: pd.DataFrame) -> list[str]:
@@ -654,43 +627,13 @@ def backend_points(c: pd.DataFrame, sides: Sequence[str] | None = None) -> pd.Da
     agg = pooled(m, keys, name="series").sort_values(["p50", "rank", "algo"], kind="stable")
     fastest = agg.drop_duplicates(keys).rename(columns={"algo": "fastest", "p50": "fastest_p50",
                                                        "p5": "fastest_p5", "p95": "fastest_p95"})
-    lib = agg[agg["algo"].map(_algo_of) == LIBRARY_ALGO].drop_duplicates(keys).rename(
+    lib = agg[agg["algo"].map(algo_of) == LIBRARY_ALGO].drop_duplicates(keys).rename(
         columns={"p50": "lib_p50", "p5": "lib_p5", "p95": "lib_p95"})
     out = fastest[[*keys, "fastest", "fastest_p50", "fastest_p5", "fastest_p95"]].merge(
         lib[[*keys, "lib_p50", "lib_p5", "lib_p95"]], on=keys, how="left")
     order = {b: i for i, b in enumerate(backend_order(c["backend"]))}
     out["border"] = out["backend"].map(order)
-    return _order(out, ["bytes", "border"]).drop(columns="border").reset_index(drop=True)
-
-
-def _versus(p50: float, p5: float, p95: float, ref_p50: float, ref_p5: float, ref_p95: float) -> tuple[float, bool]:
-    """(p50 ÷ the reference's p50, tied): tied when the slower one's p50 is within the faster one's spread
-    (at most its p95): :func:`.ranking.tied_with`, the rule of every answer. (NaN, False) where one is missing."""
-    if pd.isna(p50) or pd.isna(ref_p50) or ref_p50 <= 0:
-        return math.nan, False
-    a, b = Candidate("a", p50, p5, p95), Candidate("ref", ref_p50, ref_p5, ref_p95)
-    fast, slow = (a, b) if p50 <= ref_p50 else (b, a)
-    return p50 / ref_p50, tied_with(fast, slow)
-
-
-def ratio_num(x: float) -> str:
-    """A ratio as the side-by-side tables write it: ``3.1``, ``52``, ``20,590``, ``0.48``."""
-    return f"{x:,.0f}" if x >= 10 else f"{x:.1f}" if x >= 1 else f"{x:.2g}"
-
-
-def times_text(ratio: float) -> str:
-    """``3.1× slower`` (ratio > 1), ``2.0× faster`` (ratio < 1: its inverse), ``as fast`` (1); ``—`` for NaN."""
-    if pd.isna(ratio):
-        return BLANK
-    if ratio == 1:
-        return "as fast"
-    return f"{ratio_num(ratio if ratio > 1 else 1 / ratio)}× {'slower' if ratio > 1 else 'faster'}"
-
-
-def versus_text(ratio: float, tie: bool) -> str:
-    """:func:`times_text`, ``≈ `` before it when the two are tied (within noise)."""
-    text = times_text(ratio)
-    return f"≈ {text}" if tie and text != BLANK else text
+    return report_order(out, ["bytes", "border"]).drop(columns="border").reset_index(drop=True)
 
 
 def backend_versus(c: pd.DataFrame) -> pd.DataFrame:
@@ -708,9 +651,9 @@ def backend_versus(c: pd.DataFrame) -> pd.DataFrame:
                                             suffixes=("", "_ref"))
     rows = []
     for r in both.itertuples(index=False):
-        fr, ft = _versus(r.fastest_p50, r.fastest_p5, r.fastest_p95, r.fastest_p50_ref, r.fastest_p5_ref,
+        fr, ft = ratio_and_tie(r.fastest_p50, r.fastest_p5, r.fastest_p95, r.fastest_p50_ref, r.fastest_p5_ref,
                          r.fastest_p95_ref)
-        lr, lt = _versus(r.lib_p50, r.lib_p5, r.lib_p95, r.lib_p50_ref, r.lib_p5_ref, r.lib_p95_ref)
+        lr, lt = ratio_and_tie(r.lib_p50, r.lib_p5, r.lib_p95, r.lib_p50_ref, r.lib_p5_ref, r.lib_p95_ref)
         rows.append([*(getattr(r, k) for k in BACKEND_KEYS), r.backend, ref, r.fastest, r.fastest_ref, fr, ft, lr, lt])
     return pd.DataFrame(rows, columns=cols)
 
@@ -719,28 +662,6 @@ def _answer_backend(choice: str, tied: Sequence[str]) -> str:
     """The backend of an answer across backends, or ``tie`` when the tie spans several backends."""
     backends = {t.rsplit(" (", 1)[1].rstrip(")") for t in tied}
     return choice.rsplit(" (", 1)[1].rstrip(")") if len(backends) == 1 else "tie"
-
-
-def _counts_text(counts: dict[str, int], total: int) -> str:
-    """``mpi at 6, tie at 1 of 7 sizes``: the non-zero counts in the given order."""
-    parts = [f"{k} at {n}" for k, n in counts.items() if n]
-    return f"{', '.join(parts)} of {total} size{'s' if total != 1 else ''}"
-
-
-def _pair_summary(g: pd.DataFrame, ratio: str, tie: str) -> str:
-    """One backend against the reference over the sizes both measured: how often faster, slower or tied,
-    the ratio at the largest of them, the median and the range of the ratios."""
-    g = g[g[ratio].notna()].sort_values("bytes")
-    if g.empty:
-        return BLANK
-    x, t = g[ratio].to_numpy(dtype=float), g[tie].to_numpy(dtype=bool)
-    counts = {"faster": int(((x < 1) & ~t).sum()), "slower": int(((x > 1) & ~t).sum()), "tie": int(t.sum())}
-    last = g.iloc[-1]
-    med = float(np.median(x))
-    spread = f" (p50 ratio {ratio_num(x.min())}–{ratio_num(x.max())})" if len(x) > 1 else ""
-    median = f"; median {times_text(med)}{spread}" if len(x) > 1 else ""
-    return (f"{_counts_text(counts, len(x))}; at {format_bytes(last['bytes'])} "
-            f"{versus_text(last[ratio], bool(last[tie]))}{median}")
 
 
 BACKENDS_GLANCE = "Backends side by side"
@@ -764,9 +685,9 @@ def backends_glance_table(c: pd.DataFrame) -> Table:
         on = r[(r["op"] == op) & (r["layout"] == layout) & (r["variant"] == variant)
                & r["bytes"].isin(g["bytes"])]["on"]
         counts = {b: int((on == b).sum()) for b in [*order, "tie"]}
-        rows.append([op, layout, variant or BLANK, f"{backend} vs {ref}", _counts_text(counts, len(on)),
-                     _pair_summary(g, "fastest_ratio", "fastest_tie"), _pair_summary(g, "lib_ratio", "lib_tie")])
-    frame = _order(pd.DataFrame(rows, columns=cols), ["compared"])
+        rows.append([op, layout, variant or BLANK, f"{backend} vs {ref}", counts_text(counts, len(on)),
+                     pair_summary(g, "fastest_ratio", "fastest_tie"), pair_summary(g, "lib_ratio", "lib_tie")])
+    frame = report_order(pd.DataFrame(rows, columns=cols), ["compared"])
     t = Table(BACKENDS_GLANCE, frame.reset_index(drop=True), align="lllllll",
               note="Several backends measured the same (op, layout, size): the answer is taken across all of them "
                    "(the fastest series, or the simplest tied with it: 'library (mpi) ≈ ring (gloo)'), and each "
@@ -794,14 +715,14 @@ def backends_per_size_table(c: pd.DataFrame) -> Table:
     by = pts.set_index([*BACKEND_KEYS, "backend"])
     keys = list(r.index)
     frame = pd.DataFrame({"op": [k[0] for k in keys], "layout": [k[1] for k in keys],
-                          "variant": [k[2] or BLANK for k in keys], "size": _sizes(pd.Series([k[3] for k in keys])),
+                          "variant": [k[2] or BLANK for k in keys], "size": size_cells(pd.Series([k[3] for k in keys])),
                           "answer (all backends)": [answer_text(ch, t) for ch, t in zip(r["choice"], r["tied"])]})
 
     def cell(b: str, col: str, fmt) -> list[str]:
         return [fmt(by.at[(*k, b), col]) if (*k, b) in by.index else BLANK for k in keys]
 
     for b in order:
-        frame[f"{b}: fastest"] = cell(b, "fastest", _algo_of)
+        frame[f"{b}: fastest"] = cell(b, "fastest", algo_of)
         frame[f"{b} p50 (µs)"] = cell(b, "fastest_p50", fmt_num)
     for b in others:
         def vs(col: str, tie: str) -> list[str]:
@@ -831,9 +752,9 @@ def within_vs_across_table(ds: Dataset) -> Table:
             continue
         a, e = s.loc[(layout, "intra")], s.loc[(layout, "inter")]
         rows.append([layout, BLANK if pd.isna(a["lat_bytes"]) else format_bytes(a["lat_bytes"]), fmt_num(a["lat"]),
-                     fmt_num(e["lat"]), _times(pd.Series([e["lat"] / a["lat"]]))[0],
+                     fmt_num(e["lat"]), times_cells(pd.Series([e["lat"] / a["lat"]]))[0],
                      BLANK if pd.isna(a["bw_bytes"]) else format_bytes(a["bw_bytes"]), fmt_num(a["bw"]),
-                     fmt_num(e["bw"]), _times(pd.Series([a["bw"] / e["bw"] if e["bw"] else np.nan]))[0]])
+                     fmt_num(e["bw"]), times_cells(pd.Series([a["bw"] / e["bw"] if e["bw"] else np.nan]))[0]])
     return Table.of("Within vs across nodes (point-to-point)",
                     ["layout", "latency size", "intra latency (µs)", "inter latency (µs)", "inter ÷ intra",
                      "bw size", "intra bw (GB/s)", "inter bw (GB/s)", "intra ÷ inter"], rows, align="lrrrrrrrr",
@@ -871,8 +792,6 @@ class Tables:
 
 def extra_tables(ds: Dataset) -> dict[str, list[Table]]:
     """The tables of the pandas modules: several MPIs side by side, hot vs cold cache, stragglers."""
-    from . import cache_state, mpis, stragglers
-
     c = collectives(ds)
     out = {mpis.section(mpi_sides(c)): mpis.tables(c), cache_state.SECTION: cache_state.tables(ds.results),
            stragglers.SECTION: stragglers.tables(stragglers.frame(ds))}
@@ -897,8 +816,7 @@ def build_tables(ds: Dataset, workloads: Sequence[Workload] = ()) -> Tables:
     node_aware = node_aware_table(ds)  # only when some multi-node layout has node-aware results
     answers = [best_per_size_table(c), backends_glance_table(c), custom_vs_library_table(c),
                within_vs_across_table(ds), ddp_answer_table(workloads)]
-    from . import provenance  # issue 21: hardware, link rates and the --expect verdict per run
-    hardware = provenance.table(ds)
+    hardware = provenance.table(ds)  # issue 21: hardware, link rates and the --expect verdict per run
     return Tables(
         answers=[t for t in answers if t.rows],
         summary=[t.drop_blank_column("variant") for t in
