@@ -75,18 +75,19 @@ def collplot_main(argv: Sequence[str] | None = None) -> int:
     except LoadError as err:
         print(f"collplot: error: {err}", file=sys.stderr)
         return EXIT_BAD_INPUT
-    from . import ddp, plots, report  # heavy (matplotlib): only once input is known to be good
+    from . import plots, report  # heavy (matplotlib): only once input is known to be good
+    from .ddp import figures as ddp_figures, records as ddp_records
 
     try:
-        workloads = ddp.workloads_of(ds)
-        ddp.measured_of(ds)  # a malformed ddp_measured record: exit 2 here, not mid-report
+        workloads = ddp_records.workloads_of(ds)
+        ddp_records.measured_of(ds)  # a malformed ddp_measured record: exit 2 here, not mid-report
     except LoadError as err:
         print(f"collplot: error: {err}", file=sys.stderr)
         return EXIT_BAD_INPUT
     outdir: Path = args.outdir
     from . import efficiency  # issue 21: efficiency over the links, its own section
     figures = report.answer_figures(ds, outdir)  # the report's lead: one winner chart per op
-    figures += plots.make_all(ds, outdir, args.sizes) + ddp.make_figures(workloads, outdir)
+    figures += plots.make_all(ds, outdir, args.sizes) + ddp_figures.make_figures(workloads, outdir)
     figures += efficiency.make_figures(ds, outdir)
     figures += extra_figures(ds, outdir)
     tables = report.build_tables(ds, workloads)

@@ -19,12 +19,12 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
-from .ddp import SECTION as DDP_SECTION, Workload, algorithm_table as ddp_algorithm_table, \
-    answer_table as ddp_answer_table, measured_of as ddp_measured_of, measured_tables as ddp_measured_tables, \
-    tables as ddp_tables
 from matplotlib import rc_context
 
 from . import cache_state, mpis, provenance, stragglers
+from .ddp import step_tables
+from .ddp.naming import SECTION as DDP_SECTION
+from .ddp.records import Workload, measured_of
 from .load import (
     LIBRARY_ALGO, Dataset, algorithm_traits, backend_order, describe_links, format_bytes, frame_note,
     inter_node_links, latest, layout_sort_key, library_internal, sort_layouts,
@@ -815,7 +815,7 @@ def build_tables(ds: Dataset, workloads: Sequence[Workload] = ()) -> Tables:
     models = fit_models(ds.results)
     node_aware = node_aware_table(ds)  # only when some multi-node layout has node-aware results
     answers = [best_per_size_table(c), backends_glance_table(c), custom_vs_library_table(c),
-               within_vs_across_table(ds), ddp_answer_table(workloads)]
+               within_vs_across_table(ds), step_tables.answer_table(workloads)]
     hardware = provenance.table(ds)  # issue 21: hardware, link rates and the --expect verdict per run
     return Tables(
         answers=[t for t in answers if t.rows],
@@ -831,8 +831,8 @@ def build_tables(ds: Dataset, workloads: Sequence[Workload] = ()) -> Tables:
         runs=runs_table(ds),
         models=models,
         model_note=model_note(ds, models),
-        ddp=[*ddp_measured_tables(ddp_measured_of(ds), workloads),
-             *[t for t in (ddp_algorithm_table(workloads),) if t.rows], *ddp_tables(workloads)],
+        ddp=[*step_tables.measured_tables(measured_of(ds), workloads),
+             *[t for t in (step_tables.algorithm_table(workloads),) if t.rows], *step_tables.tables(workloads)],
         extra=extra_tables(ds),
     )
 
