@@ -23,7 +23,7 @@ EXIT_OK, EXIT_REGRESSED, EXIT_BAD_INPUT = 0, 1, 2
 def extra_figures(ds, outdir: Path) -> list:
     """Figures of the pandas modules: several MPIs side by side, hot vs cold cache, per-rank heat maps
     (stragglers)."""
-    from . import cache_state, mpis, stragglers
+    from . import cache_state, mpis, stragglers  # heavy (matplotlib): only when collplot draws
 
     return (mpis.make_figures(ds, outdir) + cache_state.make_figures(ds.results, outdir)
             + stragglers.make_figures(stragglers.frame(ds), outdir))
@@ -75,8 +75,10 @@ def collplot_main(argv: Sequence[str] | None = None) -> int:
     except LoadError as err:
         print(f"collplot: error: {err}", file=sys.stderr)
         return EXIT_BAD_INPUT
-    from . import plots, report  # heavy (matplotlib): only once input is known to be good
+    # heavy (matplotlib): only once input is known to be good
+    from . import efficiency, plots  # efficiency (issue 21): over the links, its own section
     from .ddp import figures as ddp_figures, records as ddp_records
+    from .report import answers, assemble, writers
 
     try:
         workloads = ddp_records.workloads_of(ds)
@@ -85,14 +87,13 @@ def collplot_main(argv: Sequence[str] | None = None) -> int:
         print(f"collplot: error: {err}", file=sys.stderr)
         return EXIT_BAD_INPUT
     outdir: Path = args.outdir
-    from . import efficiency  # issue 21: efficiency over the links, its own section
-    figures = report.answer_figures(ds, outdir)  # the report's lead: one winner chart per op
+    figures = answers.answer_figures(ds, outdir)  # the report's lead: one winner chart per op
     figures += plots.make_all(ds, outdir, args.sizes) + ddp_figures.make_figures(workloads, outdir)
     figures += efficiency.make_figures(ds, outdir)
     figures += extra_figures(ds, outdir)
-    tables = report.build_tables(ds, workloads)
-    html_path = report.write_html(outdir / "report.html", args.title, ds, tables, figures)
-    md_path = report.write_markdown(outdir / "summary.md", args.title, ds, tables, figures)
+    tables = assemble.build_tables(ds, workloads)
+    html_path = writers.write_html(outdir / "report.html", args.title, ds, tables, figures)
+    md_path = writers.write_markdown(outdir / "summary.md", args.title, ds, tables, figures)
     if args.model:
         if tables.model_note:
             print(f"\n{tables.model_note}")
