@@ -39,6 +39,7 @@ measured communication times, never a measurement:
 What the model leaves out (ranks sharing the node's memory bandwidth, DDP's buffer broadcast and
 bookkeeping, the waiting part of an all-reduce that could overlap even without a free core) is
 measured against PyTorch's own DDP: ``ddp_measured`` records (bench/ddp_torch.py), compared by
+:func:`.step_tables.measured_tables`.
 """
 from __future__ import annotations
 
