@@ -15,7 +15,9 @@ import textwrap
 from pathlib import Path
 from typing import Sequence
 
+from . import ddp_export as dx, expect
 from .load import LoadError, format_bytes, load, name_mpis, parse_size
+from .schema import ops
 
 EXIT_OK, EXIT_REGRESSED, EXIT_BAD_INPUT = 0, 1, 2
 
@@ -23,7 +25,7 @@ EXIT_OK, EXIT_REGRESSED, EXIT_BAD_INPUT = 0, 1, 2
 def extra_figures(ds, outdir: Path) -> list:
     """Figures of the pandas modules: several MPIs side by side, hot vs cold cache, per-rank heat maps
     (stragglers)."""
-    from . import cache_state, mpis, stragglers
+    from . import cache_state, mpis, stragglers  # heavy (matplotlib): only when collplot draws
 
     return (mpis.make_figures(ds, outdir) + cache_state.make_figures(ds.results, outdir)
             + stragglers.make_figures(stragglers.frame(ds), outdir))
@@ -75,23 +77,25 @@ def collplot_main(argv: Sequence[str] | None = None) -> int:
     except LoadError as err:
         print(f"collplot: error: {err}", file=sys.stderr)
         return EXIT_BAD_INPUT
-    from . import ddp, plots, report  # heavy (matplotlib): only once input is known to be good
+    # heavy (matplotlib): only once input is known to be good
+    from . import efficiency, plots  # efficiency (issue 21): over the links, its own section
+    from .ddp import figures as ddp_figures, records as ddp_records
+    from .report import answers, assemble, writers
 
     try:
-        workloads = ddp.workloads_of(ds)
-        ddp.measured_of(ds)  # a malformed ddp_measured record: exit 2 here, not mid-report
+        workloads = ddp_records.workloads_of(ds)
+        ddp_records.measured_of(ds)  # a malformed ddp_measured record: exit 2 here, not mid-report
     except LoadError as err:
         print(f"collplot: error: {err}", file=sys.stderr)
         return EXIT_BAD_INPUT
     outdir: Path = args.outdir
-    from . import efficiency  # issue 21: efficiency over the links, its own section
-    figures = report.answer_figures(ds, outdir)  # the report's lead: one winner chart per op
-    figures += plots.make_all(ds, outdir, args.sizes) + ddp.make_figures(workloads, outdir)
+    figures = answers.answer_figures(ds, outdir)  # the report's lead: one winner chart per op
+    figures += plots.make_all(ds, outdir, args.sizes) + ddp_figures.make_figures(workloads, outdir)
     figures += efficiency.make_figures(ds, outdir)
     figures += extra_figures(ds, outdir)
-    tables = report.build_tables(ds, workloads)
-    html_path = report.write_html(outdir / "report.html", args.title, ds, tables, figures)
-    md_path = report.write_markdown(outdir / "summary.md", args.title, ds, tables, figures)
+    tables = assemble.build_tables(ds, workloads)
+    html_path = writers.write_html(outdir / "report.html", args.title, ds, tables, figures)
+    md_path = writers.write_markdown(outdir / "summary.md", args.title, ds, tables, figures)
     if args.model:
         if tables.model_note:
             print(f"\n{tables.model_note}")
@@ -184,7 +188,6 @@ def collcompare_parser() -> argparse.ArgumentParser:
 def collcompare_main(argv: Sequence[str] | None = None) -> int:
     args = collcompare_parser().parse_args(argv)
     if args.write_expect is not None:
-        from . import expect
         return expect.cli(args)
     if args.after is None:
         print("collcompare: error: two inputs to compare (BEFORE AFTER), or one with --write-expect FILE",
@@ -199,7 +202,7 @@ def collcompare_main(argv: Sequence[str] | None = None) -> int:
     except LoadError as err:
         print(f"collcompare: error: {err}", file=sys.stderr)
         return EXIT_BAD_INPUT
-    from . import compare as cmp
+    from . import compare as cmp  # heavy (scipy): only once both inputs are known to be good
 
     b_res, a_res = before.results, after.results
     if len({*b_res["mpi"].dropna(), *a_res["mpi"].dropna()}) > 1:  # an Open MPI run is no earlier run of an MPICH one
@@ -236,8 +239,6 @@ def collcompare_main(argv: Sequence[str] | None = None) -> int:
 # --------------------------------------------------------------------------- colltune
 
 def _collective_ops(text: str) -> list[str]:
-    from .schema import ops
-
     known = [name for name, facts in ops().items() if facts.kind == "collective"]
     names = [s.strip() for s in text.split(",") if s.strip()]
     bad = [n for n in names if n not in known]
@@ -304,7 +305,7 @@ def colltune_parser() -> argparse.ArgumentParser:
 def colltune_main(argv: Sequence[str] | None = None) -> int:
     parser = colltune_parser()
     args = parser.parse_args(argv)
-    from . import library_files as lf, tune
+    from . import library_files as lf, tune  # PyYAML: only colltune reads and writes YAML
 
     if args.backend is not None and args.command is None:
         parser.error("--backend chooses the entries of --command TUNING")
@@ -356,7 +357,7 @@ def colltune_main(argv: Sequence[str] | None = None) -> int:
 
 
 def _mpich_defaults(args: argparse.Namespace):
-    from . import library_files as lf
+    from . import library_files as lf  # PyYAML: only colltune reads and writes YAML
 
     lib = args.mpich_lib or lf.find_mpich_library()
     return None if lib is None else lf.mpich_defaults(lib)
@@ -393,8 +394,6 @@ def collmodel_parser() -> argparse.ArgumentParser:
 
 def collmodel_main(argv: Sequence[str] | None = None) -> int:
     args = collmodel_parser().parse_args(argv)
-    from . import ddp_export as dx
-
     out = Path(args.output)
     try:
         # What needs no PyTorch first, so bad options fail at once.
@@ -413,7 +412,7 @@ def collmodel_main(argv: Sequence[str] | None = None) -> int:
             raise dx.ExportError("give the example input: --input SHAPE[:DTYPE[:HIGH]] or --input-fn MODULE:NAME")
         build = dx.load_callable(args.model)
         make = dx.load_callable(args.input_fn) if args.input_fn else dx.input_maker(args.input)
-        import torch
+        import torch  # heavy and optional (python3-torch): only collmodel needs it, once the options are good
 
         torch.set_num_threads(args.threads)
         torch.manual_seed(0)

@@ -691,6 +691,7 @@ def plot_changes(cmp: Comparison, outdir: Path) -> list[str]:
     A figure with multi-node points carries the runs' declared inter-node link as a footnote,
     as collplot's figures do.
     """
+    # heavy (matplotlib): only when collcompare is asked for figures (-o)
     from matplotlib import rc_context
     from matplotlib.ticker import FuncFormatter
 

@@ -6,20 +6,22 @@ so every answer, figure and model of the report already keeps them apart. This s
 entry against itself over the two MPIs: the library (each MPI's own allreduce call, …) and every
 collbench algorithm measured under both (the same schedule over each MPI's point-to-point), per op,
 layout and size: both p50 times, the ratio other ÷ reference (:data:`.load.REFERENCE_MPI`, Open MPI)
-and whether it is beyond the noise, by the rule of every answer (:func:`.report._versus`). Nothing is
-shown with one MPI.
+and whether it is beyond the noise, by the rule of every answer (:func:`.side_by_side.ratio_and_tie`).
+Nothing is shown with one MPI.
 """
 from __future__ import annotations
 
 from pathlib import Path
 
 import pandas as pd
+from matplotlib import rc_context
 
 from .load import LIBRARY_ALGO, Dataset, format_bytes, frame_note
-from .plots import FigureInfo
+from .palette import color_of, marker_of
+from .plots import STYLE, FigureInfo, _new_figure, _plain_log_y, _save, add_footnote, apply_size_axis, subtitle
+from .points import GROUP, collectives, report_order, size_cells
 from .ranking import pooled
-from .report import (BACKEND_KEYS, GROUP, _order, _pair_summary, _sizes, _versus, collectives, mpi_sides,
-                     versus_text)
+from .side_by_side import BACKEND_KEYS, mpi_sides, pair_summary, ratio_and_tie, versus_text
 from .tables import BLANK, Table, fmt_col
 
 COLUMNS = [*BACKEND_KEYS, "algo", "backend", "reference", "p50", "p5", "p95", "ref_p50", "ref_p5", "ref_p95",
@@ -45,11 +47,11 @@ def versus(c: pd.DataFrame) -> pd.DataFrame:
     both = agg[agg["backend"] != sides[0]].merge(ref, on=keys, suffixes=("", "_ref"))
     if both.empty:
         return pd.DataFrame(columns=COLUMNS)
-    vs = [_versus(r.p50, r.p5, r.p95, r.p50_ref, r.p5_ref, r.p95_ref) for r in both.itertuples(index=False)]
+    vs = [ratio_and_tie(r.p50, r.p5, r.p95, r.p50_ref, r.p5_ref, r.p95_ref) for r in both.itertuples(index=False)]
     out = both.rename(columns={"p50_ref": "ref_p50", "p5_ref": "ref_p5", "p95_ref": "ref_p95"}).assign(
         reference=sides[0], ratio=[r for r, _ in vs], tie=[t for _, t in vs])
     out["lib_last"] = out["algo"] != LIBRARY_ALGO  # the library first, then collbench's algorithms by name
-    return _order(out, ["lib_last", "algo", "backend", "bytes"])[COLUMNS].reset_index(drop=True)
+    return report_order(out, ["lib_last", "algo", "backend", "bytes"])[COLUMNS].reset_index(drop=True)
 
 
 def _header(v: pd.DataFrame, which: str) -> str:
@@ -61,7 +63,7 @@ def _header(v: pd.DataFrame, which: str) -> str:
 def glance_table(v: pd.DataFrame) -> Table:
     """Per (op, layout, variant, entry): the other MPI against the reference over the sizes both measured."""
     rows = [[op, layout, variant or BLANK, algo, f"{backend} vs {g['reference'].iloc[0]}",
-             _pair_summary(g, "ratio", "tie")]
+             pair_summary(g, "ratio", "tie")]
             for (op, layout, variant, algo, backend), g in v.groupby([*GROUP, "algo", "backend"], sort=False)]
     frame = pd.DataFrame(rows, columns=["op", "layout", "variant", "entry", "compared", "over the sizes both measured"])
     t = Table(f"{section([*dict.fromkeys([*v['reference'], *v['backend']])])} at a glance", frame,
@@ -80,8 +82,8 @@ def per_size_table(v: pd.DataFrame) -> Table:
     ref, other = _header(v, "reference"), _header(v, "other")
     spread = lambda lo, hi: [f"{a}–{b}" for a, b in zip(fmt_col(lo), fmt_col(hi))]  # noqa: E731
     frame = pd.DataFrame({
-        "op": v["op"], "layout": v["layout"], "variant": v["variant"].replace("", BLANK), "size": _sizes(v["bytes"]),
-        "entry": v["algo"], f"{ref} p50 (µs)": fmt_col(v["ref_p50"]),
+        "op": v["op"], "layout": v["layout"], "variant": v["variant"].replace("", BLANK),
+        "size": size_cells(v["bytes"]), "entry": v["algo"], f"{ref} p50 (µs)": fmt_col(v["ref_p50"]),
         f"{ref} p5–p95 (µs)": spread(v["ref_p5"], v["ref_p95"]),
         f"{other} p50 (µs)": fmt_col(v["p50"]), f"{other} p5–p95 (µs)": spread(v["p5"], v["p95"]),
         f"{other} ÷ {ref}": fmt_col(v["ratio"]),
@@ -100,11 +102,6 @@ def tables(c: pd.DataFrame) -> list[Table]:
 
 def make_figures(ds: Dataset, outdir: Path) -> list[FigureInfo]:
     """Per (op, layout, variant) measured under two MPIs: the ratio of each entry's p50 times against size."""
-    from matplotlib import rc_context
-
-    from .plots import STYLE, _new_figure, _plain_log_y, _save, add_footnote, apply_size_axis, subtitle
-    from .palette import color_of, marker_of
-
     c = collectives(ds)
     v = versus(c[c["bytes"] > 0])
     if v.empty:

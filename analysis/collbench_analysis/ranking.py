@@ -106,7 +106,7 @@ def choose(nbytes: int, candidates: Sequence[Candidate], margin: float = 0.0, ti
            simplicity: Callable[[Candidate], Any] = simplicity_key) -> SizeChoice:
     """Pick the simplest candidate tied with the fastest (the module's rule).
 
-    This is the one tie rule: colltune's tuning files and collplot's answers (report.py) both
+    This is the one tie rule: colltune's tuning files and collplot's answers (report/answers.py) both
     decide with it. ``simplicity`` orders candidates (default: :func:`simplicity_key`).
     """
     if not candidates:
