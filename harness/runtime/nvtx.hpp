@@ -60,7 +60,8 @@ constexpr const RangeInfo& range_info(RangeKind k) {
 inline std::string range_name(RangeKind k, std::initializer_list<std::pair<std::string_view, std::string>> fields) {
   std::string s(range_info(k).pattern);
   for (const auto& [key, value] : fields) {
-    const std::string tag = "<" + std::string(key) + ">";
+    std::string tag;  // "<key>", appended (GCC 12 misreads "<" + string as an overlapping copy: -Wrestrict)
+    tag.append("<").append(key).append(">");
     for (std::size_t at = s.find(tag); at != std::string::npos; at = s.find(tag, at + value.size()))
       s.replace(at, tag.size(), value);
   }

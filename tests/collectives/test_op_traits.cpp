@@ -31,7 +31,9 @@ TEST(OpTraits, OneRowPerOpInEnumOrderAndNamesRoundTrip) {
   for (std::size_t i = 0; i < kAllOps.size(); ++i) {
     EXPECT_EQ(kAllOps[i], static_cast<Op>(i));
     EXPECT_EQ(&op_traits(kAllOps[i]), &kOpTraits[i]);
-    EXPECT_EQ(parse_op(op_name(kAllOps[i])), kAllOps[i]) << op_name(kAllOps[i]);
+    const std::optional<Op> parsed = parse_op(op_name(kAllOps[i]));
+    ASSERT_TRUE(parsed) << op_name(kAllOps[i]);
+    EXPECT_EQ(*parsed, kAllOps[i]) << op_name(kAllOps[i]);
   }
   const std::vector<std::string_view> names = {"broadcast", "reduce",  "allreduce",      "gather",
                                                "allgather", "scatter", "reduce_scatter", "alltoall"};

@@ -47,7 +47,9 @@ TEST(GlooTransport, ZeroBytesAndBursts) {
     if (t.rank() == 0) t.isend_burst(msg, sizeof msg, peer, 4, out);
     else t.irecv_burst(slots.data(), 64, 64, 4, peer, 4, out);
     t.wait_all(out);
-    if (t.rank() == 1) EXPECT_EQ(slots[0], 'a');
+    if (t.rank() == 1) {
+      EXPECT_EQ(slots[0], 'a');
+    }
   });
 }
 

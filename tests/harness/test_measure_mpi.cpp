@@ -239,7 +239,9 @@ TEST_F(Fixture, InterleavedRoundsRunInShuffledOrdersTheSameOnEveryRank) {
   EXPECT_GT(orders.size(), 1u) << "every round in the same order";
   for (int x = 0; x < 3; ++x)
     for (int y = 0; y < 3; ++y)
-      if (x != y) EXPECT_TRUE(follows.count({x, y})) << y << " never ran right after " << x;
+      if (x != y) {
+        EXPECT_TRUE(follows.count({x, y})) << y << " never ran right after " << x;
+      }
   std::vector<int> root = log;
   MPI_Bcast(root.data(), static_cast<int>(root.size()), MPI_INT, 0, MPI_COMM_WORLD);
   EXPECT_EQ(log, root);

@@ -69,7 +69,9 @@ TEST(Launchers, TheDocsNameEveryVariable) {
   const std::string doc = text.str();
   for (const Launcher& l : launchers())
     for (const char* v : {l.size[0], l.size[1], l.size[2], l.rank, l.local_rank, l.local_size, l.host, l.port})
-      if (v) EXPECT_NE(doc.find(v), std::string::npos) << l.name << ": " << v << " is not in docs/launching.md";
+      if (v) {
+        EXPECT_NE(doc.find(v), std::string::npos) << l.name << ": " << v << " is not in docs/launching.md";
+      }
 }
 
 }  // namespace

@@ -26,6 +26,7 @@ int main(int argc, char** argv) {
     if (!op) {
       std::fprintf(stderr, "usage: %s OP ALGO COUNT CALLS [SEGMENT_BYTES]\n", argv[0]);
       MPI_Abort(MPI_COMM_WORLD, 2);
+      return 2;  // MPI_Abort is not declared noreturn
     }
     MpiTransport t(MPI_COMM_WORLD);
     t.scope().set_timeout(std::chrono::seconds(60));
