@@ -7,7 +7,7 @@ set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 case ${1:-} in -h | --help) usage_from_header; exit 0 ;; esac
 cd "$(dirname "$0")/.."
-scripts/deps.sh
+scripts/deps.sh main
 # Only what the job runs: the collbench executable (its libraries come with it), not the tests
 # and benchmarks of the full build.
 BUILD_TARGETS=collbench scripts/build.sh
