@@ -52,12 +52,23 @@ bool started_by_torchrun(const GetEnv& env) { return launcher("torchrun").starte
 bool started_by_srun(const GetEnv& env) { return launcher("srun").started(env); }
 bool started_by_spawn(const GetEnv& env) { return launcher("spawn").started(env); }
 
-Spec torchrun_spec(const GetEnv& env) {
-  const Launcher& l = launcher("torchrun");
+namespace {
+
+// The launcher's name, world size (from `size_var`) and rank: where every spec starts. `who`
+// names the launcher in the error line.
+Spec ranked(const GetEnv& env, const Launcher& l, const char* size_var, const std::string& who) {
   Spec s;
   s.launcher = l.name;
-  s.size = static_cast<int>(required(env, l.size[0], 1, kMaxRanks, s.launcher));
-  s.rank = static_cast<int>(required(env, l.rank, 0, s.size - 1, s.launcher));
+  s.size = static_cast<int>(required(env, size_var, 1, kMaxRanks, who));
+  s.rank = static_cast<int>(required(env, l.rank, 0, s.size - 1, who));
+  return s;
+}
+
+}  // namespace
+
+Spec torchrun_spec(const GetEnv& env) {
+  const Launcher& l = launcher("torchrun");
+  Spec s = ranked(env, l, l.size[0], l.name);
   s.local_rank = static_cast<int>(optional_int(env, l.local_rank, 0, 0, s.size - 1));
   s.local_size = static_cast<int>(optional_int(env, l.local_size, 1, 1, s.size));
   const char* addr = env(l.host);
@@ -84,11 +95,7 @@ Spec torchrun_spec(const GetEnv& env) {
 
 Spec srun_spec(const GetEnv& env) {
   const Launcher& l = launcher("srun");
-  Spec s;
-  s.launcher = l.name;
-  const char* tasks_var = env(l.size[0]) ? l.size[0] : l.size[1];
-  s.size = static_cast<int>(required(env, tasks_var, 1, kMaxRanks, s.launcher));
-  s.rank = static_cast<int>(required(env, l.rank, 0, s.size - 1, s.launcher));
+  Spec s = ranked(env, l, env(l.size[0]) ? l.size[0] : l.size[1], l.name);
   s.local_rank = static_cast<int>(optional_int(env, l.local_rank, 0, 0, s.size - 1));
   const char* nodes = env(l.host) ? env(l.host) : env("SLURM_JOB_NODELIST");
   if (!nodes || !*nodes)
@@ -107,10 +114,7 @@ Spec srun_spec(const GetEnv& env) {
 
 Spec spawn_spec(const GetEnv& env) {
   const Launcher& l = launcher("spawn");
-  Spec s;
-  s.launcher = l.name;
-  s.size = static_cast<int>(required(env, l.size[0], 1, kMaxRanks, l.who));
-  s.rank = static_cast<int>(required(env, l.rank, 0, s.size - 1, l.who));
+  Spec s = ranked(env, l, l.size[0], l.who);
   s.local_rank = s.rank;
   s.local_size = s.size;
   const std::string ep = env(l.host) ? env(l.host) : "";
