@@ -55,6 +55,8 @@
 #include <string>
 #include <vector>
 
+#include "harness/plan/size_grammar.hpp"  // header-only: no collbench code is linked
+
 namespace {
 
 constexpr int kWindow = 64;                              // osu_bw's window (collbench kP2pWindow)
@@ -68,48 +70,7 @@ constexpr int kTagPing = 101, kTagPong = 102, kTagData = 103, kTagAck = 104;
   std::exit(2);
 }
 
-// ---- sizes, as harness/plan/sizes.cpp ---------------------------------------------------
-
-bool parse_size(const std::string& text, std::uint64_t& out) {
-  std::size_t i = 0;
-  std::uint64_t whole = 0;
-  for (; i < text.size() && std::isdigit(static_cast<unsigned char>(text[i])); ++i)
-    whole = whole * 10 + (text[i] - '0');
-  if (i == 0) return false;
-  std::uint64_t frac = 0, frac_scale = 1;
-  if (i < text.size() && text[i] == '.') {
-    for (++i; i < text.size() && std::isdigit(static_cast<unsigned char>(text[i])); ++i) {
-      frac = frac * 10 + (text[i] - '0');
-      frac_scale *= 10;
-    }
-  }
-  std::string suf = text.substr(i);
-  std::uint64_t scale = 1;
-  if (!suf.empty() && suf != "B" && suf != "b") {
-    const char u = static_cast<char>(std::toupper(static_cast<unsigned char>(suf[0])));
-    const std::string rest = suf.substr(1);
-    if (!(rest.empty() || rest == "B" || rest == "b" || rest == "iB" || rest == "ib")) return false;
-    switch (u) {
-      case 'K':
-        scale = 1ull << 10;
-        break;
-      case 'M':
-        scale = 1ull << 20;
-        break;
-      case 'G':
-        scale = 1ull << 30;
-        break;
-      case 'T':
-        scale = 1ull << 40;
-        break;
-      default:
-        return false;
-    }
-  }
-  if (frac * scale % frac_scale != 0) return false;
-  out = whole * scale + frac * scale / frac_scale;
-  return true;
-}
+// ---- sizes: collbench's grammar (harness/plan/size_grammar.hpp, header-only) ----------------
 
 std::vector<std::uint64_t> size_steps(std::uint64_t min, std::uint64_t max, std::uint64_t factor) {
   std::vector<std::uint64_t> out;
@@ -552,7 +513,9 @@ int main(int argc, char** argv) {
     auto size = [&]() {
       std::uint64_t b = 0;
       const std::string v = value();
-      if (!parse_size(v, b)) die(rank, "bad size '" + v + "' for " + a);
+      const collbench::size_grammar::Parsed size = collbench::size_grammar::parse(v);
+      if (!size.error.empty()) die(rank, "bad size '" + v + "' for " + a + " (" + size.error + ")");
+      b = size.bytes;
       return b;
     };
     if (a == "-h" || a == "--help") {

@@ -5,68 +5,15 @@
 #include <limits>
 
 #include "collectives/core/error.hpp"
+#include "harness/plan/size_grammar.hpp"
 
 namespace collbench {
-namespace {
-
-constexpr const char* kSizeAccepted =
-    "a whole number of bytes with an optional K, M, G or T suffix (powers of 1024; KiB/KB, MiB/MB... too), "
-    "e.g. 8, 64K, 16M, 1G, 1.5M";
-constexpr std::uint64_t kMax = std::numeric_limits<std::uint64_t>::max();
-constexpr int kMaxDecimals = 9;
-
-[[noreturn]] void bad(std::string_view text, const std::string& why) {
-  throw UsageError("bad size '" + std::string(text) + "' (" + why + "); accepted: " + kSizeAccepted);
-}
-
-bool is_digit(char c) { return c >= '0' && c <= '9'; }
-
-// Scale of a suffix ("", "B", "K", "KB", "KiB", ...), or 0 when unknown.
-std::uint64_t suffix_scale(std::string_view s) {
-  if (s.empty() || s == "B" || s == "b") return 1;
-  const char u = static_cast<char>(std::toupper(static_cast<unsigned char>(s[0])));
-  const std::string_view rest = s.substr(1);
-  if (!(rest.empty() || rest == "B" || rest == "b" || rest == "iB" || rest == "ib")) return 0;
-  switch (u) {
-    case 'K': return 1ull << 10;
-    case 'M': return 1ull << 20;
-    case 'G': return 1ull << 30;
-    case 'T': return 1ull << 40;
-    default: return 0;
-  }
-}
-
-}  // namespace
 
 std::uint64_t parse_size(std::string_view text) {
-  if (text.empty()) bad(text, "empty");
-  if (text[0] == '-') bad(text, "negative");
-  std::size_t i = 0;
-  unsigned __int128 whole = 0;
-  for (; i < text.size() && is_digit(text[i]); ++i) {
-    whole = whole * 10 + static_cast<unsigned>(text[i] - '0');
-    if (whole > kMax) bad(text, "too large for 64 bits");
-  }
-  if (i == 0) bad(text, "no digits");
-  std::uint64_t frac = 0, frac_scale = 1;
-  if (i < text.size() && text[i] == '.') {
-    ++i;
-    const std::size_t start = i;
-    for (; i < text.size() && is_digit(text[i]); ++i) {
-      if (i - start >= kMaxDecimals) bad(text, "too many decimals");
-      frac = frac * 10 + static_cast<unsigned>(text[i] - '0');
-      frac_scale *= 10;
-    }
-    if (i == start) bad(text, "no digits after the decimal point");
-  }
-  const std::string_view suffix = text.substr(i);
-  const std::uint64_t scale = suffix_scale(suffix);
-  if (scale == 0) bad(text, "unknown suffix '" + std::string(suffix) + "'");
-  const unsigned __int128 frac_bytes = static_cast<unsigned __int128>(frac) * scale;
-  if (frac_bytes % frac_scale != 0) bad(text, "not a whole number of bytes");
-  const unsigned __int128 total = whole * scale + frac_bytes / frac_scale;
-  if (total > kMax) bad(text, "too large for 64 bits");
-  return static_cast<std::uint64_t>(total);
+  const size_grammar::Parsed p = size_grammar::parse(text);
+  if (!p.error.empty())
+    throw UsageError("bad size '" + std::string(text) + "' (" + p.error + "); accepted: " + size_grammar::kAccepted);
+  return p.bytes;
 }
 
 std::string format_size(std::uint64_t bytes) {
