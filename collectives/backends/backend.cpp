@@ -82,17 +82,20 @@ std::string joined(const std::vector<std::string>& v) {
 }
 }  // namespace
 
+void Backends::check_launcher(std::string_view launcher) const {
+  if (launcher.empty() || find_bootstrap(launcher)) return;
+  std::string all;
+  for (const auto& x : bootstraps_) all += (all.empty() ? "" : ", ") + x.name;
+  throw UsageError("unknown --launcher '" + std::string(launcher) + "'; accepted: " + all);
+}
+
 const BootstrapInfo& Backends::bootstrap_for(const BackendInfo& b, std::string_view launcher, const GetEnvFn& getenv_fn,
                                              std::optional<int> declared_size) const {
   const auto usable = [&](std::string_view name) {
     return std::find(b.bootstraps.begin(), b.bootstraps.end(), name) != b.bootstraps.end();
   };
   if (!launcher.empty()) {
-    if (!find_bootstrap(launcher)) {
-      std::string all;
-      for (const auto& x : bootstraps_) all += (all.empty() ? "" : ", ") + x.name;
-      throw UsageError("unknown --launcher '" + std::string(launcher) + "'; accepted: " + all);
-    }
+    check_launcher(launcher);
     if (!usable(launcher))
       throw UsageError("--backend " + b.name + " cannot start its ranks with --launcher " + std::string(launcher) +
                        "; accepted: " + joined(b.bootstraps));

@@ -141,6 +141,9 @@ class Backends {
   // each once, in registration-independent (sorted) order.
   std::vector<std::string> version_keys() const;
 
+  // Throws UsageError for a --launcher no bootstrap is named ("" is none: nothing to check). A
+  // misspelt name is reported before whether the backend can run here.
+  void check_launcher(std::string_view launcher) const;
   // Throws UsageError for an unknown backend or device, or one this build/machine cannot run.
   const BackendInfo& check(std::string_view backend, std::string_view device) const;
   // The bootstrap `b`'s ranks start with here: `launcher` when given (--launcher; UsageError if

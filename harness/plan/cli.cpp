@@ -380,6 +380,7 @@ RunConfig resolve(const RawOptions& o, std::vector<std::string> argv) {
     cfg.spawn = o.spawn;
   }
   cfg.launcher = o.launcher;
+  Backends::get().check_launcher(cfg.launcher);  // a misspelt launcher first: it is wrong anywhere
   Backends::get().check(cfg.backend, cfg.device);
 
   // Cases: the file's, unless --op replaces them with one case (on the file's defaults).
