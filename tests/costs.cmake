@@ -1,81 +1,81 @@
-# Seconds each ctest took in a fresh-clone CI run (2026-11-28, Intel(R) Xeon(R) Processor, 2 cores);
+# Seconds each ctest took in a fresh-clone CI run (2026-12-07, Intel(R) Xeon(R) Processor, 2 cores);
 # seconds written by scripts/test-costs.sh, cores kept as they are.
 # The cores column is PROCESSORS: 2 where a test keeps both cores busy (MPI ranks spinning) or
 # times something (latency ratios, clock sync, stragglers, --expect gates, deadlines); 1 where
 # it mostly waits on launches, signals or files (measured alone: busy CPU / wall < 0.6 core) and
 # asserts no timing; "-" keeps what the test declares.
 set(COLLBENCH_TEST_SECONDS
-  analysis.backends_side_by_side         10 -
-  analysis.collplot                      15 -
-  analysis.compare                       12 -
-  analysis.compare_fixtures              31 -
-  analysis.ddp                            8 -
-  analysis.expect_write                   5 -
-  analysis.formats                        2 -
+  analysis.backends_side_by_side          6 -
+  analysis.collplot                      14 -
+  analysis.compare                        8 -
+  analysis.compare_fixtures              24 -
+  analysis.ddp                            6 -
+  analysis.expect_write                   3 -
+  analysis.formats                        1 -
   analysis.library_files                  2 -
-  analysis.load                           6 -
+  analysis.load                           4 -
   analysis.model                          1 -
-  analysis.mpis_side_by_side              4 -
-  analysis.node_aware                    12 -
-  analysis.report                        20 -
-  analysis.report_browser                31 -
-  analysis.schema                        13 -
+  analysis.mpis_side_by_side              3 -
+  analysis.node_aware                     8 -
+  analysis.report                        16 -
+  analysis.report_browser                30 -
+  analysis.schema                         9 -
   analysis.shm_limit                      1 -
   analysis.stragglers                     3 -
   analysis.targets                        1 -
   analysis.tiny_report                    4 -
-  analysis.tune                          14 -
+  analysis.tune                          10 -
   docs.checkers                           1 -
   docs.links                              1 -
   docs.options                            1 -
   docs.prose                              1 1
-  harness.allreduce                      10 -
-  harness.argv_fuzz                      16 -
-  harness.auto                           15 1
-  harness.bad_inputs                      5 1
+  harness.allreduce                       8 -
+  harness.argv_fuzz                      11 -
+  harness.auto                           12 1
+  harness.bad_inputs                      7 1
   harness.cli                             2 1
   harness.cli_first_minutes               1 1
-  harness.cold                           23 -
-  harness.ddp                            28 1
-  harness.ddp_torch                      25 -
-  harness.expect_gate                     6 -
+  harness.cold                           18 -
+  harness.ddp                            30 1
+  harness.ddp_torch                      23 -
+  harness.expect_gate                     7 -
   harness.expect_provenance               3 -
   harness.expect_write_expect             5 -
-  harness.faults_corrupt                 14 1
-  harness.faults_disk_full               11 1
-  harness.faults_signals                 38 1
+  harness.faults_corrupt                 15 1
+  harness.faults_disk_full                9 1
+  harness.faults_signals                 41 1
   harness.faults_stall_control            9 -
-  harness.faults_stall_library            7 -
+  harness.faults_stall_library            6 -
   harness.faults_stall_shm                6 -
   harness.formats                         2 1
   harness.layers                          1 1
   harness.layers_self_test                1 1
   harness.list_json                       1 1
-  harness.memory                         36 -
-  harness.modes                          21 1
-  harness.nvtx                            5 1
-  harness.pingpong                        7 1
-  harness.raw_compare                     8 1
-  harness.registered                      5 -
+  harness.memory                         26 -
+  harness.modes                          10 1
+  harness.nvtx                            4 1
+  harness.pingpong                        6 1
+  harness.raw_compare                     9 1
+  harness.registered                      4 -
   harness.reliability_hang                6 -
   harness.reliability_kill                4 -
-  harness.reliability_resume             10 1
-  harness.stragglers                      5 -
-  harness.sweep                           4 1
+  harness.reliability_resume              7 1
+  harness.stragglers                      4 -
+  harness.sweep                           2 1
   harness.sync                            4 -
-  harness.terminal                        7 2
+  harness.terminal                        6 2
   harness.thread                          5 2
   harness.timeout                         2 -
-  install.deb                           130 -
-  install.tree                           27 -
-  launch.e2e                             26 -
+  install.deb                           106 -
+  install.tree                           23 -
+  launch.e2e                             22 -
   mpi.harness_measure.np1                 1 1
-  mpi.harness_measure.np2                 3 -
+  mpi.harness_measure.np2                 4 -
   mpi.mpi_collectives.np1                 1 1
-  mpi.mpi_collectives.np2                 3 -
-  mpi.mpi_collectives.np3                 5 -
-  mpi.mpi_collectives.np4                 7 -
-  mpi.mpi_collectives.np5                 9 -
+  mpi.mpi_collectives.np2                 2 -
+  mpi.mpi_collectives.np3                 3 -
+  mpi.mpi_collectives.np4                 5 -
+  mpi.mpi_collectives.np5                 6 -
   mpi.mpi_split.np1                       1 1
   mpi.mpi_split.np2                       1 1
   mpi.mpi_split.np3                       1 1
@@ -84,37 +84,37 @@ set(COLLBENCH_TEST_SECONDS
   mpi.mpi_split.np6                       1 -
   mpi.mpi_split.np7                       1 -
   mpi.mpi_split.np8                       1 -
-  mpi.mpi_transport.np2                   3 -
+  mpi.mpi_transport.np2                   4 -
   mpi.ompi_rules                          9 1
   mpi.preload.app.np1                     1 1
-  mpi.preload.app.np2                     3 1
+  mpi.preload.app.np2                     2 1
   mpi.preload.app.np3                     3 1
   mpi.preload.app.np4                     2 1
   mpi.preload.app.np5                     2 1
   mpi.preload.bad_input                   4 1
   mpi.preload.exports                     1 1
-  mpi.preload.harness                     6 1
+  mpi.preload.harness                     2 1
   mpi.preload.raw                         2 1
   mpi.quiet_comm.np2                      1 1
   mpi.quiet_comm.np3                      1 1
   mpi.quiet_harness.np3                   1 1
-  mpi.tuned_forcing                      39 1
+  mpi.tuned_forcing                      46 1
   slurm.cluster                           6 -
-  slurm.layout                           34 2
-  slurm.node_loss                        62 2
+  slurm.layout                           33 2
+  slurm.node_loss                        71 2
   slurm.profile                           2 -
-  slurm.profile_srun                      4 -
+  slurm.profile_srun                      5 -
   slurm.sweep                            65 -
   slurm.testbed                           4 -
-  slurm.time_limit                       54 -
-  unit.collectives                       81 -
-  unit.collectives_scratch               64 -
+  slurm.time_limit                       53 -
+  unit.collectives                       64 -
+  unit.collectives_scratch               45 -
   unit.core                               1 -
   unit.formats                            1 -
-  unit.gloo                              21 -
-  unit.gpu                                7 -
-  unit.gpu_bundle_script                 18 -
-  unit.gpu_check_script                  15 -
+  unit.gloo                              18 -
+  unit.gpu                                6 -
+  unit.gpu_bundle_script                 15 -
+  unit.gpu_check_script                  14 -
   unit.gpu_nccl_model                     3 -
   unit.harness                            6 -
   unit.launch                             4 -
@@ -122,5 +122,5 @@ set(COLLBENCH_TEST_SECONDS
   unit.nccl_version_mismatch              1 -
   unit.op_traits                          1 -
   unit.patterns                           1 -
-  unit.transport                         11 -
+  unit.transport                         10 -
 )
