@@ -4,8 +4,6 @@
 // The rendezvous listens only until every rank has joined. docs/launching.md.
 #include "collectives/launch/bootstrap.hpp"
 
-#include <unistd.h>
-
 #include <cstdio>
 #include <cstdlib>
 
