@@ -41,8 +41,9 @@
 #   --out DIR          job folder (default $COLLBENCH_OUT, else $COLLBENCH_RESULTS/<jobid>);
 #                      an existing folder is resumed: layouts recorded ok are not run again
 #   --layouts LIST     run only these layouts (e.g. 2x2,3x1) instead of the YAML's
-#   --launcher L       srun (default) or mpirun (the MPI's own launcher: Open MPI's mpirun or
-#                      MPICH's mpiexec.hydra, for sites whose srun lacks the PMI plugin)
+#   --launcher L       srun or mpirun (the MPI's own launcher: Open MPI's mpirun or MPICH's
+#                      mpiexec.hydra, for sites whose srun lacks the PMI plugin); default srun,
+#                      except Open MPI on the local emulated cluster (mpirun: docs/local-cluster.md)
 #   --no-analysis      do not run analysis/collplot at the end
 #   --tune             then analysis/colltune --tie median -> <jobdir>/tuning.yaml (even with --no-analysis)
 #   -h, --help         this text
@@ -100,9 +101,10 @@ main() {
   find_sweep       # -> SWEEP
   read_layouts     # -> LAYOUTS
   read_backend     # -> BACKEND, MPI_NAME, MPI_FAMILY, SRUN_MPI
+  choose_launcher  # -> LAUNCHER (unless --launcher named one)
   open_job_folder  # -> OUT, CONFIG_KEY
   setup_mpi_env
-  say "job $JOB_ID on ${HOSTS[*]} (tasks per node: ${SLOTS[*]}), launcher $LAUNCHER, backend $BACKEND$([[ $LAUNCHER == srun ]] && echo " (srun --mpi=${SRUN_MPI:-<MpiDefault>})")"
+  say "job $JOB_ID on ${HOSTS[*]} (tasks per node: ${SLOTS[*]}), launcher $LAUNCHER$LAUNCHER_WHY, backend $BACKEND$([[ $LAUNCHER == srun ]] && echo " (srun --mpi=${SRUN_MPI:-<MpiDefault>})")"
   say "MPI: ${MPI_NAME:-none}"
   say "collbench: $BIN"
   say "sweep: $SWEEP (config $CONFIG_KEY)${EXTRA[*]:+, extra args: ${EXTRA[*]}}"

@@ -2,10 +2,10 @@
 # slurm/sweep.sh: its options, and what they name — the collbench binary, the sweep file, the
 # layouts to run (sourced; reads REPO, sets the globals below).
 
-# parse_args "$@" -> SWEEP_ARG LAYOUTS_ARG OUT_ARG LAUNCHER ANALYSIS TUNE STEP_TIMEOUT EXTRA[]
+# parse_args "$@" -> SWEEP_ARG LAYOUTS_ARG OUT_ARG LAUNCHER LAUNCHER_FLAG ANALYSIS TUNE STEP_TIMEOUT EXTRA[]
 parse_args() {
   SWEEP_ARG="" LAYOUTS_ARG="" OUT_ARG=${COLLBENCH_OUT:-}
-  LAUNCHER=${COLLBENCH_LAUNCHER:-srun}
+  LAUNCHER=${COLLBENCH_LAUNCHER:-} LAUNCHER_FLAG="" # empty: choose_launcher picks
   ANALYSIS=${COLLBENCH_ANALYSIS:-1}
   TUNE=${COLLBENCH_TUNE:-0}
   EXTRA=()
@@ -15,8 +15,8 @@ parse_args() {
       --out=*) OUT_ARG=${1#*=}; shift ;;
       --layouts) [[ $# -ge 2 ]] || die "--layouts needs a list"; LAYOUTS_ARG=$2; shift 2 ;;
       --layouts=*) LAYOUTS_ARG=${1#*=}; shift ;;
-      --launcher) [[ $# -ge 2 ]] || die "--launcher needs srun or mpirun"; LAUNCHER=$2; shift 2 ;;
-      --launcher=*) LAUNCHER=${1#*=}; shift ;;
+      --launcher) [[ $# -ge 2 ]] || die "--launcher needs srun or mpirun"; LAUNCHER=$2 LAUNCHER_FLAG=1; shift 2 ;;
+      --launcher=*) LAUNCHER=${1#*=} LAUNCHER_FLAG=1; shift ;;
       --no-analysis) ANALYSIS=0; shift ;;
       --tune) TUNE=1; shift ;;
       -h | --help) usage_from_header; exit 0 ;;
@@ -27,7 +27,7 @@ parse_args() {
         SWEEP_ARG=$1; shift ;;
     esac
   done
-  case $LAUNCHER in srun | mpirun) ;; *) die "launcher must be srun or mpirun, not '$LAUNCHER'" ;; esac
+  case $LAUNCHER in "" | srun | mpirun) ;; *) die "launcher must be srun or mpirun, not '$LAUNCHER'" ;; esac
   [[ $TUNE == [01] ]] || die "COLLBENCH_TUNE must be 0 or 1, not '$TUNE'"
   STEP_TIMEOUT=${COLLBENCH_STEP_TIMEOUT:-0}
   [[ $STEP_TIMEOUT =~ ^[0-9]+$ ]] || die "COLLBENCH_STEP_TIMEOUT must be seconds"
@@ -81,6 +81,22 @@ read_backend() {
   read -r BACKEND boots <<<"$out"
   read_mpi
   if [[ " $boots " == *" srun "* && ! " ${boots%% srun *} " == *" mpi "* ]]; then SRUN_MPI=none; fi
+}
+
+# choose_launcher -> LAUNCHER, LAUNCHER_WHY (when not --launcher / COLLBENCH_LAUNCHER): srun,
+# except Open MPI on the local emulated cluster, which starts with its own mpirun inside the
+# allocation. There every rank shares two cores, and under Slurm 22.05's PMIx plugin an Open MPI
+# 4.1 rank can leave MPI_Init while an oversubscribed peer still waits for its modex fence; the
+# first message then reaches a peer whose ob1 has not registered its receive callbacks, and it
+# dies in MPI_Init (cores: a tag 0x41 MATCH fragment, NULL callback, btl/tcp). docs/local-cluster.md
+choose_launcher() {
+  LAUNCHER_WHY=""
+  [[ -z $LAUNCHER ]] || return 0
+  LAUNCHER=srun
+  if [[ -n ${COLLBENCH_CLUSTER_STATE:-} && $MPI_FAMILY == openmpi && $BACKEND == mpi ]]; then
+    LAUNCHER=mpirun
+    LAUNCHER_WHY=" (Open MPI on the local emulated cluster: docs/local-cluster.md#open-mpi-starts-with-mpirun-here)"
+  fi
 }
 
 # read_mpi -> MPI_NAME (first line of MPI_Get_library_version, from `collbench --version`'s

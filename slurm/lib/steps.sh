@@ -56,9 +56,10 @@ catch_signals() {
 }
 
 # forward_stop: SIGTERM to the running step's tasks (scancel without --batch signals every step
-# of the job but not this shell); without scancel, to the launcher.
+# of the job but not this shell); with mpirun or without scancel, to the launcher: scancel
+# would reach only mpirun's daemons, and the ranks ran on to the end of the sweep.
 forward_stop() {
-  if command -v scancel >/dev/null && scancel --signal=TERM "$JOB_ID" 2>/dev/null; then
+  if [[ $LAUNCHER != mpirun ]] && command -v scancel >/dev/null && scancel --signal=TERM "$JOB_ID" 2>/dev/null; then
     say "sent SIGTERM to the running step (scancel --signal=TERM $JOB_ID)"
   else
     kill -TERM "$STEP_PID" 2>/dev/null || true
@@ -182,7 +183,7 @@ resume_hint() {
     cmd+=("--output=$(dirname "$v")/$(basename "$v" | sed -E "s/(^|[^0-9])$JOB_ID([^0-9]|\$)/\1%j\2/g")")
   args=(--out "$OUT")
   [[ -n $LAYOUTS_ARG ]] && args+=(--layouts "$LAYOUTS_ARG")
-  [[ $LAUNCHER != srun ]] && args+=(--launcher "$LAUNCHER")
+  [[ -n $LAUNCHER_FLAG ]] && args+=(--launcher "$LAUNCHER") # else chosen again, or the env's
   ((ANALYSIS)) || args+=(--no-analysis)
   ((TUNE)) && args+=(--tune)
   args+=("$SWEEP")

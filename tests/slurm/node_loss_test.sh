@@ -39,7 +39,8 @@ timeout 60 "$CLUSTER/start.sh" --nodes 3 --cpus 4 || fail "start.sh"
 grep -qx 'SlurmdTimeout=15' "$STATE/etc/slurm.conf" || fail "slurm.conf: SlurmdTimeout is not 15"
 
 OUT="$work/out"
-submit J1 -N 3 --ntasks-per-node=2 slurm/sweep.sh --out "$OUT" --no-analysis "$SWEEP"
+# --launcher srun: the srun path after a loss (--overlap); Open MPI's default here is mpirun
+submit J1 -N 3 --ntasks-per-node=2 slurm/sweep.sh --launcher srun --out "$OUT" --no-analysis "$SWEEP"
 
 # results of the last run record when it is the 3x1 one (the step in progress), else 0
 points_3x1() {

@@ -46,7 +46,8 @@ timeout 60 "$CLUSTER/start.sh" --nodes 1 --cpus 4 || fail "start.sh"
 
 OUT="$work/out"
 export SBATCH_SIGNAL=B:USR1@55
-submit J1 -N 1 --ntasks-per-node=2 --time=1 slurm/sweep.sh --out "$OUT" --no-analysis "$SWEEP"
+# --launcher srun: the stop through scancel to srun's tasks (Open MPI's default here is mpirun)
+submit J1 -N 1 --ntasks-per-node=2 --time=1 slurm/sweep.sh --launcher srun --out "$OUT" --no-analysis "$SWEEP"
 unset SBATCH_SIGNAL
 grep -q -- '--signal=B:USR1@120' "$repo/slurm/sweep.sh" || fail "sweep.sh asks for no B:USR1 warning"
 
