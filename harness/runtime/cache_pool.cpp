@@ -75,4 +75,9 @@ ColdPool cold_pool_layout(std::uint64_t send_bytes, std::uint64_t recv_bytes, st
   return p;
 }
 
+std::uint64_t verified_set_count(std::uint64_t sets, std::uint64_t set_bytes) {
+  const std::uint64_t by_bytes = set_bytes ? std::max<std::uint64_t>(2, kMaxVerifiedBytes / set_bytes) : sets;
+  return std::min({sets, kMaxVerifiedSets, by_bytes});
+}
+
 }  // namespace collbench

@@ -37,4 +37,12 @@ struct ColdPool {
 inline constexpr std::uint64_t kColdPoolPage = 4096;
 ColdPool cold_pool_layout(std::uint64_t send_bytes, std::uint64_t recv_bytes, std::uint64_t target);
 
+// How many of a cold point's sets verification refills, runs and checks: every set up to 64
+// and up to 64 MiB of sets, at least two (the first and the last) where there are two. A check
+// regenerates every rank's inputs, so its cost grows with the bytes checked; the sets all hold
+// the same inputs, and two already show an algorithm that keeps the previous call's buffers.
+inline constexpr std::uint64_t kMaxVerifiedSets = 64;
+inline constexpr std::uint64_t kMaxVerifiedBytes = 64ull << 20;
+std::uint64_t verified_set_count(std::uint64_t sets, std::uint64_t set_bytes);
+
 }  // namespace collbench

@@ -153,6 +153,15 @@ TEST(PerRankJson, PastTheCapOnlyTheSummary) {
   EXPECT_EQ(j.at("per_rank").at("summary").at("slowest_samples")[1], samples);
 }
 
+TEST(VerifiedSetCount, EverySetUpTo64AndUpTo64MiB) {
+  EXPECT_EQ(verified_set_count(10, 4096), 10u);                 // few small sets: all
+  EXPECT_EQ(verified_set_count(66560, 16 * 1024), 64u);         // many small: 64
+  EXPECT_EQ(verified_set_count(120, 4 * MiB), 16u);             // 64 MiB of 4 MiB sets
+  EXPECT_EQ(verified_set_count(30, 64 * MiB), 2u);              // large sets: the first and the last
+  EXPECT_EQ(verified_set_count(2, 512 * MiB), 2u);
+  EXPECT_EQ(verified_set_count(1, 0), 1u);                      // an empty point's one set
+}
+
 TEST(CachePoolJson, ColdRecordsCarryThePool) {
   PointResult r = with_per_rank(2, 2);
   r.per_rank.reset();
