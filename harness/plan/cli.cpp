@@ -68,6 +68,14 @@ constexpr Brief kBrief[] = {
     {"--version", "version, git commit, the MPI library and the backends built in"},
 };
 
+// The brief names kDefaultBackend as the default (one fact: checked where it is copied).
+static_assert([] {
+  for (const auto& b : kBrief)
+    if (std::string_view(b.name) == "--backend")
+      return std::string_view(b.text).starts_with(std::string(kDefaultBackend) + " (default)");
+  return false;
+}());
+
 constexpr const char* kBriefFooter = R"(
 SIZE: bytes with K, M, G or T (powers of 1024): 8, 64K, 16M, 1G.
 nccl-tests' -b -e -f -i -n -w -c -d -o -r -T and OSU's -m MIN:MAX, -x mean what they mean there;
@@ -200,7 +208,7 @@ void add_selection_options(CLI::App& app, RawOptions& o) {
     backends += "; " + b.name + ": " + b.summary;
     names += (names.empty() ? "" : "|") + b.name;
   }
-  o.backend_opt = app.add_option("--backend", o.backend, "communication backend (default mpi)" + backends)
+  o.backend_opt = app.add_option("--backend", o.backend, std::string("communication backend (default ") + kDefaultBackend + ")" + backends)
                       ->type_name(names)
                       ->group("Selection");
   o.device_opt = app.add_option("--device", o.device,

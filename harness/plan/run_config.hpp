@@ -90,9 +90,12 @@ struct CaseSpec {
   std::string origin;  // "command line" or "FILE:LINE:COL" (for error messages)
 };
 
+// The backend of a run without --backend (its registry entry words the messages).
+inline constexpr const char* kDefaultBackend = "mpi";
+
 struct RunConfig {
   std::vector<std::string> argv;
-  std::string backend = "mpi";
+  std::string backend = kDefaultBackend;
   std::string device = "cpu";
   std::optional<std::string> json_path;
   std::optional<std::string> tuning_path;  // --tuning: the file --algo auto reads (tuning.hpp)
