@@ -37,8 +37,8 @@ struct PointBuffers {
         send(space ? *space : m, layout.sets * layout.send_stride),
         recv(space ? *space : m, layout.sets * layout.recv_stride),
         scratch(m) {
-    // fill() does not depend on the set: the first is filled, the others are copies of it (a
-    // cold pool of 2x a 480 MiB LLC took seconds a rank to generate set by set, a copy is ~10x faster).
+    // fill() does not depend on the set: the first is filled, the others are copies of it
+    // (cheaper than generating a cold pool of twice the LLC set by set).
     for (std::uint64_t k = 0; k < layout.sets; ++k) {
       if (k == 0) {
         verify::fill(m, c, send_of(0), recv_of(0));
