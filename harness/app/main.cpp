@@ -67,14 +67,14 @@ int run(int argc, char** argv, const RunConfig& cfg, const LaunchEnv& launch, bo
     const BackendInfo& backend = Backends::get().check(cfg.backend, cfg.device);
     const BootstrapInfo& boot = Backends::get().bootstrap_for(backend, cfg.spawn ? "spawn" : cfg.launcher,
                                                               [](const char* n) -> const char* { return std::getenv(n); },
-                                                              launch.declared_size);
+                                                              launch.size);
     double timeout_s = 0;  // ranks meet within the longest --timeout of the run
     for (const auto& c : cfg.cases) timeout_s = std::max(timeout_s, c.settings.timeout_s);
     if (timeout_s <= 0) timeout_s = Settings{}.timeout_s;
     BootstrapOptions options;
     options.ranks = cfg.spawn ? cfg.spawn : cfg.ranks;
-    options.declared_size = launch.declared_size;
-    options.declared_by = launch.declared_by;
+    options.declared_size = launch.size;
+    options.declared_by = launch.size_by;
     options.timeout = std::chrono::milliseconds(static_cast<long>(timeout_s * 1000));
     options.usage_status = code(ExitStatus::usage);
     bootstrap = boot.make(options);

@@ -71,8 +71,10 @@ constexpr Brief kBrief[] = {
 // The brief names kDefaultBackend as the default (one fact: checked where it is copied).
 static_assert([] {
   for (const auto& b : kBrief)
-    if (std::string_view(b.name) == "--backend")
-      return std::string_view(b.text).starts_with(std::string(kDefaultBackend) + " (default)");
+    if (std::string_view(b.name) == "--backend") {
+      const std::string_view text = b.text, name = kDefaultBackend;
+      return text.starts_with(name) && text.substr(name.size()).starts_with(" (default)");
+    }
   return false;
 }());
 

@@ -96,7 +96,7 @@ int dry_run_world(const RunConfig& cfg, const LaunchEnv& launch) {
   if (const BackendInfo* b = Backends::get().find(cfg.backend))  // a bootstrap that starts its own ranks
     if (const BootstrapInfo* boot = Backends::get().find_bootstrap(b->bootstraps.back()); boot && boot->default_ranks)
       return boot->default_ranks();
-  return launch.declared_size.value_or(1);
+  return launch.size.value_or(1);
 }
 
 int dry_run(const RunConfig& cfg, const std::vector<Block>& plan, const LaunchEnv& launch, bool speaker,

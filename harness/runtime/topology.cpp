@@ -11,18 +11,13 @@
 #include "harness/runtime/control_call.hpp"
 
 namespace collbench {
-LaunchEnv read_launch_env(const GetEnv& getenv_fn) {
-  const launch::Declared d = launch::declared(getenv_fn);
-  return {d.size, d.size_by, d.rank};
-}
-
 void check_world_size(const LaunchEnv& env, int world_size, std::string_view bootstrap, std::string_view mpi_library) {
-  if (!env.declared_size || *env.declared_size == world_size) return;
+  if (!env.size || *env.size == world_size) return;
   std::string library(mpi_library);  // "MPICH Version:\t4.0.2": one line reads it with a space
   std::replace(library.begin(), library.end(), '\t', ' ');
-  const std::string started = "the launcher started " + std::to_string(*env.declared_size) + " ranks (" +
-                              env.declared_by + "=" + std::to_string(*env.declared_size) + ", set by " +
-                              std::string(launch::who_sets(env.declared_by)) + ")";
+  const std::string started = "the launcher started " + std::to_string(*env.size) + " ranks (" +
+                              env.size_by + "=" + std::to_string(*env.size) + ", set by " +
+                              std::string(launch::who_sets(env.size_by)) + ")";
   if (bootstrap == "mpi") {
     const std::string built = library.empty() ? std::string("this collbench's MPI") : "this collbench's MPI (" + library + ")";
     throw UsageError(started + " but MPI sees a world of " + std::to_string(world_size) + ": MPI and launcher disagree, and " +

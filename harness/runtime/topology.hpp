@@ -3,6 +3,7 @@
 // the Slurm job; and the launch sanity check (Open MPI started by a mis-configured srun runs
 // N singletons of world size 1 without complaint).
 #include "collectives/backends/backend.hpp"
+#include "collectives/launch/launchers.hpp"
 
 #include <functional>
 #include <map>
@@ -17,14 +18,10 @@ class Control;
 
 using GetEnv = std::function<const char*(const char*)>;
 
-// What the launcher said, read from the environment before the bootstrap runs (collectives/
-// launch/launchers.hpp reads every launcher's variables).
-struct LaunchEnv {
-  std::optional<int> declared_size;  // ranks the launcher started
-  std::string declared_by;           // the variable it came from, e.g. "SLURM_STEP_NUM_TASKS"
-  std::optional<int> rank;           // this process's rank according to the launcher
-};
-LaunchEnv read_launch_env(const GetEnv& getenv_fn);
+// What the launcher said, read from the environment before the bootstrap runs: the launch
+// component's own record (collectives/launch/launchers.hpp reads every launcher's variables).
+using LaunchEnv = launch::Declared;
+inline LaunchEnv read_launch_env(const GetEnv& getenv_fn) { return launch::declared(getenv_fn); }
 
 // UsageError when the launcher declared another world size than the ranks that met through
 // `bootstrap` (its BootstrapInfo name: "mpi", "torchrun", ...): one line naming the launcher

@@ -154,21 +154,21 @@ GetEnv getter(const std::map<std::string, std::string>& m) {
 TEST(LaunchEnv, SourcesInPriorityOrder) {
   auto m = env_of({{"OMPI_COMM_WORLD_SIZE", "4"}, {"OMPI_COMM_WORLD_RANK", "2"}, {"SLURM_STEP_NUM_TASKS", "2"}});
   LaunchEnv e = read_launch_env(getter(m));
-  EXPECT_EQ(e.declared_size, 4);
-  EXPECT_EQ(e.declared_by, "OMPI_COMM_WORLD_SIZE");
+  EXPECT_EQ(e.size, 4);
+  EXPECT_EQ(e.size_by, "OMPI_COMM_WORLD_SIZE");
   EXPECT_EQ(e.rank, 2);
   m = env_of({{"SLURM_STEP_NUM_TASKS", "6"}, {"SLURM_PROCID", "5"}, {"SLURM_STEP_ID", "0"}});
   e = read_launch_env(getter(m));
-  EXPECT_EQ(e.declared_size, 6);
+  EXPECT_EQ(e.size, 6);
   EXPECT_EQ(e.rank, 5);
 }
 
 TEST(LaunchEnv, BatchScriptAllocationIsNotAStep) {
   // sbatch -n 4 running ./collbench directly: SLURM_NTASKS describes the allocation only.
   auto m = env_of({{"SLURM_NTASKS", "4"}, {"SLURM_JOB_ID", "7"}});
-  EXPECT_FALSE(read_launch_env(getter(m)).declared_size);
+  EXPECT_FALSE(read_launch_env(getter(m)).size);
   m = env_of({{"SLURM_NTASKS", "4"}, {"SLURM_STEP_ID", "0"}, {"SLURM_PROCID", "1"}});
-  EXPECT_EQ(read_launch_env(getter(m)).declared_size, 4);
+  EXPECT_EQ(read_launch_env(getter(m)).size, 4);
 }
 
 TEST(LaunchEnv, SingletonTrapIsAnError) {
