@@ -84,11 +84,8 @@ read_backend() {
 }
 
 # choose_launcher -> LAUNCHER, LAUNCHER_WHY (when not --launcher / COLLBENCH_LAUNCHER): srun,
-# except Open MPI on the local emulated cluster, which starts with its own mpirun inside the
-# allocation. There every rank shares two cores, and under Slurm 22.05's PMIx plugin an Open MPI
-# 4.1 rank can leave MPI_Init while an oversubscribed peer still waits for its modex fence; the
-# first message then reaches a peer whose ob1 has not registered its receive callbacks, and it
-# dies in MPI_Init (cores: a tag 0x41 MATCH fragment, NULL callback, btl/tcp). docs/local-cluster.md
+# except Open MPI on the local emulated cluster: its own mpirun inside the allocation (why:
+# docs/local-cluster.md#open-mpi-starts-with-mpirun-here).
 choose_launcher() {
   LAUNCHER_WHY=""
   [[ -z $LAUNCHER ]] || return 0
